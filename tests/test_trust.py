@@ -484,19 +484,24 @@ def skein_scan(tmp_path: Path, args: tuple, bits: int, cc: str, opt: str, monkey
         stem=stem, p=prefix, kl=SKEIN_KL, ml=SKEIN_ML, nb=get_spec("1.3", bits).block_bytes,
         secret=", ".join(f"UINT64_C({w:#018x})" for w in secret)))
     exe = d / "main"
+    objs = []
+    if "nasm-x64" in args:          # the UBI blocks loop in assembly, under the C driver
+        objs = [str(d / f"{stem}.o")]
+        sh(["nasm", "-f", "elf64", "-o", objs[0], str(d / f"{stem}.asm")])
     sh([cc, opt, "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,lazy", "-I", str(d), str(d / "main.c"),
-        str(d / f"{stem}.c"), "-o", str(exe)])
+        str(d / f"{stem}.c"), *objs, "-o", str(exe)])
     p = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
     assert p.stdout.splitlines()[:7] == digests, p.stdout
     return p
 
 
-# gcc and clang x every level x scalar C and the SIMD C file (hash_many and tree leaves in AVX2 /
-# AVX-512 lanes where the CPU has them); sizes rotate.  The -O0 and -O2 rows also build the same
-# file with --no-wipe, where the scan must find key material.
+# gcc and clang x every level x scalar C, the SIMD C file (hash_many and tree leaves in AVX2 /
+# AVX-512 lanes where the CPU has them) and nasm-x64 (the C driver over the assembly UBI loop);
+# sizes rotate.  The -O0 and -O2 rows also build the same file with --no-wipe, where the scan
+# must find key material.
 SKEIN_WIPE_CASES = [(cc, opt, ("--target", *target), (256, 512, 1024)[(i + t + c) % 3])
                     for c, cc in enumerate(("gcc", "clang")) for i, opt in enumerate(LEVELS)
-                    for t, target in enumerate((("c",), ("c-simd", "--isa", "auto")))]
+                    for t, target in enumerate((("c",), ("c-simd", "--isa", "auto"), ("nasm-x64",)))]
 
 
 @pytest.mark.parametrize("cc,opt,args,bits", SKEIN_WIPE_CASES,
@@ -508,6 +513,8 @@ def test_skein_wipe_at_every_optimization_level(cc, opt, args, bits, tmp_path, m
     and clang, first calls included (lazy binding)."""
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} not installed")
+    if "nasm-x64" in args and shutil.which("nasm") is None:
+        pytest.skip("nasm not installed")
     if opt in ("-O0", "-O2"):
         kept = skein_scan(tmp_path / "nowipe", (*args, "--no-wipe"), bits, cc, opt, monkeypatch)
         assert kept.returncode == 1 and "secret word" in kept.stdout, kept.stdout + kept.stderr

@@ -6,6 +6,7 @@
  * Skein-1024: UBI = Threefish-1024 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 1038, mov 2, mov-mem 34, rotl 640, store 16, xor 657, xor-mem 16
  * UBI blocks loop: skein1024_v12_nasmx64_sysv_belady_fly_full.asm (nasm -f elf64), System V, words in GPRs
+ * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #include "skein1024_v12_nasmx64_sysv_belady_fly_full.h"
 
@@ -34,6 +35,72 @@ static inline void skein1024_v12_nasmx64_sysv_belady_fly_full_store64(uint8_t *p
         p[i] = (uint8_t)(v >> (8 * i));
 #endif
 }
+
+/* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
+   function of its own, then overwrites the stack below the caller where that function's frame
+   was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills).
+   The bytes cleared are a bound of that frame, per build: optimized (__OPTIMIZE__: gcc and clang
+   -O1 and up) twice the bytes of the locals plus 256 (the 128-byte red zone, saved
+   registers, return address), 1 KiB for the blocks functions; unoptimized (-O0, and every
+   compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
+   1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
+   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
+   gcc and clang zero 64 bytes per step, each step followed by an empty asm that reads the memory,
+   so the compiler can neither drop the stores as dead nor turn the loop into a memset call
+   (through the PLT, the first call would run the lazy-binding resolver below this frame, which
+   saves the vector registers, key words in them, where nothing clears them): optimized, the top
+   n bytes of an array of the largest optimized bound; unoptimized, n bytes allocated below this
+   frame (__builtin_alloca: the wipe needs no more stack than it clears), then burn_top clears
+   256 bytes right below the caller, over the slots of burn's own frame that -O0 leaves unwritten
+   (padding, alignment of the allocation).  Other compilers: memset through a volatile function
+   pointer over an array of the largest bound (8576 bytes). */
+#if defined(__GNUC__) || defined(__clang__)
+#define skein1024_v12_nasmx64_sysv_belady_fly_full_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define skein1024_v12_nasmx64_sysv_belady_fly_full_NOINLINE __declspec(noinline)
+#else
+#define skein1024_v12_nasmx64_sysv_belady_fly_full_NOINLINE
+#endif
+#if !defined(__GNUC__) && !defined(__clang__)
+static void *(*const volatile skein1024_v12_nasmx64_sysv_belady_fly_full_wipe_memset)(void *, int, size_t) = memset;
+#endif
+
+static skein1024_v12_nasmx64_sysv_belady_fly_full_NOINLINE void skein1024_v12_nasmx64_sysv_belady_fly_full_burn(size_t n)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
+    uint64_t stack[560]; /* its top n bytes lie where the work function's frame was */
+    size_t i;
+    for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+#elif defined(__GNUC__) || defined(__clang__)
+    uint64_t *stack = (uint64_t *)__builtin_alloca(n); /* n bytes where the work function's frame was */
+    size_t i;
+    for (i = 0; i < n / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+#else
+    uint64_t stack[1072]; /* its top n bytes lie where the work function's frame was */
+    skein1024_v12_nasmx64_sysv_belady_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
+#endif
+}
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
+
+static skein1024_v12_nasmx64_sysv_belady_fly_full_NOINLINE void skein1024_v12_nasmx64_sysv_belady_fly_full_burn_top(void)
+{
+    uint64_t stack[32];
+    size_t i;
+    for (i = 0; i < 32; i += 8) {
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+}
+#endif
 
 /* Byte copy and clear without the C library: memcpy/memset of a variable length are calls, and
    the first call of each through the PLT runs the lazy-binding resolver, which saves the vector
@@ -149,6 +216,7 @@ static void skein1024_v12_nasmx64_sysv_belady_fly_full_ubi_all(uint64_t h[16], c
         skein1024_v12_nasmx64_sysv_belady_fly_full_copy(last, p + full * 128, len);
     t[1] |= SKEIN1024_V12_NASMX64_SYSV_BELADY_FLY_FULL_FINAL;
     skein1024_v12_nasmx64_sysv_belady_fly_full_ubi(h, t, last, 1, len);
+    skein1024_v12_nasmx64_sysv_belady_fly_full_zero(last, sizeof last); /* key bytes (MAC key): the stores are kept (KEEP) */
 }
 
 static uint64_t skein1024_v12_nasmx64_sysv_belady_fly_full_pow2(unsigned e, unsigned shift)
@@ -164,8 +232,8 @@ static size_t skein1024_v12_nasmx64_sysv_belady_fly_full_arglen(const uint8_t *p
 
 /* The chaining value before the message: key, configuration, then the arguments of p after the
  * configuration in type order (personalization, public key, key identifier, nonce). */
-static int skein1024_v12_nasmx64_sysv_belady_fly_full_start(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein1024_v12_nasmx64_sysv_belady_fly_full_params *p, unsigned leaf, unsigned fan,
-                                                            unsigned height)
+static skein1024_v12_nasmx64_sysv_belady_fly_full_NOINLINE int skein1024_v12_nasmx64_sysv_belady_fly_full_start_work(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein1024_v12_nasmx64_sysv_belady_fly_full_params *p, unsigned leaf, unsigned fan,
+                                                                                                                     unsigned height)
 {
     static const skein1024_v12_nasmx64_sysv_belady_fly_full_params none = { NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
     const uint8_t *args[4];
@@ -217,6 +285,22 @@ static int skein1024_v12_nasmx64_sysv_belady_fly_full_start(skein1024_v12_nasmx6
     ctx->partial = 0;
     ctx->outlen = outlen;
     return 0;
+}
+
+/* Every init: the key's UBI (start_work -> ubi_all -> ubi), then the wipe below this frame. */
+static int skein1024_v12_nasmx64_sysv_belady_fly_full_start(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein1024_v12_nasmx64_sysv_belady_fly_full_params *p, unsigned leaf, unsigned fan,
+                                                             unsigned height)
+{
+    int r = skein1024_v12_nasmx64_sysv_belady_fly_full_start_work(ctx, outlen, p, leaf, fan, height);
+#if defined(__OPTIMIZE__)
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(3520);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(6592); /* -O0 */
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(6592); /* no __OPTIMIZE__ */
+#endif
+    return r;
 }
 
 int skein1024_v12_nasmx64_sysv_belady_fly_full_init(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen)
@@ -324,7 +408,7 @@ static void skein1024_v12_nasmx64_sysv_belady_fly_full_blocks(skein1024_v12_nasm
     }
 }
 
-void skein1024_v12_nasmx64_sysv_belady_fly_full_update(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
+static skein1024_v12_nasmx64_sysv_belady_fly_full_NOINLINE void skein1024_v12_nasmx64_sysv_belady_fly_full_update_work(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
 {
     if (len == 0 || ctx->partial)
         return;
@@ -351,6 +435,19 @@ void skein1024_v12_nasmx64_sysv_belady_fly_full_update(skein1024_v12_nasmx64_sys
     ctx->n = len;
 }
 
+void skein1024_v12_nasmx64_sysv_belady_fly_full_update(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
+{
+    skein1024_v12_nasmx64_sysv_belady_fly_full_update_work(ctx, data, len);
+#if defined(__OPTIMIZE__)
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(3968);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(8576); /* -O0 */
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(8576); /* no __OPTIMIZE__ */
+#endif
+}
+
 int skein1024_v12_nasmx64_sysv_belady_fly_full_update_bits(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t nbits)
 {
     size_t whole = nbits / 8;
@@ -367,7 +464,7 @@ int skein1024_v12_nasmx64_sysv_belady_fly_full_update_bits(skein1024_v12_nasmx64
     return 0;
 }
 
-void skein1024_v12_nasmx64_sysv_belady_fly_full_final(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
+static skein1024_v12_nasmx64_sysv_belady_fly_full_NOINLINE void skein1024_v12_nasmx64_sysv_belady_fly_full_final_work(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
 {
     uint64_t g[16], h[16], t[2], i;
     uint8_t blk[128];
@@ -409,8 +506,22 @@ void skein1024_v12_nasmx64_sysv_belady_fly_full_final(skein1024_v12_nasmx64_sysv
     skein1024_v12_nasmx64_sysv_belady_fly_full_zero(ctx->h, sizeof ctx->h); /* the message's state; outlen 0: not initialised */
     skein1024_v12_nasmx64_sysv_belady_fly_full_zero(ctx->g, sizeof ctx->g);
     skein1024_v12_nasmx64_sysv_belady_fly_full_zero(ctx->buf, sizeof ctx->buf);
+    skein1024_v12_nasmx64_sysv_belady_fly_full_zero(g, sizeof g); /* the chaining value (keyed: secret) */
     ctx->partial = 0;
     ctx->outlen = 0;
+}
+
+void skein1024_v12_nasmx64_sysv_belady_fly_full_final(skein1024_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
+{
+    skein1024_v12_nasmx64_sysv_belady_fly_full_final_work(ctx, out);
+#if defined(__OPTIMIZE__)
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(4480);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(8320); /* -O0 */
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(8320); /* no __OPTIMIZE__ */
+#endif
 }
 
 int skein1024_v12_nasmx64_sysv_belady_fly_full_hash(const uint8_t *msg, size_t len, uint8_t *out, size_t outlen)
@@ -459,19 +570,34 @@ int skein1024_v12_nasmx64_sysv_belady_fly_full_mac_bits(const uint8_t *key, size
 
 /* One message at a time through hash (a frame of its own: hash's context is not on the way down
    to the lanes either). */
-static void skein1024_v12_nasmx64_sysv_belady_fly_full_many_each(const uint8_t *const *msgs, const size_t *lens, size_t n,
-                                                                 uint8_t *outs, size_t outlen)
+static skein1024_v12_nasmx64_sysv_belady_fly_full_NOINLINE void skein1024_v12_nasmx64_sysv_belady_fly_full_many_each(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                                                                                     uint8_t *outs, size_t outlen)
 {
     size_t i;
     for (i = 0; i < n; i++)
         skein1024_v12_nasmx64_sysv_belady_fly_full_hash(msgs[i], lens[i], outs + i * outlen, outlen);
 }
 
-int skein1024_v12_nasmx64_sysv_belady_fly_full_hash_many(const uint8_t *const *msgs, const size_t *lens, size_t n,
-                                                         uint8_t *outs, size_t outlen)
+static skein1024_v12_nasmx64_sysv_belady_fly_full_NOINLINE int skein1024_v12_nasmx64_sysv_belady_fly_full_hash_many_work(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                                                                                         uint8_t *outs, size_t outlen)
 {
     if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
         return 1;
     skein1024_v12_nasmx64_sysv_belady_fly_full_many_each(msgs, lens, n, outs, outlen);
     return 0;
+}
+
+int skein1024_v12_nasmx64_sysv_belady_fly_full_hash_many(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                     uint8_t *outs, size_t outlen)
+{
+    int r = skein1024_v12_nasmx64_sysv_belady_fly_full_hash_many_work(msgs, lens, n, outs, outlen);
+#if defined(__OPTIMIZE__)
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(576);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(1344); /* -O0 */
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein1024_v12_nasmx64_sysv_belady_fly_full_burn(1344); /* no __OPTIMIZE__ */
+#endif
+    return r;
 }

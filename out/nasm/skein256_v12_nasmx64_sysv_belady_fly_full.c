@@ -6,6 +6,7 @@
  * Skein-256: UBI = Threefish-256 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 276, mov 2, mov-mem 10, rotl 144, store 4, xor 149, xor-mem 4
  * UBI blocks loop: skein256_v12_nasmx64_sysv_belady_fly_full.asm (nasm -f elf64), System V, words in GPRs
+ * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #include "skein256_v12_nasmx64_sysv_belady_fly_full.h"
 
@@ -34,6 +35,72 @@ static inline void skein256_v12_nasmx64_sysv_belady_fly_full_store64(uint8_t *p,
         p[i] = (uint8_t)(v >> (8 * i));
 #endif
 }
+
+/* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
+   function of its own, then overwrites the stack below the caller where that function's frame
+   was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills).
+   The bytes cleared are a bound of that frame, per build: optimized (__OPTIMIZE__: gcc and clang
+   -O1 and up) twice the bytes of the locals plus 256 (the 128-byte red zone, saved
+   registers, return address), 1 KiB for the blocks functions; unoptimized (-O0, and every
+   compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
+   1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
+   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
+   gcc and clang zero 64 bytes per step, each step followed by an empty asm that reads the memory,
+   so the compiler can neither drop the stores as dead nor turn the loop into a memset call
+   (through the PLT, the first call would run the lazy-binding resolver below this frame, which
+   saves the vector registers, key words in them, where nothing clears them): optimized, the top
+   n bytes of an array of the largest optimized bound; unoptimized, n bytes allocated below this
+   frame (__builtin_alloca: the wipe needs no more stack than it clears), then burn_top clears
+   256 bytes right below the caller, over the slots of burn's own frame that -O0 leaves unwritten
+   (padding, alignment of the allocation).  Other compilers: memset through a volatile function
+   pointer over an array of the largest bound (7360 bytes). */
+#if defined(__GNUC__) || defined(__clang__)
+#define skein256_v12_nasmx64_sysv_belady_fly_full_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define skein256_v12_nasmx64_sysv_belady_fly_full_NOINLINE __declspec(noinline)
+#else
+#define skein256_v12_nasmx64_sysv_belady_fly_full_NOINLINE
+#endif
+#if !defined(__GNUC__) && !defined(__clang__)
+static void *(*const volatile skein256_v12_nasmx64_sysv_belady_fly_full_wipe_memset)(void *, int, size_t) = memset;
+#endif
+
+static skein256_v12_nasmx64_sysv_belady_fly_full_NOINLINE void skein256_v12_nasmx64_sysv_belady_fly_full_burn(size_t n)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
+    uint64_t stack[344]; /* its top n bytes lie where the work function's frame was */
+    size_t i;
+    for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+#elif defined(__GNUC__) || defined(__clang__)
+    uint64_t *stack = (uint64_t *)__builtin_alloca(n); /* n bytes where the work function's frame was */
+    size_t i;
+    for (i = 0; i < n / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+#else
+    uint64_t stack[920]; /* its top n bytes lie where the work function's frame was */
+    skein256_v12_nasmx64_sysv_belady_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
+#endif
+}
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
+
+static skein256_v12_nasmx64_sysv_belady_fly_full_NOINLINE void skein256_v12_nasmx64_sysv_belady_fly_full_burn_top(void)
+{
+    uint64_t stack[32];
+    size_t i;
+    for (i = 0; i < 32; i += 8) {
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+}
+#endif
 
 /* Byte copy and clear without the C library: memcpy/memset of a variable length are calls, and
    the first call of each through the PLT runs the lazy-binding resolver, which saves the vector
@@ -143,6 +210,7 @@ static void skein256_v12_nasmx64_sysv_belady_fly_full_ubi_all(uint64_t h[4], con
         skein256_v12_nasmx64_sysv_belady_fly_full_copy(last, p + full * 32, len);
     t[1] |= SKEIN256_V12_NASMX64_SYSV_BELADY_FLY_FULL_FINAL;
     skein256_v12_nasmx64_sysv_belady_fly_full_ubi(h, t, last, 1, len);
+    skein256_v12_nasmx64_sysv_belady_fly_full_zero(last, sizeof last); /* key bytes (MAC key): the stores are kept (KEEP) */
 }
 
 static uint64_t skein256_v12_nasmx64_sysv_belady_fly_full_pow2(unsigned e, unsigned shift)
@@ -158,8 +226,8 @@ static size_t skein256_v12_nasmx64_sysv_belady_fly_full_arglen(const uint8_t *p,
 
 /* The chaining value before the message: key, configuration, then the arguments of p after the
  * configuration in type order (personalization, public key, key identifier, nonce). */
-static int skein256_v12_nasmx64_sysv_belady_fly_full_start(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein256_v12_nasmx64_sysv_belady_fly_full_params *p, unsigned leaf, unsigned fan,
-                                                           unsigned height)
+static skein256_v12_nasmx64_sysv_belady_fly_full_NOINLINE int skein256_v12_nasmx64_sysv_belady_fly_full_start_work(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein256_v12_nasmx64_sysv_belady_fly_full_params *p, unsigned leaf, unsigned fan,
+                                                                                                                   unsigned height)
 {
     static const skein256_v12_nasmx64_sysv_belady_fly_full_params none = { NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
     const uint8_t *args[4];
@@ -211,6 +279,22 @@ static int skein256_v12_nasmx64_sysv_belady_fly_full_start(skein256_v12_nasmx64_
     ctx->partial = 0;
     ctx->outlen = outlen;
     return 0;
+}
+
+/* Every init: the key's UBI (start_work -> ubi_all -> ubi), then the wipe below this frame. */
+static int skein256_v12_nasmx64_sysv_belady_fly_full_start(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein256_v12_nasmx64_sysv_belady_fly_full_params *p, unsigned leaf, unsigned fan,
+                                                            unsigned height)
+{
+    int r = skein256_v12_nasmx64_sysv_belady_fly_full_start_work(ctx, outlen, p, leaf, fan, height);
+#if defined(__OPTIMIZE__)
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(2304);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(5376); /* -O0 */
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(5376); /* no __OPTIMIZE__ */
+#endif
+    return r;
 }
 
 int skein256_v12_nasmx64_sysv_belady_fly_full_init(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen)
@@ -318,7 +402,7 @@ static void skein256_v12_nasmx64_sysv_belady_fly_full_blocks(skein256_v12_nasmx6
     }
 }
 
-void skein256_v12_nasmx64_sysv_belady_fly_full_update(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
+static skein256_v12_nasmx64_sysv_belady_fly_full_NOINLINE void skein256_v12_nasmx64_sysv_belady_fly_full_update_work(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
 {
     if (len == 0 || ctx->partial)
         return;
@@ -345,6 +429,19 @@ void skein256_v12_nasmx64_sysv_belady_fly_full_update(skein256_v12_nasmx64_sysv_
     ctx->n = len;
 }
 
+void skein256_v12_nasmx64_sysv_belady_fly_full_update(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
+{
+    skein256_v12_nasmx64_sysv_belady_fly_full_update_work(ctx, data, len);
+#if defined(__OPTIMIZE__)
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(2752);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(7360); /* -O0 */
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(7360); /* no __OPTIMIZE__ */
+#endif
+}
+
 int skein256_v12_nasmx64_sysv_belady_fly_full_update_bits(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t nbits)
 {
     size_t whole = nbits / 8;
@@ -361,7 +458,7 @@ int skein256_v12_nasmx64_sysv_belady_fly_full_update_bits(skein256_v12_nasmx64_s
     return 0;
 }
 
-void skein256_v12_nasmx64_sysv_belady_fly_full_final(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
+static skein256_v12_nasmx64_sysv_belady_fly_full_NOINLINE void skein256_v12_nasmx64_sysv_belady_fly_full_final_work(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
 {
     uint64_t g[4], h[4], t[2], i;
     uint8_t blk[32];
@@ -403,8 +500,22 @@ void skein256_v12_nasmx64_sysv_belady_fly_full_final(skein256_v12_nasmx64_sysv_b
     skein256_v12_nasmx64_sysv_belady_fly_full_zero(ctx->h, sizeof ctx->h); /* the message's state; outlen 0: not initialised */
     skein256_v12_nasmx64_sysv_belady_fly_full_zero(ctx->g, sizeof ctx->g);
     skein256_v12_nasmx64_sysv_belady_fly_full_zero(ctx->buf, sizeof ctx->buf);
+    skein256_v12_nasmx64_sysv_belady_fly_full_zero(g, sizeof g); /* the chaining value (keyed: secret) */
     ctx->partial = 0;
     ctx->outlen = 0;
+}
+
+void skein256_v12_nasmx64_sysv_belady_fly_full_final(skein256_v12_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
+{
+    skein256_v12_nasmx64_sysv_belady_fly_full_final_work(ctx, out);
+#if defined(__OPTIMIZE__)
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(2688);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(6528); /* -O0 */
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(6528); /* no __OPTIMIZE__ */
+#endif
 }
 
 int skein256_v12_nasmx64_sysv_belady_fly_full_hash(const uint8_t *msg, size_t len, uint8_t *out, size_t outlen)
@@ -453,19 +564,34 @@ int skein256_v12_nasmx64_sysv_belady_fly_full_mac_bits(const uint8_t *key, size_
 
 /* One message at a time through hash (a frame of its own: hash's context is not on the way down
    to the lanes either). */
-static void skein256_v12_nasmx64_sysv_belady_fly_full_many_each(const uint8_t *const *msgs, const size_t *lens, size_t n,
-                                                                uint8_t *outs, size_t outlen)
+static skein256_v12_nasmx64_sysv_belady_fly_full_NOINLINE void skein256_v12_nasmx64_sysv_belady_fly_full_many_each(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                                                                                   uint8_t *outs, size_t outlen)
 {
     size_t i;
     for (i = 0; i < n; i++)
         skein256_v12_nasmx64_sysv_belady_fly_full_hash(msgs[i], lens[i], outs + i * outlen, outlen);
 }
 
-int skein256_v12_nasmx64_sysv_belady_fly_full_hash_many(const uint8_t *const *msgs, const size_t *lens, size_t n,
-                                                        uint8_t *outs, size_t outlen)
+static skein256_v12_nasmx64_sysv_belady_fly_full_NOINLINE int skein256_v12_nasmx64_sysv_belady_fly_full_hash_many_work(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                                                                                       uint8_t *outs, size_t outlen)
 {
     if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
         return 1;
     skein256_v12_nasmx64_sysv_belady_fly_full_many_each(msgs, lens, n, outs, outlen);
     return 0;
+}
+
+int skein256_v12_nasmx64_sysv_belady_fly_full_hash_many(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                    uint8_t *outs, size_t outlen)
+{
+    int r = skein256_v12_nasmx64_sysv_belady_fly_full_hash_many_work(msgs, lens, n, outs, outlen);
+#if defined(__OPTIMIZE__)
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(384);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(1152); /* -O0 */
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein256_v12_nasmx64_sysv_belady_fly_full_burn(1152); /* no __OPTIMIZE__ */
+#endif
+    return r;
 }

@@ -6,6 +6,7 @@
  * Skein-512: UBI = Threefish-512 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 496, mov 2, mov-mem 18, rotl 288, store 8, xor 297, xor-mem 8
  * UBI blocks loop: skein512_v11_nasmx64_sysv_belady_fly_full.asm (nasm -f elf64), System V, words in GPRs
+ * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #include "skein512_v11_nasmx64_sysv_belady_fly_full.h"
 
@@ -34,6 +35,72 @@ static inline void skein512_v11_nasmx64_sysv_belady_fly_full_store64(uint8_t *p,
         p[i] = (uint8_t)(v >> (8 * i));
 #endif
 }
+
+/* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
+   function of its own, then overwrites the stack below the caller where that function's frame
+   was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills).
+   The bytes cleared are a bound of that frame, per build: optimized (__OPTIMIZE__: gcc and clang
+   -O1 and up) twice the bytes of the locals plus 256 (the 128-byte red zone, saved
+   registers, return address), 1 KiB for the blocks functions; unoptimized (-O0, and every
+   compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
+   1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
+   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
+   gcc and clang zero 64 bytes per step, each step followed by an empty asm that reads the memory,
+   so the compiler can neither drop the stores as dead nor turn the loop into a memset call
+   (through the PLT, the first call would run the lazy-binding resolver below this frame, which
+   saves the vector registers, key words in them, where nothing clears them): optimized, the top
+   n bytes of an array of the largest optimized bound; unoptimized, n bytes allocated below this
+   frame (__builtin_alloca: the wipe needs no more stack than it clears), then burn_top clears
+   256 bytes right below the caller, over the slots of burn's own frame that -O0 leaves unwritten
+   (padding, alignment of the allocation).  Other compilers: memset through a volatile function
+   pointer over an array of the largest bound (7616 bytes). */
+#if defined(__GNUC__) || defined(__clang__)
+#define skein512_v11_nasmx64_sysv_belady_fly_full_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define skein512_v11_nasmx64_sysv_belady_fly_full_NOINLINE __declspec(noinline)
+#else
+#define skein512_v11_nasmx64_sysv_belady_fly_full_NOINLINE
+#endif
+#if !defined(__GNUC__) && !defined(__clang__)
+static void *(*const volatile skein512_v11_nasmx64_sysv_belady_fly_full_wipe_memset)(void *, int, size_t) = memset;
+#endif
+
+static skein512_v11_nasmx64_sysv_belady_fly_full_NOINLINE void skein512_v11_nasmx64_sysv_belady_fly_full_burn(size_t n)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
+    uint64_t stack[392]; /* its top n bytes lie where the work function's frame was */
+    size_t i;
+    for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+#elif defined(__GNUC__) || defined(__clang__)
+    uint64_t *stack = (uint64_t *)__builtin_alloca(n); /* n bytes where the work function's frame was */
+    size_t i;
+    for (i = 0; i < n / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+#else
+    uint64_t stack[952]; /* its top n bytes lie where the work function's frame was */
+    skein512_v11_nasmx64_sysv_belady_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
+#endif
+}
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
+
+static skein512_v11_nasmx64_sysv_belady_fly_full_NOINLINE void skein512_v11_nasmx64_sysv_belady_fly_full_burn_top(void)
+{
+    uint64_t stack[32];
+    size_t i;
+    for (i = 0; i < 32; i += 8) {
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+}
+#endif
 
 /* Byte copy and clear without the C library: memcpy/memset of a variable length are calls, and
    the first call of each through the PLT runs the lazy-binding resolver, which saves the vector
@@ -155,6 +222,7 @@ static void skein512_v11_nasmx64_sysv_belady_fly_full_ubi_all(uint64_t h[8], con
         skein512_v11_nasmx64_sysv_belady_fly_full_copy(last, p + full * 64, len);
     t[1] |= SKEIN512_V11_NASMX64_SYSV_BELADY_FLY_FULL_FINAL;
     skein512_v11_nasmx64_sysv_belady_fly_full_ubi(h, t, last, 1, len);
+    skein512_v11_nasmx64_sysv_belady_fly_full_zero(last, sizeof last); /* key bytes (MAC key): the stores are kept (KEEP) */
 }
 
 static uint64_t skein512_v11_nasmx64_sysv_belady_fly_full_pow2(unsigned e, unsigned shift)
@@ -170,8 +238,8 @@ static size_t skein512_v11_nasmx64_sysv_belady_fly_full_arglen(const uint8_t *p,
 
 /* The chaining value before the message: key, configuration, then the arguments of p after the
  * configuration in type order (personalization, public key, key identifier, nonce). */
-static int skein512_v11_nasmx64_sysv_belady_fly_full_start(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein512_v11_nasmx64_sysv_belady_fly_full_params *p, unsigned leaf, unsigned fan,
-                                                           unsigned height)
+static skein512_v11_nasmx64_sysv_belady_fly_full_NOINLINE int skein512_v11_nasmx64_sysv_belady_fly_full_start_work(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein512_v11_nasmx64_sysv_belady_fly_full_params *p, unsigned leaf, unsigned fan,
+                                                                                                                   unsigned height)
 {
     static const skein512_v11_nasmx64_sysv_belady_fly_full_params none = { NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
     const uint8_t *args[4];
@@ -223,6 +291,22 @@ static int skein512_v11_nasmx64_sysv_belady_fly_full_start(skein512_v11_nasmx64_
     ctx->partial = 0;
     ctx->outlen = outlen;
     return 0;
+}
+
+/* Every init: the key's UBI (start_work -> ubi_all -> ubi), then the wipe below this frame. */
+static int skein512_v11_nasmx64_sysv_belady_fly_full_start(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein512_v11_nasmx64_sysv_belady_fly_full_params *p, unsigned leaf, unsigned fan,
+                                                            unsigned height)
+{
+    int r = skein512_v11_nasmx64_sysv_belady_fly_full_start_work(ctx, outlen, p, leaf, fan, height);
+#if defined(__OPTIMIZE__)
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(2560);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(5632); /* -O0 */
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(5632); /* no __OPTIMIZE__ */
+#endif
+    return r;
 }
 
 int skein512_v11_nasmx64_sysv_belady_fly_full_init(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen)
@@ -330,7 +414,7 @@ static void skein512_v11_nasmx64_sysv_belady_fly_full_blocks(skein512_v11_nasmx6
     }
 }
 
-void skein512_v11_nasmx64_sysv_belady_fly_full_update(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
+static skein512_v11_nasmx64_sysv_belady_fly_full_NOINLINE void skein512_v11_nasmx64_sysv_belady_fly_full_update_work(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
 {
     if (len == 0 || ctx->partial)
         return;
@@ -357,6 +441,19 @@ void skein512_v11_nasmx64_sysv_belady_fly_full_update(skein512_v11_nasmx64_sysv_
     ctx->n = len;
 }
 
+void skein512_v11_nasmx64_sysv_belady_fly_full_update(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
+{
+    skein512_v11_nasmx64_sysv_belady_fly_full_update_work(ctx, data, len);
+#if defined(__OPTIMIZE__)
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(3008);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(7616); /* -O0 */
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(7616); /* no __OPTIMIZE__ */
+#endif
+}
+
 int skein512_v11_nasmx64_sysv_belady_fly_full_update_bits(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t nbits)
 {
     size_t whole = nbits / 8;
@@ -373,7 +470,7 @@ int skein512_v11_nasmx64_sysv_belady_fly_full_update_bits(skein512_v11_nasmx64_s
     return 0;
 }
 
-void skein512_v11_nasmx64_sysv_belady_fly_full_final(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
+static skein512_v11_nasmx64_sysv_belady_fly_full_NOINLINE void skein512_v11_nasmx64_sysv_belady_fly_full_final_work(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
 {
     uint64_t g[8], h[8], t[2], i;
     uint8_t blk[64];
@@ -415,8 +512,22 @@ void skein512_v11_nasmx64_sysv_belady_fly_full_final(skein512_v11_nasmx64_sysv_b
     skein512_v11_nasmx64_sysv_belady_fly_full_zero(ctx->h, sizeof ctx->h); /* the message's state; outlen 0: not initialised */
     skein512_v11_nasmx64_sysv_belady_fly_full_zero(ctx->g, sizeof ctx->g);
     skein512_v11_nasmx64_sysv_belady_fly_full_zero(ctx->buf, sizeof ctx->buf);
+    skein512_v11_nasmx64_sysv_belady_fly_full_zero(g, sizeof g); /* the chaining value (keyed: secret) */
     ctx->partial = 0;
     ctx->outlen = 0;
+}
+
+void skein512_v11_nasmx64_sysv_belady_fly_full_final(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
+{
+    skein512_v11_nasmx64_sysv_belady_fly_full_final_work(ctx, out);
+#if defined(__OPTIMIZE__)
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(3136);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(6976); /* -O0 */
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(6976); /* no __OPTIMIZE__ */
+#endif
 }
 
 int skein512_v11_nasmx64_sysv_belady_fly_full_hash(const uint8_t *msg, size_t len, uint8_t *out, size_t outlen)
@@ -465,19 +576,34 @@ int skein512_v11_nasmx64_sysv_belady_fly_full_mac_bits(const uint8_t *key, size_
 
 /* One message at a time through hash (a frame of its own: hash's context is not on the way down
    to the lanes either). */
-static void skein512_v11_nasmx64_sysv_belady_fly_full_many_each(const uint8_t *const *msgs, const size_t *lens, size_t n,
-                                                                uint8_t *outs, size_t outlen)
+static skein512_v11_nasmx64_sysv_belady_fly_full_NOINLINE void skein512_v11_nasmx64_sysv_belady_fly_full_many_each(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                                                                                   uint8_t *outs, size_t outlen)
 {
     size_t i;
     for (i = 0; i < n; i++)
         skein512_v11_nasmx64_sysv_belady_fly_full_hash(msgs[i], lens[i], outs + i * outlen, outlen);
 }
 
-int skein512_v11_nasmx64_sysv_belady_fly_full_hash_many(const uint8_t *const *msgs, const size_t *lens, size_t n,
-                                                        uint8_t *outs, size_t outlen)
+static skein512_v11_nasmx64_sysv_belady_fly_full_NOINLINE int skein512_v11_nasmx64_sysv_belady_fly_full_hash_many_work(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                                                                                       uint8_t *outs, size_t outlen)
 {
     if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
         return 1;
     skein512_v11_nasmx64_sysv_belady_fly_full_many_each(msgs, lens, n, outs, outlen);
     return 0;
+}
+
+int skein512_v11_nasmx64_sysv_belady_fly_full_hash_many(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                    uint8_t *outs, size_t outlen)
+{
+    int r = skein512_v11_nasmx64_sysv_belady_fly_full_hash_many_work(msgs, lens, n, outs, outlen);
+#if defined(__OPTIMIZE__)
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(448);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(1216); /* -O0 */
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn_top();
+#else
+    skein512_v11_nasmx64_sysv_belady_fly_full_burn(1216); /* no __OPTIMIZE__ */
+#endif
+    return r;
 }

@@ -6,6 +6,7 @@
  * Skein-512: UBI = Threefish-512 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 496, mov 2, mov-mem 18, rotl 288, store 8, xor 297, xor-mem 8
  * UBI blocks loop: skein512_v11_nasmx64_sysv_belady_fly_full.asm (nasm -f elf64), System V, words in GPRs
+ * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #ifndef SKEIN512_V11_NASMX64_SYSV_BELADY_FLY_FULL_H
 #define SKEIN512_V11_NASMX64_SYSV_BELADY_FLY_FULL_H
@@ -55,6 +56,10 @@ typedef struct {
 
 /* All return 0 on success, nonzero for outlen 0, an outlen whose bit count does not fit in
  * 64 bits, or bad tree parameters.  No alignment is required of any buffer. */
+/* Before returning, init*, update, final and hash_many clear the stack below the caller that
+ * their work used (MAC key bytes, chaining values, subkeys), at every optimization level;
+ * hash, mac and the *_bits functions are made of them.  The context holds the chaining value
+ * until final clears it (--no-wipe: no stack clearing). */
 
 /* Plain hash with outlen bytes of output. */
 int  skein512_v11_nasmx64_sysv_belady_fly_full_init(skein512_v11_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen);

@@ -2451,6 +2451,15 @@ skein512_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
     movdqu [rsp + 64], xmm0
     movdqu [rsp + 80], xmm0
     movq qword [rsp + 96], xmm0
+    xor rax, rax ; wipe: the caller-saved registers the loop used
+    xor rcx, rcx
+    xor rdx, rdx
+    xor rsi, rsi
+    xor rdi, rdi
+    xor r8, r8
+    xor r9, r9
+    xor r10, r10
+    xor r11, r11
     add rsp, 104
     pop r15
     pop r14

@@ -557,6 +557,26 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
 
 # ---------------------------------------------------------------- Skein (--primitive skein)
 
+def clear_volatile(alloc, isa: ISA) -> list[str]:
+    """Zero the caller-saved registers the loop used (chaining-value, subkey and message words
+    stay in them after the return; the C driver's next call through the PLT, the lazy-binding
+    resolver, would save them on the stack below the wipe).  The callee-saved ones get the
+    caller's values back from the pops."""
+    used = {r for rs in alloc.used.values() for r in rs}
+    regs = [r for r in isa.abi.volatile if r in used]
+    return [f"    xor {r}, {r}" + ("                        ; wipe: the caller-saved registers the loop used"
+                                   if i == 0 else "") for i, r in enumerate(regs)]
+
+
+def skein_stack_bytes(no, allocs: dict) -> int:
+    """Stack bytes the UBI blocks loop of nasm-x64 Skein uses below its caller: the return
+    address, the pushed callee-saved registers (the caller's values, possibly its key words), a
+    frame pointer and the slot frame (gen/targets/c.py skein_burns adds it to the C driver's chain)."""
+    (isa, alloc), = allocs.values()
+    frame = Frame(no.abi, alloc, isa)
+    return frame.size + isa.abi.word * (len(frame.pushes) + 2)
+
+
 def skein_render(variant, no, allocs: dict) -> dict[str, str]:
     """nasm-x64 --primitive skein: {stem.asm: the UBI blocks loop} from its checked allocation
     (the C driver is templates/c/skein.c.j2, rendered by the descriptor).  System V, words in GPRs."""
@@ -568,7 +588,8 @@ def skein_render(variant, no, allocs: dict) -> dict[str, str]:
              lines=function_lines(alloc, frame, no.rotate, no.annotate),
              regmap=register_map(alloc) if no.annotate != "none" else [], report=report_line(alloc),
              consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts],
-             wipe=wipe_lines(frame.size, isa.abi.stack_pointer, False) if no.wipe and frame.size else [])
+             wipe=(wipe_lines(frame.size, isa.abi.stack_pointer, False) if frame.size else [])
+             + clear_volatile(alloc, isa) if no.wipe else [])
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), f=f,
                options=f"abi {no.abi}, strategy {no.strategy}, rotate {no.rotate}, schedule {no.schedule}")
     return {f"{variant.stem}.asm": annotate_text(render_template("nasm/skein.asm.j2", **ctx), no.annotate)}

@@ -69,7 +69,9 @@ def skein_burns(ctx: dict) -> dict:
     frame's bound (its locals, twice, plus the room for saved registers, return address and red
     zone: 256 bytes optimized, 1 KiB unoptimized, plus the -O0 slots of the SIMD kernels'
     intrinsics).  Functions and their locals as templates/c/skein.c.j2 declares them; ubi: the
-    fused UBI block's declarations; kern: the largest hash_many lanes kernel."""
+    fused UBI block's declarations (nasm-x64: the C wrapper, and below it the assembly loop's
+    return address, pushes and frame, ctx["asm_stack"], counted as locals); kern: the largest
+    hash_many lanes kernel."""
     nb, nw = ctx["nb"], ctx["nw"]
     ml = ctx["simd"]["max_lanes"] if ctx["simd"] else 0
     frames = {
@@ -87,6 +89,10 @@ def skein_burns(ctx: dict) -> dict:
     }
     calls = {"start": ["ubi_all"], "ubi_all": ["ubi"], "update": ["blocks"], "blocks": ["ubi", "push"],
              "push": ["pend"], "pend": ["ubi"], "final": ["ubi", "push"], "hash_many": []}
+    if ctx.get("asm_stack"):    # nasm-x64: ubi is the C wrapper (hb, tw[256], i, k) over the assembly loop
+        frames["ubi"] = _frame(nb + 256 + 16)
+        frames["asm"] = _frame(ctx["asm_stack"])
+        calls["ubi"] = ["asm"]
     if ctx["simd"]:
         frames["kern"] = []
         calls.update(update=["blocks", "tree_lanes"], tree_lanes=["kern", "push"], hash_many=["many_lanes"],

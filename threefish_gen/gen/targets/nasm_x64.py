@@ -71,7 +71,7 @@ class NasmX64(Nasm):
         files = printer.skein_render(v, self.options(v), allocs)
         ctx = skein_context(v, skein.ubi_program(v.spec, v.options))
         ctx["asm_ubi"] = f"{v.prefix}ubi_asm"
-        ctx["wipe"] = False   # the C driver's stack wipe is not bounded over the assembly's frame yet (issue 25)
+        ctx["asm_stack"] = printer.skein_stack_bytes(self.options(v), allocs)
         ctx["notes"] = ctx["notes"] + [f"UBI blocks loop: {v.stem}.asm (nasm -f elf64), System V, words in GPRs"]
         files.update(render_skein(v, ctx))
         return files
