@@ -283,3 +283,71 @@ def test_disasm_row_passes_loop_and_table_lanes_and_fails_a_planted_call(tmp_pat
         assert "wipe: " in row.detail
     row = vcs.check_csharp(planted, run, tmp_path / planted.stem, vec)
     assert row.status == "FAIL" and "EncryptBlock: 1 call(s)" in row.detail and "PlantedCall()" in row.detail, row.detail
+
+
+def _cs_methods(text: str) -> dict[str, list[str]]:
+    """Bodies of the methods (and constructors) of a rendered C# class, by name (overloads and
+    constructors joined under one name), from the header line to its closing brace."""
+    out: dict[str, list[str]] = {}
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        m = re.match(r"\s+(?:public|private|internal)\s[^=;]*?\b(\w+)\(", ln)
+        if not m or ln.rstrip().endswith(";") or "=>" in ln:
+            continue
+        depth, body = 0, []
+        for b in lines[i:]:
+            body.append(b)
+            depth += b.count("{") - b.count("}")
+            if depth == 0 and "{" in "".join(body):
+                break
+        out.setdefault(m.group(1), []).extend(body)
+    return out
+
+
+SKEIN_PUBLIC = ("Hash", "Mac", "HashBits", "MacBits", "HashWithParameters", "HashTree", "HashMany",
+                "Incremental", "Append", "AppendBits", "GetHashAndReset")
+
+
+def test_csharp_skein_wipe_in_the_text_and_not_with_no_wipe():
+    """The C# Skein class wipes (issue 25): Ubi does not inline and calls no Burn; every public
+    entry (the one-shot methods, Incremental's constructors, Append, AppendBits,
+    GetHashAndReset) calls Burn; the stackalloc'd spans holding secrets are cleared with
+    ZeroMemory; Incremental is IDisposable with pinned arrays.  --no-wipe: none of it (Dispose
+    stays, empty).  The spans the template stackallocs are the table the bound adds up
+    (gen/printers/csharp.py skein_stackalloc), and BurnBytes of Skein-512 by hand: Ubi's locals
+    h_0..h_7, t_0, t_1, k0..k8, t0..t2, x0..x7 = 30 words = 240 bytes; spans 64 (UbiAll last) + 32
+    (Start cfg) + 80 + 64 + 64 (Output s, blk, h) + 64 (Pend blk) + 1 (AppendBits last) = 369;
+    2 * 240 + 369 + 1024 = 1873 -> 1920."""
+    from threefish_gen.gen.printers.csharp import skein_stackalloc
+    for bits in (256, 512, 1024):
+        spec = get_spec("1.3", bits)
+        (wiped,) = render_variant(CSHARP.variant(spec, primitive="skein")).values()
+        (kept,) = render_variant(CSHARP.variant(spec, primitive="skein", wipe=False)).values()
+        for word in ("ZeroMemory", "Burn", "System.Security.Cryptography", "NoInlining", "pinned: true"):
+            assert word in wiped and word not in kept, (bits, word)
+        assert "class Incremental : IDisposable" in wiped and "class Incremental : IDisposable" in kept
+        assert "--no-wipe" in kept.splitlines()[2] and "--no-wipe" not in wiped.splitlines()[2]
+        for text, wipe in ((wiped, True), (kept, False)):
+            methods = _cs_methods(text)
+            assert set(SKEIN_PUBLIC) <= set(methods)
+            for name in SKEIN_PUBLIC:
+                assert ("Burn();" in "\n".join(methods[name])) == wipe, (bits, wipe, name)
+            assert "Burn" not in "\n".join(methods["Ubi"])
+            spans = {(name, m.group(1)): m.group(2) for name, body in methods.items()
+                     for m in re.finditer(r"Span<\w+> (\w+) = stackalloc (\w+\[\w+\])", "\n".join(body))
+                     if name != "Burn"}
+            nb = spec.block_bytes
+            sizes = {k: {"byte[StateBytes]": nb}.get(v) or
+                     {"byte": 1, "ulong": 8}[v.split("[")[0]] * int(v.split("[")[1].rstrip("]"))
+                     for k, v in spans.items()}
+            assert sizes == skein_stackalloc(spec), (bits, sizes)
+            if wipe:
+                for method, span in (("UbiAll", "last"), ("Output", "s"), ("Output", "h"), ("Pend", "blk"),
+                                     ("AppendBitsCore", "last")):
+                    assert re.search(rf"ZeroMemory\((MemoryMarshal\.AsBytes\()?{span}\)", "\n".join(methods[method])), \
+                        (method, span)
+                dispose = "\n".join(methods["Dispose"])
+                for field in ("_start", "_s", "_buf", "ClearLevels"):
+                    assert field in dispose
+        if bits == 512:
+            assert "private const int BurnBytes = 1920;" in wiped

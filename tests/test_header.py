@@ -64,6 +64,7 @@ def test_every_variant_of_set_all_round_trips():
     ("nasm-x86", 256, None, dict(wipe=False)),
     ("csharp", 512, None, dict(namespace="My.Crypto", wipe=False, layout="packed")),
     ("csharp", 1024, None, dict(namespace="My.Crypto", primitive="skein")),
+    ("csharp", 256, None, dict(primitive="skein", wipe=False)),
 ])
 def test_options_outside_the_sets_round_trip(target, size, options, values):
     t = registry.get(target)

@@ -1108,3 +1108,141 @@ def test_skein_wipe_covers_the_frames(cc, opt, bits, extra, tmp_path):
     for name, (wiped, need) in got.items():
         assert need > RED_ZONE and need <= wiped, f"{name}: frames of the work function and its callees {need} > {wiped}"
     print({name: f"{need}/{wiped}" for name, (wiped, need) in got.items()})
+
+
+# ----------------------------------------------------------------------------- C# Skein wipe
+
+CS_SKEIN_SCAN_MAIN = """// stack scan (tests/test_trust.py): after the Skein calls, no key, keyed chaining value, subkey
+// or message word below Main
+using System;
+using System.Collections.Generic;
+using System.Runtime.CompilerServices;
+
+static partial class Harness
+{
+    const int Area = 256 * 1024, KL = KEYLEN, ML = MSGLEN;
+    static readonly ulong[] Secret = { SECRET };     // sorted
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static unsafe void Prime()         // maps and zeroes the stack the calls will use
+    {
+        byte* p = stackalloc byte[Area];
+        new Span<byte>(p, Area).Clear();
+    }
+
+    static unsafe int Main(string[] args)
+    {
+        byte* top = stackalloc byte[64];
+        var calls = All[args[0]];
+        int nb = Sizes[args[0]];
+        byte[] key = new byte[KL], msg = new byte[ML];
+        byte[][] outs = new byte[7][];
+        for (int i = 0; i < 7; i++) outs[i] = new byte[i == 0 ? nb : 32];
+        // compile every path first, under another key and message (not secret)
+        calls(key, msg, outs);
+        for (int i = 0; i < KL; i++) key[i] = (byte)(0x3d * i + 0x11);
+        for (int i = 0; i < ML; i++) msg[i] = (byte)(0x27 * i + 0x05);
+        byte[][] many = new byte[5][];         // HashMany's messages: heap arrays, made before the scan
+        for (int i = 0; i < 5; i++) many[i] = msg.AsSpan(37 * i, 200 + 100 * i).ToArray();
+        Prime();
+        calls(key, msg, outs);
+        // scan first (printing runs deep frames over the area), calling nothing (a callee's frame
+        // would hold the words it is given): a binary search in place
+        long hits = 0;
+        var at = new long[4];
+        ulong[] secret = Secret;
+        for (long off = 8; off < Area - 8; off += 4)
+        {
+            ulong w = *(ulong*)(top - off);
+            int lo = 0, hi = secret.Length;
+            while (lo < hi)
+            {
+                int j = lo + (hi - lo) / 2;
+                if (secret[j] < w) lo = j + 1; else hi = j;
+            }
+            if (lo < secret.Length && secret[lo] == w && hits++ < 4)
+                at[hits - 1] = off;
+        }
+        foreach (var o in outs)
+            Console.WriteLine(Convert.ToHexString(o).ToLowerInvariant());
+        for (long i = 0; i < Math.Min(hits, 4); i++)
+            Console.WriteLine($"secret word at stack offset {at[i]}");
+        Console.WriteLine($"{hits} hits");
+        return hits != 0 ? 1 : 0;
+    }
+}
+"""
+
+# The calls of the C scan (SKEIN_SCAN_MAIN) through the C# API, one method per class; outs[6] is
+# HashMany's fifth digest.  The harness's many[] stands for the messages (made before the scan).
+CS_SKEIN_CALLS = """    static void Calls_{i}(byte[] key, byte[] msg, byte[][] outs)
+    {{
+        byte[] pers = {{ (byte)'p', (byte)'e', (byte)'r', (byte)'s' }};
+        {c}.Mac(key, msg, outs[0]);
+        using (var x = new {c}.Incremental(32, key, pers))
+        {{
+            x.Append(msg.AsSpan(0, 7));
+            x.Append(msg.AsSpan(7));
+            x.GetHashAndReset(outs[1]);
+        }}
+        {c}.MacBits(key, msg, 8L * msg.Length - 3, outs[2]);
+        {c}.HashWithParameters(msg, outs[3], new {c}.Parameters {{ Key = key, Nonce = pers }});
+        {c}.Hash(msg, outs[4]);
+        {c}.HashTree(msg, outs[5], 1, 1, 255);
+        var many = new byte[5][];
+        for (int i = 0; i < 5; i++) many[i] = msg.AsSpan(37 * i, 200 + 100 * i).ToArray();
+        var digests = new byte[5 * 32];
+        {c}.HashMany(many, digests, 32);
+        digests.AsSpan(4 * 32, 32).CopyTo(outs[6]);
+    }}
+"""
+
+
+@pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_csharp_skein_wipe_leaves_no_key_word_on_the_stack(bits, tmp_path, monkeypatch):
+    """The C# Skein class (--target csharp --primitive skein): after Mac, Incremental(key, pers) +
+    Append + GetHashAndReset, MacBits, HashWithParameters(key, nonce), Hash, HashTree and HashMany
+    (the C scan's calls, same key and message), the digests are the model's and a scan of the
+    stack below Main finds no MAC key word, keyed chaining value, subkey or message word
+    (skein_expected), under fully optimized JIT and tier-0 code (no tiering); the same class with
+    --no-wipe leaves some (so the scan can fail): under both for Skein-512 and -1024, under tier-0
+    code for Skein-256."""
+    from threefish_gen.gen.spec import get_spec
+    from threefish_gen.gen.targets import get as get_target
+    from threefish_gen.verify import csharp as vcs
+    digests, secret = skein_expected(bits, monkeypatch)
+    spec = get_spec("1.3", bits)
+    cs = get_target("csharp")
+    variants = {wipe: cs.variant(spec, primitive="skein", namespace="Wiped" if wipe else "Kept", wipe=wipe)
+                for wipe in (True, False)}
+    main = (CS_SKEIN_SCAN_MAIN.replace("SECRET", ", ".join(f"{w:#x}UL" for w in secret))
+            .replace("KEYLEN", str(SKEIN_KL)).replace("MSGLEN", str(SKEIN_ML)))
+    proj = tmp_path / "scan"
+    vcs.write_project(list(variants.values()), proj, main=main,
+                      csproj=vcs.CSPROJ.replace("<Optimize>true</Optimize>",
+                                                "<Optimize>true</Optimize>\n    <AllowUnsafeBlocks>true</AllowUnsafeBlocks>"))
+    names = [vcs.class_name(v) for v in variants.values()]
+    (proj / "Registry.cs").write_text(
+        "using System;\nusing System.Collections.Generic;\nstatic partial class Harness\n{\n"
+        + "".join(CS_SKEIN_CALLS.format(i=i, c=c) for i, c in enumerate(names))
+        + "    static readonly Dictionary<string, Action<byte[], byte[], byte[][]>> All = new()\n    {\n"
+        + "".join(f'        ["{c}"] = Calls_{i},\n' for i, c in enumerate(names)) + "    };\n"
+        + "    static readonly Dictionary<string, int> Sizes = new()\n    {\n"
+        + "".join(f'        ["{c}"] = {c}.StateBytes,\n' for c in names) + "    };\n}\n")
+    ok, out = vcs.build(proj)
+    assert ok, out
+    for jit in ({"DOTNET_TieredCompilation": "0"}, {"DOTNET_TieredCompilation": "1", "DOTNET_TC_QuickJitForLoops": "1",
+                                                    "DOTNET_OSR_HitLimit": "100000"}):
+        for wipe, v in variants.items():
+            p = subprocess.run(["dotnet", str(proj / "bin" / "harness.dll"), vcs.class_name(v)], capture_output=True,
+                               text=True, env=vcs.dotnet_env(jit), timeout=300)
+            assert p.returncode in (0, 1), p.stdout + p.stderr
+            assert p.stdout.splitlines()[:7] == digests, (wipe, jit, p.stdout)
+            if wipe:
+                assert p.returncode == 0 and p.stdout.strip().endswith("\n0 hits"), (jit, p.stdout)
+            elif jit["DOTNET_TieredCompilation"] == "1" or bits != 256:
+                # measured: Skein-256's optimized code (TC=0) leaves nothing the scan sees even
+                # without the wipe; tier-0 code does at every size
+                assert p.returncode == 1 and "secret word" in p.stdout, \
+                    f"--no-wipe left no secret word under {jit}: the scan would not notice a missing wipe"

@@ -4,6 +4,7 @@
 // Skein-512 (v1.3): Threefish-512 constants C240 = 0x1bd11bdaa9fc1a22,
 // 72 rounds, 64-byte blocks, little-endian 64-bit words.
 // Skein-512: UBI = Threefish-512 keyed by the chaining value, feed-forward and tweak update fused (locals); keys fly, unroll full; HashMany: one message at a time
+// wipe: every public method clears the stack below it (Burn), stackalloc'd secrets and Incremental's pinned arrays are cleared (Dispose) (--no-wipe: no wipe)
 // </auto-generated>
 #nullable enable
 using System;
@@ -12,15 +13,41 @@ using System.Collections.Generic;
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Security.Cryptography;
 
 namespace ThreefishGen;
 
 /// <summary>Skein-512 (v1.3): hash, MAC (key), personalization, any output length, tree hashing.
-/// The output length is the length of the output span (at least 1 byte).  Spans at any alignment.</summary>
+/// The output length is the length of the output span (at least 1 byte).  Spans at any alignment.
+/// Wipe (on by default; --no-wipe leaves it out): after its work every public method clears the
+/// stack its callees used (Burn), the stackalloc'd spans that held a key, message or chaining
+/// value are cleared before their method returns, Incremental's arrays live on the pinned object
+/// heap (never moved, so the GC leaves no copy) and Dispose clears them (the one-shot methods
+/// dispose theirs).  Not wiped: the caller's own spans, arrays and Parameters (key, message,
+/// output), and what the JIT leaves in registers.
+/// </summary>
 public static class Skein512V13
 {
     /// <summary>State (and block) size in bytes.</summary>
     public const int StateBytes = 64;
+
+    // Wipe: Ubi (the compression: its frame holds the keyed chaining value, subkeys and message
+    // words the JIT spilled) does not inline, so its frame lies below the public method; after
+    // the work Burn clears that much stack with ZeroMemory (never elided).  Bound: the deepest
+    // frame chain below a public method (Incremental's constructors -> Start -> UbiAll -> Ubi,
+    // GetHashAndReset -> Output -> Ubi, Append(Bits) -> Blocks -> Push -> Pend -> Ubi; Push
+    // cascades up the tree in a loop, not by recursion, so the chain has a fixed depth): twice
+    // the bytes of Ubi's locals (240) plus the stackalloc'd spans of UbiAll, Start,
+    // Output, Pend and AppendBitsCore (369) plus 1 KiB (the JIT's tier-0 code gives
+    // temporaries slots of their own), in 64-byte units.  Burn is never called in Ubi's loop.
+    private const int BurnBytes = 1920;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void Burn()
+    {
+        Span<byte> stack = stackalloc byte[BurnBytes];
+        CryptographicOperations.ZeroMemory(stack);
+    }
 
     private const ulong First = 1UL << 62, Final = 1UL << 63, BitPad = 1UL << 55;
     private const int TKey = 0, TCfg = 4, TPrs = 8, TPk = 12, TKdf = 16, TNon = 20, TMsg = 48, TOut = 63;
@@ -51,6 +78,7 @@ public static class Skein512V13
     /// <summary>The UBI compression, generated from the Threefish description: n blocks of src,
     /// each t0 += add, Threefish keyed by h with tweak t, feed-forward h = E(h, t, m) ^ m, First
     /// cleared.  s = h[0..8), t0, t1.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void Ubi(Span<ulong> s, ReadOnlySpan<byte> blocks, int n, ulong add)
     {
         if (blocks.Length < n * StateBytes)
@@ -1310,6 +1338,7 @@ public static class Skein512V13
         rest.CopyTo(last);
         s[9] |= Final;
         Ubi(s, last, 1, (ulong)rest.Length);
+        CryptographicOperations.ZeroMemory(last);
     }
 
     private static void Start(Span<ulong> s, long outlen, ReadOnlySpan<byte> key, ReadOnlySpan<byte> pers,
@@ -1378,23 +1407,27 @@ public static class Skein512V13
             h.Slice(0, k).CopyTo(output);
             output = output.Slice(k);
         }
+        CryptographicOperations.ZeroMemory(MemoryMarshal.AsBytes(s));    // the final chaining value
+        CryptographicOperations.ZeroMemory(h);                           // the output block (past a short output: unpublished)
     }
 
     /// <summary>Skein of message into output (output.Length bytes of digest); personalization optional.</summary>
     public static void Hash(ReadOnlySpan<byte> message, Span<byte> output, ReadOnlySpan<byte> personalization = default)
     {
-        var x = new Incremental(output.Length, default, personalization);
-        x.Append(message);
-        x.GetHashAndReset(output);
+        using var x = new Incremental(output.Length, default, personalization);
+        x.AppendCore(message);
+        x.FinalCore(output);
+        Burn();
     }
 
     /// <summary>Skein-MAC of message under key (an empty key is plain hashing) into output.</summary>
     public static void Mac(ReadOnlySpan<byte> key, ReadOnlySpan<byte> message, Span<byte> output,
                            ReadOnlySpan<byte> personalization = default)
     {
-        var x = new Incremental(output.Length, key, personalization);
-        x.Append(message);
-        x.GetHashAndReset(output);
+        using var x = new Incremental(output.Length, key, personalization);
+        x.AppendCore(message);
+        x.FinalCore(output);
+        Burn();
     }
 
     /// <summary>Skein of the first bitLength bits of message (a partial last byte: its most significant
@@ -1402,35 +1435,39 @@ public static class Skein512V13
     public static void HashBits(ReadOnlySpan<byte> message, long bitLength, Span<byte> output,
                                 ReadOnlySpan<byte> personalization = default)
     {
-        var x = new Incremental(output.Length, default, personalization);
-        x.AppendBits(message, bitLength);
-        x.GetHashAndReset(output);
+        using var x = new Incremental(output.Length, default, personalization);
+        x.AppendBitsCore(message, bitLength);
+        x.FinalCore(output);
+        Burn();
     }
 
     /// <summary>Skein-MAC of the first bitLength bits of message under key into output.</summary>
     public static void MacBits(ReadOnlySpan<byte> key, ReadOnlySpan<byte> message, long bitLength, Span<byte> output,
                                ReadOnlySpan<byte> personalization = default)
     {
-        var x = new Incremental(output.Length, key, personalization);
-        x.AppendBits(message, bitLength);
-        x.GetHashAndReset(output);
+        using var x = new Incremental(output.Length, key, personalization);
+        x.AppendBitsCore(message, bitLength);
+        x.FinalCore(output);
+        Burn();
     }
 
     /// <summary>Skein with any UBI arguments (see Parameters) of message into output.</summary>
     public static void HashWithParameters(ReadOnlySpan<byte> message, Span<byte> output, Parameters parameters)
     {
-        var x = Incremental.WithParameters(output.Length, parameters);
-        x.Append(message);
-        x.GetHashAndReset(output);
+        using var x = Incremental.WithParameters(output.Length, parameters);
+        x.AppendCore(message);
+        x.FinalCore(output);
+        Burn();
     }
 
     /// <summary>Tree hashing (Skein spec 3.5.6): leaves of StateBytes * 2^leaf bytes, nodes of 2^fan
     /// children, at most maxHeight levels (1 &lt;= leaf, fan &lt;= 255, 2 &lt;= maxHeight &lt;= 255).</summary>
     public static void HashTree(ReadOnlySpan<byte> message, Span<byte> output, int leaf, int fan, int maxHeight)
     {
-        var x = Incremental.Tree(output.Length, leaf, fan, maxHeight);
-        x.Append(message);
-        x.GetHashAndReset(output);
+        using var x = Incremental.Tree(output.Length, leaf, fan, maxHeight);
+        x.AppendCore(message);
+        x.FinalCore(output);
+        Burn();
     }
 
     /// <summary>Independent messages: digest i (outputLength bytes) at outputs[i * outputLength ..].</summary>
@@ -1440,23 +1477,30 @@ public static class Skein512V13
             throw new ArgumentOutOfRangeException(nameof(outputLength), "the output length must be at least 1 byte");
         if ((long)outputs.Length < (long)messages.Count * outputLength)
             throw new ArgumentException("outputs is shorter than messages.Count * outputLength", nameof(outputs));
-        var x = new Incremental(outputLength);
+        using var x = new Incremental(outputLength);
         for (int i = 0; i < messages.Count; i++)
         {
-            x.Append(messages[i]);
-            x.GetHashAndReset(outputs.Slice(i * outputLength, outputLength));
+            x.AppendCore(messages[i]);
+            x.FinalCore(outputs.Slice(i * outputLength, outputLength));
         }
+        Burn();
     }
 
     /// <summary>Streaming Skein: Append / AppendBits in any chunking, GetHashAndReset writes the
-    /// digest and starts over (same key and arguments).  Holds at most one block of message.</summary>
-    public sealed class Incremental
+    /// digest and starts over (same key and arguments).  Holds at most one block of message.
+    /// Its arrays (the keyed start and running chaining values, the message block, the tree
+    /// levels) are allocated on the pinned object heap, so the GC never moves them and leaves no
+    /// copy behind; Dispose clears them, GetHashAndReset clears the message block and the tree
+    /// levels.  Every public method clears the stack it used below itself (Burn).
+    /// </summary>
+    public sealed class Incremental : IDisposable
     {
-        private readonly ulong[] _start = new ulong[10];
-        private readonly ulong[] _s = new ulong[10];
-        private readonly byte[] _buf = new byte[StateBytes];
+        private readonly ulong[] _start = GC.AllocateArray<ulong>(10, pinned: true);
+        private readonly ulong[] _s = GC.AllocateArray<ulong>(10, pinned: true);
+        private readonly byte[] _buf = GC.AllocateArray<byte>(StateBytes, pinned: true);
         private int _n;
         private bool _partial;           // a partial last byte was appended: BitPad on the last block, no more message
+        private bool _disposed;
         // tree hashing: leaf size (bytes; 0 = sequential), fan-out, height, the nodes in progress
         private readonly ulong _leafBytes, _fanCount;
         private readonly int _height;
@@ -1465,8 +1509,8 @@ public static class Skein512V13
 
         private sealed class Level
         {
-            public readonly ulong[] S = new ulong[10];
-            public readonly ulong[] Pend = new ulong[8];
+            public readonly ulong[] S = GC.AllocateArray<ulong>(10, pinned: true);
+            public readonly ulong[] Pend = GC.AllocateArray<ulong>(8, pinned: true);
             public ulong Count, InNode;
         }
 
@@ -1478,6 +1522,7 @@ public static class Skein512V13
             Start(_start, outputLength, key, personalization);
             OutputLength = outputLength;
             _start.CopyTo(_s, 0);
+            Burn();
         }
 
         private Incremental(int outputLength, int leaf, int fan, int height)
@@ -1490,6 +1535,7 @@ public static class Skein512V13
             _leafBytes = Pow2(leaf + 6);
             _fanCount = Pow2(fan);
             _height = height;
+            Burn();
         }
 
         private Incremental(int outputLength, Parameters parameters)
@@ -1498,6 +1544,7 @@ public static class Skein512V13
             Start(_start, outputLength, parameters.Key.Span, parameters.Personalization.Span, more: parameters);
             OutputLength = outputLength;
             _start.CopyTo(_s, 0);
+            Burn();
         }
 
         /// <summary>Streaming Skein with any UBI arguments (see Parameters).</summary>
@@ -1510,9 +1557,10 @@ public static class Skein512V13
 
         private static ulong Pow2(int e) => e >= 64 ? ulong.MaxValue : 1UL << e;
 
-        /// <summary>The level's pending value into its node; the node's last (final) goes up,
-        /// except at level Ym, whose one node is the root.</summary>
-        private void Pend(int j, bool final)
+        /// <summary>The level's pending value into its node; true when that was the node's last
+        /// (final) block and its value goes up to level j + 1 (not at level Ym, whose one node is
+        /// the root).</summary>
+        private bool Pend(int j, bool final)
         {
             var lv = _levels[j];
             if (lv.InNode == 1)
@@ -1526,23 +1574,33 @@ public static class Skein512V13
             if (final)
                 lv.S[9] |= Final;
             Ubi(lv.S, blk, 1, StateBytes);
+            CryptographicOperations.ZeroMemory(blk);
             if (final && j + 2 != _height)
             {
                 lv.InNode = 0;
-                Push(j + 1, lv.S);
+                return true;
             }
+            return false;
         }
 
+        /// <summary>cv becomes level j's pending value; a node that completes passes its value up,
+        /// level by level (a loop, not a recursion: the frames below the caller have a fixed depth).</summary>
         private void Push(int j, ReadOnlySpan<ulong> cv)
         {
-            if (j == _levels.Count)
-                _levels.Add(new Level());
-            var lv = _levels[j];
-            if (lv.Count != 0)
-                Pend(j, j + 2 != _height && lv.InNode == _fanCount);
-            cv.Slice(0, 8).CopyTo(lv.Pend);
-            lv.Count++;
-            lv.InNode++;
+            while (true)
+            {
+                if (j == _levels.Count)
+                    _levels.Add(new Level());
+                var lv = _levels[j];
+                bool up = lv.Count != 0 && Pend(j, j + 2 != _height && lv.InNode == _fanCount);
+                cv.Slice(0, 8).CopyTo(lv.Pend);
+                lv.Count++;
+                lv.InNode++;
+                if (!up)
+                    return;
+                cv = lv.S;                     // the node's value into level j + 1
+                j++;
+            }
         }
 
         /// <summary>k whole blocks, none of them the message's last.</summary>
@@ -1578,6 +1636,13 @@ public static class Skein512V13
         /// <summary>Message bytes.  Throws InvalidOperationException after AppendBits took a partial byte.</summary>
         public void Append(ReadOnlySpan<byte> data)
         {
+            AppendCore(data);
+            Burn();
+        }
+
+        internal void AppendCore(ReadOnlySpan<byte> data)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
             if (_partial)
                 throw new InvalidOperationException("a partial last byte was appended: the message has ended");
             if (data.IsEmpty)
@@ -1610,6 +1675,13 @@ public static class Skein512V13
         /// a partial byte in tree hashing (whole bytes only).</summary>
         public void AppendBits(ReadOnlySpan<byte> data, long bitLength)
         {
+            AppendBitsCore(data, bitLength);
+            Burn();
+        }
+
+        internal void AppendBitsCore(ReadOnlySpan<byte> data, long bitLength)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
             if (bitLength < 0 || bitLength > 8L * data.Length)
                 throw new ArgumentOutOfRangeException(nameof(bitLength), "bitLength must be 0..8 * data.Length");
             int whole = (int)(bitLength / 8), r = (int)(bitLength % 8);
@@ -1617,17 +1689,27 @@ public static class Skein512V13
                 throw new InvalidOperationException("a partial last byte was appended: the message has ended");
             if (r != 0 && _leafBytes != 0)
                 throw new InvalidOperationException("tree hashing takes whole bytes only");
-            Append(data.Slice(0, whole));
+            AppendCore(data.Slice(0, whole));
             if (r != 0)
             {
-                ReadOnlySpan<byte> last = stackalloc byte[1] { (byte)((data[whole] & (0xFF00 >> r)) | (0x80 >> r)) };
-                Append(last);
+                Span<byte> last = stackalloc byte[1];
+                last[0] = (byte)((data[whole] & (0xFF00 >> r)) | (0x80 >> r));
+                AppendCore(last);
+                CryptographicOperations.ZeroMemory(last);
                 _partial = true;
             }
         }
 
+        /// <summary>The digest (OutputLength bytes) into output; then starts over.</summary>
         public void GetHashAndReset(Span<byte> output)
         {
+            FinalCore(output);
+            Burn();
+        }
+
+        internal void FinalCore(Span<byte> output)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
             if (output.Length < OutputLength)
                 throw new ArgumentException($"output must hold {OutputLength} bytes", nameof(output));
             _buf.AsSpan(_n).Clear();
@@ -1641,7 +1723,8 @@ public static class Skein512V13
                 for (int j = 0; j < _levels.Count; j++)
                 {
                     if (_levels[j].Count == 1) { g = _levels[j].Pend; break; }    // one value left: the root
-                    Pend(j, true);
+                    if (Pend(j, true))
+                        Push(j + 1, _levels[j].S);
                     if (j + 2 == _height) { g = _levels[j].S; break; }           // level Ym: its node is the root
                 }
             }
@@ -1649,6 +1732,32 @@ public static class Skein512V13
             _start.CopyTo(_s, 0);
             _n = 0;
             _leafUsed = 0;
+            CryptographicOperations.ZeroMemory(_buf);
+            ClearLevels();
+            _levels.Clear();
+        }
+
+        private void ClearLevels()
+        {
+            foreach (var lv in _levels)
+            {
+                CryptographicOperations.ZeroMemory(MemoryMarshal.AsBytes(lv.S.AsSpan()));
+                CryptographicOperations.ZeroMemory(MemoryMarshal.AsBytes(lv.Pend.AsSpan()));
+            }
+        }
+
+        /// <summary>Clears the key-dependent start value, the chaining value, the message
+        /// block and the tree levels; the object
+        /// cannot be used afterwards.</summary>
+        public void Dispose()
+        {
+            if (_disposed)
+                return;
+            _disposed = true;
+            CryptographicOperations.ZeroMemory(MemoryMarshal.AsBytes(_start.AsSpan()));
+            CryptographicOperations.ZeroMemory(MemoryMarshal.AsBytes(_s.AsSpan()));
+            CryptographicOperations.ZeroMemory(_buf);
+            ClearLevels();
             _levels.Clear();
         }
     }

@@ -1,7 +1,13 @@
 """verify for the C# Skein classes (``--target csharp --primitive skein``): every variant of a run
 goes into one project with ``verify/harness/SkeinHarness.cs`` (built once, offline, like
 verify/csharp.py), which then runs per variant on the Skein vector file (verify/skein_c_abi.py) under
-the default JIT and with tiered compilation off."""
+the default JIT and with tiered compilation off.
+
+No jit disasm row here (yet): the Threefish classes' row (verify/csharp.py ``WIPE_CALLS``: each public
+method calls Burn, Burn calls ZeroMemory, no call in the kernels) has no Skein counterpart, so that the
+JIT kept the Skein wipe's calls (Burn after every public entry, Ubi without a call) is checked by the
+text (tests/test_csharp.py test_csharp_skein_wipe_in_the_text_and_not_with_no_wipe) and the stack scan
+(tests/test_trust.py test_csharp_skein_wipe_leaves_no_key_word_on_the_stack), not by verify."""
 from __future__ import annotations
 
 import threading

@@ -424,13 +424,15 @@ def kernel_locals(f: dict, interleave: int) -> dict[str, int]:
     return out
 
 
-def burn_bytes(per_method) -> int:
+def burn_bytes(per_method, scratch: int = 0) -> int:
     """Bytes the C# wipe clears after a call: twice the most bytes of locals (and stackalloc
     scratch) one kernel method declares (``per_method``: kernel_locals' values), plus 1 KiB (the
     JIT's tier-0 code gives temporaries slots of their own), in 64-byte units.  Encrypt and
     Decrypt clear what their single-block kernels (Block, Packed) need, not what the 8-block
-    Vector512 kernel needs (Threefish-256 lanes: 1.2 KiB instead of 11 KiB per 32-byte block)."""
-    return (2 * max(per_method, default=0) + 1024 + 63) // 64 * 64
+    Vector512 kernel needs (Threefish-256 lanes: 1.2 KiB instead of 11 KiB per 32-byte block).
+    ``scratch``: bytes counted once (the Skein class: the stackalloc'd spans of the frames between
+    a public method and Ubi, skein_burn_parts)."""
+    return (2 * max(per_method, default=0) + scratch + 1024 + 63) // 64 * 64
 
 
 def default_class(spec, layout: str) -> str:
@@ -465,6 +467,30 @@ def skein_render(v, prog) -> dict[str, str]:
     notes = [f"Skein-{spec.bits}: UBI = Threefish-{spec.bits} keyed by the chaining value, feed-forward and "
              "tweak update fused (locals); keys fly, unroll full; HashMany: one message at a time"]
     ivs = [(bits, [f"{w:#018x}UL" for w in skein.iv_words(spec, bits)]) for bits in skein.STANDARD_OUTPUTS[spec.bits]]
+    ubi = skein_ubi(prog)
+    wipe = v.get("wipe", True)
+    if wipe:
+        notes.append("wipe: every public method clears the stack below it (Burn), stackalloc'd secrets and "
+                     "Incremental's pinned arrays are cleared (Dispose) (--no-wipe: no wipe)")
+    parts = skein_burn_parts(spec, ubi)
     ctx = dict(spec=spec, namespace=namespace, cls=cls, command=command, notes=notes, nw=spec.nw,
-               nb=spec.block_bytes, nb_log2=spec.block_bytes.bit_length() - 1, ivs=ivs, ubi=skein_ubi(prog))
+               nb=spec.block_bytes, nb_log2=spec.block_bytes.bit_length() - 1, ivs=ivs, ubi=ubi, wipe=wipe,
+               burn=burn_bytes([parts["ubi"]], parts["spans"]), burn_parts=parts)
     return {f"{cls}.cs": render_template("csharp/skein.cs.j2", **ctx)}
+
+
+def skein_stackalloc(spec) -> dict[tuple[str, str], int]:
+    """Bytes of each span templates/csharp/skein.cs.j2 stackallocs, by (method, span) (tests/test_csharp.py
+    checks this table against the rendered text)."""
+    nb, nw = spec.block_bytes, spec.nw
+    return {("UbiAll", "last"): nb, ("Start", "cfg"): 32, ("Output", "s"): 8 * (nw + 2), ("Output", "blk"): nb,
+            ("Output", "h"): nb, ("Pend", "blk"): nb, ("AppendBitsCore", "last"): 1}
+
+
+def skein_burn_parts(spec, ubi: dict) -> dict[str, int]:
+    """What the C# Skein wipe's bound adds up (templates/csharp/skein.cs.j2 Burn): ``ubi``, the bytes
+    of Ubi's locals (the chaining value and tweak words it loads, h_*, t_0, t_1, and the key,
+    tweak and state words its declarations print, from the printer's facts); ``spans``, every
+    stackalloc'd span of the methods between a public method and Ubi (skein_stackalloc)."""
+    state = 8 * (spec.nw + 2)                          # ubi.state_in: h_0.. and t_0, t_1
+    return {"ubi": state + _declared(ubi["decl"]), "spans": sum(skein_stackalloc(spec).values())}

@@ -83,10 +83,11 @@ class CSharp(Target):
             raise GenError("--primitive skein for csharp takes --layout scalar --keys fly --unroll full "
                            "--interleave 1")
         namespace = identifier(values.get("namespace") or NAMESPACE, "namespace", dotted=True)
-        cls = identifier(values.get("class") or prefix or f"Skein{spec.bits}V{spec.version.replace('.', '')}",
-                         "class name")
+        default = f"Skein{spec.bits}V{spec.version.replace('.', '')}" + ("_nowipe" if values.get("wipe") is False else "")
+        cls = identifier(values.get("class") or prefix or default, "class name")
+        wipe = (("wipe", False),) if values.get("wipe") is False else ()
         return Variant(self.name, spec, o, cls, (("layout", "scalar"), ("namespace", namespace),
-                                                 ("primitive", "skein")))
+                                                 ("primitive", "skein"), *wipe))
 
     def variants(self, which, specs):
         if which == "recommended":
