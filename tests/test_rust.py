@@ -408,4 +408,4 @@ def test_cached_rows_are_keyed_by_the_rust_toolchain():
     from threefish_gen.verify import matrix, shard
     kind = get_target("rust").checker(variant(512))
     assert kind in matrix.CHECKERS
-    assert shard.tools_of(kind, RUNS["cargo release"]) == ["cargo", "cargo-clippy", "rustc"]
+    assert shard.tools_of(RUNS["cargo release"], matrix.CHECKERS[kind].tools) == ["cargo", "cargo-clippy", "rustc"]

@@ -8,9 +8,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from threefish_gen.gen import targets as registry
+from threefish_gen.gen.asm.abi import ABIS as ABI_TABLE
+
 TEMPLATES = Path(__file__).resolve().parent.parent / "threefish_gen" / "templates"
-TARGETS = ("c", "c-simd", "nasm-x64", "nasm-x86", "csharp")
-ABIS = ("sysv", "win64", "cdecl", "ms")
+TARGETS = tuple(registry.names())     # every target of the registry: a new one needs no line here
+ABIS = (*ABI_TABLE, "ms")                # the one ABI table (gen/asm/abi.py), and ms_abi
 MACHINES = ("x86", "x86-64", "x64", "neon", "aarch64")     # machines and instruction families
 NAMES = "|".join(re.escape(n) for n in TARGETS + ABIS + MACHINES)
 

@@ -54,8 +54,8 @@ def fake(monkeypatch):
     for kind in list(matrix.VECTORS):
         monkeypatch.setitem(matrix.VECTORS, kind, skein_vectors)
     monkeypatch.setitem(matrix.VECTOR_NAMES, skein_vectors, "skein-")
-    for kind, (_, builds) in list(matrix.CHECKERS.items()):
-        monkeypatch.setitem(matrix.CHECKERS, kind, (check, builds))
+    for kind, checker in list(matrix.CHECKERS.items()):
+        monkeypatch.setitem(matrix.CHECKERS, kind, checker._replace(check=check))
     monkeypatch.setattr(matrix.ct, "check", check)
     check.ran, check.fail = ran, fail
     return check
@@ -161,12 +161,12 @@ def test_cache_reuses_unchanged_rows_only(tmp_path, fake, monkeypatch):
     assert sorted(fake.ran) == sorted(r for r in rows_of(VARIANTS) if r[0] == target.label())
     monkeypatch.setattr(sources, "sources", real)
     # one build's flags change: exactly that build's rows run again
-    builds = matrix.CHECKERS["c"][1]
+    builds = matrix.CHECKERS["c"].builds
 
     def changed(t, v):
         return tuple(dataclasses.replace(b, cflags=b.cflags + ("-DEDITED",)) if b.name == "clang -O2" else b
                      for b in builds(t, v))
-    monkeypatch.setitem(matrix.CHECKERS, "c", (matrix.CHECKERS["c"][0], changed))
+    monkeypatch.setitem(matrix.CHECKERS, "c", matrix.CHECKERS["c"]._replace(builds=changed))
     fake.ran.clear()
     run(tmp_path, "f", cache_dir=cache)
     assert fake.ran and sorted(fake.ran) == sorted(
@@ -188,18 +188,32 @@ def test_a_checker_that_raises_fails_its_row_and_the_run_goes_on(tmp_path, fake)
     """An error inside one row (a checker's bug, a render the checker did not expect) is that row's
     FAIL with the error named; every other row still runs and the run ends with its verdict."""
     bad = rows_of(VARIANTS)[2]
-    real = matrix.CHECKERS["c"][0]
+    real = matrix.CHECKERS["c"].check
 
     def raising(v, b, wd, vectors):
         if (v.label(), b.name) == bad:
             raise ValueError("planted checker error")
         return real(v, b, wd, vectors)
-    matrix.CHECKERS["c"] = (raising, matrix.CHECKERS["c"][1])     # restored by the fake's monkeypatch
+    matrix.CHECKERS["c"] = matrix.CHECKERS["c"]._replace(check=raising)     # restored by the fake's monkeypatch
     rep, js = run(tmp_path, "a")
     by_row = {(r.variant, r.build): r for r in rep.rows}
     assert by_row[bad].status == "FAIL" and "planted checker error" in by_row[bad].detail
     assert len(fake.ran) == len(rows_of(VARIANTS)) - 1
     assert rep.exit_status() == 1 and sum(r["status"] == "FAIL" for r in js["rows"]) == 1
+
+
+def test_the_tools_a_checker_or_build_declares_key_its_rows(tmp_path, monkeypatch):
+    """A row's cache key names the tools its checker's module declares (``Checker.tools`` in
+    verify/matrix.py: a new checker adds no line to verify/shard.py) and those a build declares
+    (verify/ct.py): another version of one of them is another key."""
+    from threefish_gen.verify import ct, rust
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("x\n")
+    for kind, build, tool in (("cargo", rust.RUNS[0], "rustc"), ("nasm", ct.BUILD, "wine"), ("c", ct.BUILD, "valgrind")):
+        assert tool in shard.tools_of(build, matrix.CHECKERS[kind].tools)
+        before = shard.row_key(kind, build, [], vectors, set(), matrix.CHECKERS[kind].tools)
+        monkeypatch.setitem(shard._VERSIONS, tool, "another version")
+        assert shard.row_key(kind, build, [], vectors, set(), matrix.CHECKERS[kind].tools) != before, (kind, tool)
 
 
 @pytest.mark.parametrize("isa", ["sse2", "avx2", "avx512"])

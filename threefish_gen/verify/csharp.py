@@ -84,6 +84,9 @@ NUGET_CONFIG = """<?xml version="1.0" encoding="utf-8"?>
 </configuration>
 """
 
+# tools whose version decides a row (the result cache's key, verify/shard.py row_key)
+TOOLS = ("dotnet",)
+
 
 @dataclass(frozen=True)
 class DotnetRun:

@@ -11,6 +11,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from threefish_gen.gen import reference
 from threefish_gen.gen.render import Variant, write_files
@@ -28,6 +29,8 @@ class CtBuild:
     name: str = "ct (memcheck)"
     run: bool = True
     thorough: bool = True        # valgrind: left out of `check`'s fast default (--thorough runs it)
+    # tools whose version decides the row (the result cache's key, verify/shard.py row_key)
+    tools: ClassVar[tuple] = ("valgrind", "gcc")
 
     def missing(self) -> str | None:
         if shutil.which("valgrind") is None or not MEMCHECK_H.exists():

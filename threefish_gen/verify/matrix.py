@@ -18,6 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.variant import Variant
@@ -33,18 +34,29 @@ from .junit import write_junit
 from .sources import NotGiven
 from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags, vector_file
 
-# recipe.checker -> (checker(variant, build, workdir, vectors) -> Row,
-#                    builds(target, variant) -> builds)
+
+
+class Checker(NamedTuple):
+    """A checker: ``check(variant, build, workdir, vectors) -> Row``, ``builds(target, variant) ->
+    builds``, and ``tools``, the programs whose ``--version`` decides its rows beside each build's
+    own compiler and emulator (the result cache's key, verify/shard.py ``row_key``), declared
+    by the checker's module."""
+    check: Callable
+    builds: Callable
+    tools: tuple = ()
+
+
+# recipe.checker -> its Checker
 CHECKERS: dict = {
-    "c": (check_c, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
-    "simde": (simd.check_simd, lambda target, v: simd.builds(v)),
-    "nasm": (nasm.check, lambda target, v: nasm.builds(target, v)),
-    "dotnet": (csharp.check_csharp, lambda target, v: csharp.RUNS),
-    "skein-c": (skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
-    "skein-simd": (skein_checker.check_skein, lambda target, v: C_BUILDS),
-    "skein-dotnet": (skein_csharp.check, lambda target, v: skein_csharp.RUNS),
-    "skein-nasm": (skein_checker.check_skein, lambda target, v: C_BUILDS),
-    "cargo": (rust.check, lambda target, v: rust.RUNS),
+    "c": Checker(check_c, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
+    "simde": Checker(simd.check_simd, lambda target, v: simd.builds(v)),
+    "nasm": Checker(nasm.check, lambda target, v: nasm.builds(target, v), nasm.TOOLS),
+    "dotnet": Checker(csharp.check_csharp, lambda target, v: csharp.RUNS, csharp.TOOLS),
+    "skein-c": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
+    "skein-simd": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS),
+    "skein-dotnet": Checker(skein_csharp.check, lambda target, v: skein_csharp.RUNS, skein_csharp.TOOLS),
+    "skein-nasm": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS, skein_checker.ASM_TOOLS),
+    "cargo": Checker(rust.check, lambda target, v: rust.RUNS, rust.TOOLS),
 }
 # checker -> vector_file(spec, path, count, seed) where it is not the Threefish one (runner.py).
 VECTORS: dict = {"skein-c": skein_checker.vector_file, "skein-simd": skein_checker.vector_file,
@@ -67,7 +79,7 @@ def builds_of(v: Variant):
     """The variant's builds; C-ABI Threefish code also gets the constant-time column (verify/ct.py)."""
     extra = (ct.BUILD,) if get_target(v.target).recipe.interface == "c-abi" and v.primitive == "threefish" else ()
     extra += (vprove.BUILD,) if vprove.applies(v) else ()
-    return tuple(checker_of(v)[1](get_target(v.target), v)) + extra
+    return tuple(checker_of(v).builds(get_target(v.target), v)) + extra
 
 
 def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,
@@ -133,7 +145,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                 if hit is not None:
                     return Row(**{**hit, "variant": v.label(), "build": b.name, "cached": True,
                                   "detail": hit["detail"] + " (cached)"})
-                check = ct.check if b is ct.BUILD else vprove.check if b is vprove.BUILD else checker_of(v)[0]
+                check = ct.check if b is ct.BUILD else vprove.check if b is vprove.BUILD else checker_of(v).check
                 row = check(v, b, wd, vectors)
                 if cache:
                     cache.put(key, asdict(row))
@@ -197,7 +209,7 @@ def _row_key(v: Variant, b, vectors: Path) -> str:
         win = nasm.win64_form(v) if v.get("abi", "sysv") == "sysv" else None
         if win is not None:
             texts.append(sources.sources(win))
-    return vshard.row_key(kind, b, texts, vectors, cpu_flags())
+    return vshard.row_key(kind, b, texts, vectors, cpu_flags(), CHECKERS[kind].tools)
 
 
 def merge_reports(paths: list[Path], report_path: Path | None, junit_path: Path | None = None,

@@ -36,6 +36,10 @@ from .sources import sources
 SANITIZE = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer")
 
+# tools whose version decides a row beside each build's own compiler (the result cache's key,
+# verify/shard.py row_key): the assembler, gcc that links the harness, wine for the Win64 rows
+TOOLS = ("nasm", "gcc", "wine")
+
 
 @dataclass(frozen=True)
 class NasmBuild:

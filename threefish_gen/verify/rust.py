@@ -49,6 +49,8 @@ HARNESS_RS = HERE / "harness" / "harness.rs"
 REGISTRY = Path("/usr/share/cargo/registry")
 INSTALL_CARGO = "Rust 1.66+ with cargo: apt-get install cargo, or https://rustup.rs"
 INSTALL_REGISTRY = "Debian's librust-zeroize-dev (scripts/bootstrap.sh installs it)"
+# tools whose version decides a row (the result cache's key, verify/shard.py row_key)
+TOOLS = ("cargo", "rustc", "cargo-clippy")
 BUILD_LIMIT = 900         # seconds per cargo command (times THREEFISH_GEN_TIMEOUT_SCALE)
 RUN_LIMIT = 900
 

@@ -129,10 +129,6 @@ def merge(reports: list[dict]) -> dict:
 # --------------------------------------------------------------------------- cache
 
 HERE = Path(__file__).resolve().parent
-# checker kind -> tools whose version decides its rows (beside the build's own cc/cxx/emulator)
-KIND_TOOLS = {"nasm": ("nasm", "gcc", "wine"), "skein-nasm": ("nasm", "gcc"),
-              "dotnet": ("dotnet",), "skein-dotnet": ("dotnet",), "cargo": ("cargo", "rustc", "cargo-clippy")}
-BUILD_TOOLS = {"ct (memcheck)": ("valgrind", "gcc")}
 
 
 @lru_cache(maxsize=1)
@@ -168,17 +164,20 @@ def tool_version(tool: str) -> str:
     return out
 
 
-def tools_of(kind: str, build) -> list[str]:
+def tools_of(build, checker_tools=()) -> list[str]:
+    """The tools whose version decides a row: the build's own compiler(s) and emulator, the
+    ``tools`` a build declares (verify/ct.py), and ``checker_tools``, those its checker declares
+    (verify/matrix.py ``Checker.tools``, from the checker's module)."""
     tools = [getattr(build, "cc", None), getattr(build, "cxx", None), *(getattr(build, "runner", ())[:1])]
-    tools += KIND_TOOLS.get(kind, ()) + BUILD_TOOLS.get(build.name, ())
+    tools += [*checker_tools, *getattr(build, "tools", ())]
     return sorted({t for t in tools if t})
 
 
-def row_key(kind: str, build, texts: list[dict], vectors: Path, cpu: set) -> str:
+def row_key(kind: str, build, texts: list[dict], vectors: Path, cpu: set, checker_tools=()) -> str:
     h = hashlib.sha256()
     for part in (checker_version(), kind, repr(build), json.dumps(texts, sort_keys=True),
                  hashlib.sha256(Path(vectors).read_bytes()).hexdigest(), " ".join(sorted(cpu)),
-                 *(f"{t}={tool_version(t)}" for t in tools_of(kind, build))):
+                 *(f"{t}={tool_version(t)}" for t in tools_of(build, checker_tools))):
         h.update(part.encode() + b"\0\1")
     return h.hexdigest()
 

@@ -41,6 +41,9 @@ from .sources import sources
 SKEIN_HARNESS = HERE / "harness" / "skein_harness.c"
 TREE_SETS = ((1, 1, 2), (1, 1, 3), (1, 2, 3), (2, 1, 255), (2, 2, 2), (1, 1, 255), (3, 2, 4))
 BATCH_SIZES = (0, 1, 2, 3, 5, 8, 9, 17)
+# tools whose version decides the rows of the nasm-x64 Skein renders beside the C build's own
+# compiler (the result cache's key, verify/shard.py row_key): the UBI loop is assembled first
+ASM_TOOLS = ("nasm", "gcc")
 
 
 def _hex(b: bytes) -> str:

@@ -22,6 +22,7 @@ from .proc import run as run_command
 from .runner import Row, _first_lines
 
 SKEIN_HARNESS_CS = vcs.HERE / "harness" / "SkeinHarness.cs"
+TOOLS = vcs.TOOLS          # the result cache's key (verify/shard.py row_key)
 RUNS = (vcs.DotnetRun("dotnet default"), vcs.DotnetRun("TC=0", (("DOTNET_TieredCompilation", "0"),)))
 
 _lock = threading.Lock()

@@ -364,6 +364,23 @@ def _c(ins: str, comment: str) -> str:
     return f"    {ins:<40}; {comment}"
 
 
+def lane_index_lines(lanes: int, prefix: str, block_bytes: int) -> list[str]:
+    """After the prologue of a lanes function (AVX2: 4 lanes, AVX-512: 8): the gather/scatter
+    lane offsets (the .rodata tables lane_block, lane_tweak) into their index registers
+    (YMM_INDEX, ZMM_INDEX)."""
+    if lanes not in (4, 8):
+        return []
+    ops, index = (ZMM_OPS, ZMM_INDEX) if lanes == 8 else (YMM_OPS, YMM_INDEX)
+    rows = ((index["in"], "lane_block", f"lane b reads block b: offsets b * {block_bytes}"),
+            (index["tweak"], "lane_tweak", "tweak of lane b: offsets b * 16"))
+
+    def load(ops, reg, label):
+        return "    " + ops[("mov", "rm")].format(d=reg, s=f"[rel {prefix}{label}]")
+    # one comment column for both widths: 3 spaces after the longer (AVX-512) load
+    col = len(load(ZMM_OPS, ZMM_INDEX["in"], "lane_block")) + 3
+    return [f"{load(ops, reg, label):<{col}}; {what}" for reg, label, what in rows]
+
+
 def dispatch_lines(abi: ABI, group_fn: str, scalar_fn: str, group: int, block_bytes: int) -> list[str]:
     """The body of a split variant's *_blocks (after its label): keep the arguments in the ABI's
     dispatch registers, call the group function on the n / group groups, then jump to the
@@ -469,6 +486,17 @@ def xdata_lines(label: str, frame: Frame, explain: bool = False) -> list[str]:
     return lines
 
 
+def directives(abi: ABI) -> list[str]:
+    """The file's assembler directives: the code width, RIP-relative addressing on x86-64."""
+    bits = 8 * abi.word
+    return [f"bits {bits}"] + (["default rel"] if bits == 64 else [])
+
+
+def fn_suffix(abi: ABI) -> str:
+    """The suffix of an exported function's global: typed function symbols in ELF objects."""
+    return ":function" if abi.elf else ""
+
+
 def report_line(alloc) -> str:
     s = alloc.stats
     return (f"{alloc.strategy}: registers {alloc.registers_used()}, spills {s['spills']}, "
@@ -507,7 +535,10 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
                       else xdata_lines(public, Frame.glue(isa, (), abi.wrapper_frame), explain=True))
             xdata += xdata_lines(name, frame)
         funcs.append(dict(direction=direction, part=part, name=name, frame=frame, group=group, dispatch=glue,
-                          wrapper=wrapper, prologue=frame.prologue(), epilogue=frame.epilogue(),
+                          wrapper=wrapper, prologue=frame.prologue() + lane_index_lines(
+                              isa.lanes, variant.prefix, variant.spec.block_bytes),
+                          # vector lanes (AVX2, AVX-512): clear the upper halves before returning to SSE code
+                          epilogue=(["    vzeroupper"] if isa.lanes > 1 else []) + frame.epilogue(),
                           lines=function_lines(alloc, frame, "rol" if tail else no.rotate, annotate),
                           regmap=register_map(alloc, isa.layout == "packed") if annotate != "none" else [],
                           report=report_line(alloc), lanes=isa.lanes, vreg=isa.data_class,
@@ -541,8 +572,7 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
     descsz = -(-12 // abi.word) * abi.word
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
                options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes, sp=abi.stack_pointer,
-               directives=[f"bits {bits}"] + (["default rel"] if bits == 64 else []),
-               elf=abi.elf, fn_suffix=":function" if abi.elf else "",
+               directives=directives(abi), elf=abi.elf, fn_suffix=fn_suffix(abi),
                endbr=f"endbr{bits}" if abi.elf else "",     # CET: an indirect-branch target marker (ELF)
                cpuid_save=cpuid_save, cpuid_restore=cpuid_restore,
                unwind=dict(pdata=pdata, xdata=xdata) if abi.unwind else None,
@@ -590,6 +620,8 @@ def skein_render(variant, no, allocs: dict) -> dict[str, str]:
              consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts],
              wipe=(wipe_lines(frame.size, isa.abi.stack_pointer, False) if frame.size else [])
              + clear_volatile(alloc, isa) if no.wipe else [])
-    ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), f=f,
+    ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), f=f, target=no.target,
+               directives=directives(isa.abi), fn_suffix=fn_suffix(isa.abi), sp=isa.abi.stack_pointer,
+               elf=isa.abi.elf,
                options=f"abi {no.abi}, strategy {no.strategy}, rotate {no.rotate}, schedule {no.schedule}")
     return {f"{variant.stem}.asm": annotate_text(render_template("nasm/skein.asm.j2", **ctx), no.annotate)}
