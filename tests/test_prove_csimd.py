@@ -54,6 +54,19 @@ def test_dispatcher_proves_every_path():
     assert all(": equivalent (" in line for line in rep.lines)
 
 
+def test_dispatcher_proves_its_single_block_paths():
+    """Threefish-512's dispatcher has a single-block CPU table (Intel's AVX-512 packed kernel):
+    encrypt/decrypt switch between it and the scalar kernel; both paths are proved."""
+    v = targets.get("c-simd").dispatcher(get_spec("1.3", 512))
+    rep = prove(v, _source(v))
+    assert not rep.failed, "\n".join(rep.lines)
+    for d in ("encrypt", "decrypt"):
+        for path in ("avx512_packed", "scalar"):
+            assert any(line.startswith(f"{v.prefix}{d} [path {v.prefix}{path}_{d}]: equivalent")
+                       for line in rep.lines), rep.lines
+    assert all(": equivalent (" in line for line in rep.lines)
+
+
 LANES = _pick("sse2", "lanes", "_fly_full")
 
 

@@ -21,6 +21,7 @@ from threefish_gen.gen.render import render_variant  # noqa: E402
 from threefish_gen.gen.spec import Spec  # noqa: E402
 from threefish_gen.gen.targets.c_simd import TARGET as SIMD  # noqa: E402
 from threefish_gen.gen.threefish import Options  # noqa: E402
+from threefish_gen.verify import runner, simd  # noqa: E402
 from threefish_gen.verify.cpu import cpu_flags  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -316,3 +317,132 @@ def test_dispatcher_table_intel_takes_its_row_where_the_cpu_allows_it(dispatcher
     else:
         assert bulk.startswith("avx2 lanes fly/full/i2 (default rule"), bulk
     assert (small, got) == ("scalar", want)
+
+
+# --------------------------------------------------------------------------- the single-block CPU table
+
+INTEL_8F = '"GenuineIntel",6,0x8f'    # Sapphire Rapids: the same row
+
+
+def test_single_block_table_rows():
+    """The single-block table: each profile's chained winner whose layout is packed (x86), the
+    one-block kernel of that ISA (gen/cpu_rules.py): Sapphire/Emerald Rapids Threefish-512 and
+    -1024 (AVX-512), Zen 4 Threefish-1024 (AVX2); lanes/hybrid chained winners add nothing."""
+    p = Options("fly", "full", 1)
+    got = {bits: [(r.name, v.get("isa"), v.get("layout"), v.options) for r, v in SIMD.single_rule_paths(Spec("1.3", bits))]
+           for bits in (256, 512, 1024)}
+    assert got == {256: [], 512: [("intel-spr-emr", "avx512", "packed", p)],
+                   1024: [("intel-spr-emr", "avx512", "packed", p), ("zen4", "avx2", "packed", p)]}
+    for bits in (512, 1024):
+        for model in (0x8F, 0xCF):
+            r = cpu_rules.rule_for("c-simd", bits, "GenuineIntel", 6, model, "chained")
+            assert r is not None and r.name == "intel-spr-emr" and dict(r.values) == {"isa": "avx512", "layout": "packed"}
+        for model in (0x55, 0x6A, 0x97, 0xAD, 0x8E):
+            assert cpu_rules.rule_for("c-simd", bits, "GenuineIntel", 6, model, "chained") is None
+    # the packed paths are among the dispatcher's (describe makes their programs), once each
+    subs = SIMD.subs(SIMD.dispatcher(Spec("1.3", 1024)))
+    assert [s.get("isa") for s in subs if s.get("layout") == "packed"] == ["avx512", "avx2"]
+
+
+def test_dispatchers_without_a_single_row_have_no_single_path():
+    """Threefish-256 (no packed chained winner): single blocks scalar, as before (no single_path)."""
+    files = render_variant(SIMD.dispatcher(Spec("1.3", 256)))
+    assert not any("single_path" in text or "_packed_encrypt" in text for text in files.values())
+
+
+SINGLE_MAIN = """#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include "{stem}.h"
+int main(void)
+{{
+    static uint8_t key[128], tw[16 * 3], in[128 * 3], out[128 * 3], back[128 * 3];
+    size_t i;
+    for (i = 0; i < sizeof key; i++) key[i] = (uint8_t)(5 * i + 3);
+    for (i = 0; i < sizeof tw; i++) tw[i] = (uint8_t)(11 * i + 1);
+    for (i = 0; i < sizeof in; i++) in[i] = (uint8_t)(i * i + 7);
+    for (i = 0; i < 3; i++) {{
+        {p}encrypt(key, tw + 16 * i, in + 128 * i, out + 128 * i);
+        {p}decrypt(key, tw + 16 * i, out + 128 * i, back + 128 * i);
+    }}
+    printf("%s\\n", {p}single_path());
+    for (i = 0; i < sizeof out; i++) printf("%02x", out[i]);
+    printf("\\n%d\\n", memcmp(in, back, sizeof in) == 0);
+    return 0;
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def single_exes(tmp_path_factory):
+    """The Threefish-1024 dispatcher (both single-block rows) built per fake CPU (gcc -O0)."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    tmp = tmp_path_factory.mktemp("single")
+    spec = Spec("1.3", 1024)
+    v = SIMD.dispatcher(spec)
+    for name, text in render_variant(v).items():
+        (tmp / name).write_text(text)
+    (tmp / "main.c").write_text(SINGLE_MAIN.format(stem=v.stem, p=v.prefix))
+    exes = {}
+    for label, fake in (("intel", INTEL), ("intel8f", INTEL_8F), ("other", OTHER), ("zen4", ZEN4), ("zen3", ZEN3)):
+        exes[label] = tmp / f"s_{label}"
+        subprocess.run(["gcc", "-O0", "-Wall", "-Wextra", "-Werror", f"-DTHREEFISH_GEN_FAKE_CPUID={fake}", f"-I{tmp}",
+                        str(tmp / "main.c"), str(tmp / f"{v.stem}.c"), "-o", str(exes[label])], check=True)
+    key = bytes((5 * i + 3) & 0xff for i in range(128))
+    tw = bytes((11 * i + 1) & 0xff for i in range(48))
+    data = bytes((i * i + 7) & 0xff for i in range(384))
+    want = b"".join(reference.encrypt(spec, key, tw[16 * i:16 * i + 16], data[128 * i:128 * i + 128])
+                    for i in range(3)).hex()
+    return exes, want
+
+
+def _single(exe, isa=None):
+    env = dict(os.environ)
+    env.pop("THREEFISH_GEN_ISA", None)
+    if isa:
+        env["THREEFISH_GEN_ISA"] = isa
+    return subprocess.run([str(exe)], env=env, capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+INTEL_SINGLE = "avx512 packed fly/full/i1 (cpu rule intel-spr-emr: GenuineIntel family 0x06 models 0x8f,0xcf)"
+ZEN4_SINGLE = "avx2 packed fly/full/i1 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)"
+
+
+def test_single_blocks_take_the_row_of_the_cpu(single_exes):
+    """Single-block calls take the packed kernel of the row matching the (fake) CPU where the CPU
+    has its ISA and THREEFISH_GEN_ISA allows it; else, and on CPUs without a row, scalar.  Every
+    path computes Threefish-1024 (reference) and decrypts back."""
+    exes, want = single_exes
+    avx512 = {"avx512f", "avx512vl"} <= cpu_flags()
+    avx2 = "avx2" in cpu_flags()
+    for label, path in (("intel", INTEL_SINGLE if avx512 else "scalar"), ("intel8f", INTEL_SINGLE if avx512 else "scalar"),
+                        ("zen4", ZEN4_SINGLE if avx2 else "scalar"), ("other", "scalar"), ("zen3", "scalar")):
+        assert _single(exes[label]) == [path, want, "1"], label
+    assert _single(exes["intel"], "avx2") == ["scalar", want, "1"]       # the cap: AVX-512 not allowed
+    assert _single(exes["zen4"], "avx") == ["scalar", want, "1"]
+    assert _single(exes["zen4"], "scalar") == ["scalar", want, "1"]
+    if avx2:
+        assert _single(exes["zen4"], "avx2")[0] == ZEN4_SINGLE
+
+
+@pytest.mark.skipif(not simd.simde_available(), reason="SIMDe (libsimde-dev) not installed")
+@pytest.mark.skipif(shutil.which("clang") is None or shutil.which("gcc") is None, reason="gcc and clang needed")
+@pytest.mark.parametrize("fake,path", [(INTEL, "avx512"), (ZEN4, "avx2")], ids=["intel-avx512-simde", "zen4-avx2"])
+def test_single_block_packed_paths_pass_the_harness(tmp_path, fake, path):
+    """The verify harness (known-answer and reference vectors: encrypt, decrypt, *_blocks) on the
+    Threefish-1024 dispatcher built for a fake CPU whose row takes a packed single-block kernel:
+    Zen 4's AVX2 one natively where the CPU has AVX2, Intel's AVX-512 one under SIMDe (emulated;
+    SIMDe builds report every level, and the fake cpuid picks the row)."""
+    spec = Spec("1.3", 1024)
+    v = SIMD.dispatcher(spec)
+    vectors = runner.vector_file(spec, tmp_path / "v.txt", 4, seed=7)
+    emulated = path == "avx512" and not {"avx512f", "avx512vl"} <= cpu_flags()
+    if path == "avx2" and "avx2" not in cpu_flags():
+        pytest.skip("CPU lacks avx2")
+    build = simd.SIMD_BUILDS[4] if emulated else simd.SIMD_BUILDS[0]
+    cflags, libs, _ = simd.emulated_flags(build) if emulated else (list(build.cflags), [], "")
+    exe, why = runner.build_harness(v, build, tmp_path, cflags + [f"-DTHREEFISH_GEN_FAKE_CPUID={fake}"], libs)
+    assert exe is not None, why
+    ok, out, checks = runner.run_harness([str(exe), str(vectors)], tmp_path)
+    assert ok and checks > 100, out

@@ -3,7 +3,7 @@
  *   threefish-gen render --target c-simd --size 1024 --constants 1.2 --keys fly --unroll full --interleave 1 --isa auto --prefix tf1024_v12_csimd_auto_fly_full_
  * Threefish-1024, Skein v1.2 constants (C240 = 0x5555555555555555),
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
- * runtime dispatcher: single blocks -> scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
+ * runtime dispatcher: single blocks -> the packed kernel of the single-block CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed, else scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
  * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path); dispatch_path(n) names the path and the rule that chose it
  * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
  * path avx512: c-simd avx512 lanes 1024 v1.2 fly/full/i1 (n >= 8; default)
@@ -13,6 +13,8 @@
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i1
  * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i1
  * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i1
+ * single-block CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; chained winner): avx512 packed fly/full/i1; single_path() names the path encrypt/decrypt take
+ * single-block CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; chained winner): avx2 packed fly/full/i1; single_path() names the path encrypt/decrypt take
  */
 #define TF1024_V12_CSIMD_AUTO_FLY_FULL_IMPLEMENTATION /* this file defines the functions: no argument-check macros (the header) */
 #include "tf1024_v12_csimd_auto_fly_full.h"
@@ -166,8 +168,8 @@ static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
 }
 #endif
 
-static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_encrypt_work(const uint8_t key[128], const uint8_t tweak[16],
-                                                                                                const uint8_t in[128], uint8_t out[128])
+static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_scalar_encrypt_work(const uint8_t key[128], const uint8_t tweak[16],
+                                                                                                       const uint8_t in[128], uint8_t out[128])
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
@@ -2668,10 +2670,10 @@ static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_fu
     }
 }
 
-void tf1024_v12_csimd_auto_fly_full_encrypt(const uint8_t key[128], const uint8_t tweak[16],
-                                            const uint8_t in[128], uint8_t out[128])
+static void tf1024_v12_csimd_auto_fly_full_scalar_encrypt(const uint8_t key[128], const uint8_t tweak[16],
+                                                          const uint8_t in[128], uint8_t out[128])
 {
-    tf1024_v12_csimd_auto_fly_full_encrypt_work(key, tweak, in, out);
+    tf1024_v12_csimd_auto_fly_full_scalar_encrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
     tf1024_v12_csimd_auto_fly_full_burn(832);
 #elif defined(__GNUC__) || defined(__clang__)
@@ -2682,8 +2684,8 @@ void tf1024_v12_csimd_auto_fly_full_encrypt(const uint8_t key[128], const uint8_
 #endif
 }
 
-static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_decrypt_work(const uint8_t key[128], const uint8_t tweak[16],
-                                                                                                const uint8_t in[128], uint8_t out[128])
+static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_scalar_decrypt_work(const uint8_t key[128], const uint8_t tweak[16],
+                                                                                                       const uint8_t in[128], uint8_t out[128])
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
@@ -5184,10 +5186,10 @@ static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_fu
     }
 }
 
-void tf1024_v12_csimd_auto_fly_full_decrypt(const uint8_t key[128], const uint8_t tweak[16],
-                                            const uint8_t in[128], uint8_t out[128])
+static void tf1024_v12_csimd_auto_fly_full_scalar_decrypt(const uint8_t key[128], const uint8_t tweak[16],
+                                                          const uint8_t in[128], uint8_t out[128])
 {
-    tf1024_v12_csimd_auto_fly_full_decrypt_work(key, tweak, in, out);
+    tf1024_v12_csimd_auto_fly_full_scalar_decrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
     tf1024_v12_csimd_auto_fly_full_burn(832);
 #elif defined(__GNUC__) || defined(__clang__)
@@ -12884,7 +12886,7 @@ static void tf1024_v12_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 128, out += 128) {
-        tf1024_v12_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+        tf1024_v12_csimd_auto_fly_full_scalar_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -15554,7 +15556,7 @@ static void tf1024_v12_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 128, out += 128) {
-        tf1024_v12_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+        tf1024_v12_csimd_auto_fly_full_scalar_decrypt(key, tweaks, in, out);
     }
 }
 
@@ -18215,7 +18217,7 @@ static void tf1024_v12_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 128, out += 128) {
-        tf1024_v12_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+        tf1024_v12_csimd_auto_fly_full_scalar_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -20854,7 +20856,7 @@ static void tf1024_v12_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 128, out += 128) {
-        tf1024_v12_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+        tf1024_v12_csimd_auto_fly_full_scalar_decrypt(key, tweaks, in, out);
     }
 }
 
@@ -23485,7 +23487,7 @@ static void tf1024_v12_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 128, out += 128) {
-        tf1024_v12_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+        tf1024_v12_csimd_auto_fly_full_scalar_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -26102,9 +26104,3813 @@ static void tf1024_v12_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 128, out += 128) {
-        tf1024_v12_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+        tf1024_v12_csimd_auto_fly_full_scalar_decrypt(key, tweaks, in, out);
     }
 }
+
+#endif
+
+#if defined(THREEFISH_GEN_X86)
+
+/* ---- avx512: compiled for target "avx512f,avx512vl"; called only where the CPU has it */
+#if !defined(THREEFISH_GEN_SIMDE)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512vl"))), apply_to = function)
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl")
+#endif
+#endif
+
+static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_avx512_packed_encrypt_work(const uint8_t key[128], const uint8_t tweak[16],
+                                                                                                              const uint8_t in[128], uint8_t out[128])
+{
+    uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
+    uint64_t k10, k11, k12, k13, k14, k15, k16;
+    uint64_t t0, t1, t2;
+    __m512i A0, B0;
+    const __m512i rc_13_51_4_33_17_59_41_34 = _mm512_set_epi64(34, 41, 59, 17, 33, 4, 51, 13);
+    const __m512i rc_23_37_31_20_52_48_35_9 = _mm512_set_epi64(9, 35, 48, 52, 20, 31, 37, 23);
+    const __m512i rc_24_13_8_47_8_17_22_37 = _mm512_set_epi64(37, 22, 17, 8, 47, 8, 13, 24);
+    const __m512i rc_41_53_42_4_16_56_34_51 = _mm512_set_epi64(51, 34, 56, 16, 4, 42, 53, 41);
+    const __m512i rc_41_9_37_31_12_47_44_30 = _mm512_set_epi64(30, 44, 47, 12, 31, 37, 9, 41);
+    const __m512i rc_46_47_44_31_25_44_42_19 = _mm512_set_epi64(19, 42, 44, 25, 31, 44, 47, 46);
+    const __m512i rc_47_16_28_25_41_20_48_5 = _mm512_set_epi64(5, 48, 20, 41, 25, 28, 16, 47);
+    const __m512i rc_52_18_23_49_38_10_19_55 = _mm512_set_epi64(55, 19, 10, 38, 49, 23, 18, 52);
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf1024_v12_csimd_auto_fly_full_load64(key);
+    k1 = tf1024_v12_csimd_auto_fly_full_load64(key + 8);
+    k2 = tf1024_v12_csimd_auto_fly_full_load64(key + 16);
+    k3 = tf1024_v12_csimd_auto_fly_full_load64(key + 24);
+    k4 = tf1024_v12_csimd_auto_fly_full_load64(key + 32);
+    k5 = tf1024_v12_csimd_auto_fly_full_load64(key + 40);
+    k6 = tf1024_v12_csimd_auto_fly_full_load64(key + 48);
+    k7 = tf1024_v12_csimd_auto_fly_full_load64(key + 56);
+    k8 = tf1024_v12_csimd_auto_fly_full_load64(key + 64);
+    k9 = tf1024_v12_csimd_auto_fly_full_load64(key + 72);
+    k10 = tf1024_v12_csimd_auto_fly_full_load64(key + 80);
+    k11 = tf1024_v12_csimd_auto_fly_full_load64(key + 88);
+    k12 = tf1024_v12_csimd_auto_fly_full_load64(key + 96);
+    k13 = tf1024_v12_csimd_auto_fly_full_load64(key + 104);
+    k14 = tf1024_v12_csimd_auto_fly_full_load64(key + 112);
+    k15 = tf1024_v12_csimd_auto_fly_full_load64(key + 120);
+    k16 = UINT64_C(0x5555555555555555);
+    k16 ^= k0;
+    k16 ^= k1;
+    k16 ^= k2;
+    k16 ^= k3;
+    k16 ^= k4;
+    k16 ^= k5;
+    k16 ^= k6;
+    k16 ^= k7;
+    k16 ^= k8;
+    k16 ^= k9;
+    k16 ^= k10;
+    k16 ^= k11;
+    k16 ^= k12;
+    k16 ^= k13;
+    k16 ^= k14;
+    k16 ^= k15;
+    t0 = tf1024_v12_csimd_auto_fly_full_load64(tweak);
+    t1 = tf1024_v12_csimd_auto_fly_full_load64(tweak + 8);
+    t2 = t0;
+    t2 ^= t1;
+    /* load: A lanes = even words, B lanes = odd words */
+    {
+        const __m512i r0 = _mm512_loadu_si512((const void *)(in + 0));
+        const __m512i r1 = _mm512_loadu_si512((const void *)(in + 64));
+        A0 = _mm512_permutex2var_epi64(r0, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), r1);
+        B0 = _mm512_permutex2var_epi64(r0, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), r1);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k14 + t1), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k15), (long long)(k13 + t0), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    /* round, rotation row 0 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_24_13_8_47_8_17_22_37), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_52_18_23_49_38_10_19_55), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_13_51_4_33_17_59_41_34), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_47_16_28_25_41_20_48_5), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k15 + t2), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k16 + UINT64_C(1)), (long long)(k14 + t1), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    /* round, rotation row 4 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_9_37_31_12_47_44_30), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_53_42_4_16_56_34_51), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_46_47_44_31_25_44_42_19), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_23_37_31_20_52_48_35_9), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k16 + t0), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k0 + UINT64_C(2)), (long long)(k15 + t2), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    /* round, rotation row 0 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_24_13_8_47_8_17_22_37), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_52_18_23_49_38_10_19_55), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_13_51_4_33_17_59_41_34), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_47_16_28_25_41_20_48_5), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k0 + t1), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k1 + UINT64_C(3)), (long long)(k16 + t0), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    /* round, rotation row 4 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_9_37_31_12_47_44_30), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_53_42_4_16_56_34_51), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_46_47_44_31_25_44_42_19), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_23_37_31_20_52_48_35_9), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k1 + t2), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k2 + UINT64_C(4)), (long long)(k0 + t1), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5)));
+    /* round, rotation row 0 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_24_13_8_47_8_17_22_37), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_52_18_23_49_38_10_19_55), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_13_51_4_33_17_59_41_34), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_47_16_28_25_41_20_48_5), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k2 + t0), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k3 + UINT64_C(5)), (long long)(k1 + t2), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6)));
+    /* round, rotation row 4 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_9_37_31_12_47_44_30), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_53_42_4_16_56_34_51), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_46_47_44_31_25_44_42_19), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_23_37_31_20_52_48_35_9), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k3 + t1), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k4 + UINT64_C(6)), (long long)(k2 + t0), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7)));
+    /* round, rotation row 0 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_24_13_8_47_8_17_22_37), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_52_18_23_49_38_10_19_55), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_13_51_4_33_17_59_41_34), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_47_16_28_25_41_20_48_5), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k4 + t2), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k5 + UINT64_C(7)), (long long)(k3 + t1), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8)));
+    /* round, rotation row 4 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_9_37_31_12_47_44_30), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_53_42_4_16_56_34_51), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_46_47_44_31_25_44_42_19), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_23_37_31_20_52_48_35_9), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k5 + t0), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k6 + UINT64_C(8)), (long long)(k4 + t2), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9)));
+    /* round, rotation row 0 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_24_13_8_47_8_17_22_37), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_52_18_23_49_38_10_19_55), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_13_51_4_33_17_59_41_34), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_47_16_28_25_41_20_48_5), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k7 + UINT64_C(9)), (long long)(k5 + t0), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10)));
+    /* round, rotation row 4 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_9_37_31_12_47_44_30), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_53_42_4_16_56_34_51), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_46_47_44_31_25_44_42_19), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_23_37_31_20_52_48_35_9), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k7 + t2), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k8 + UINT64_C(10)), (long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11)));
+    /* round, rotation row 0 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_24_13_8_47_8_17_22_37), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_52_18_23_49_38_10_19_55), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_13_51_4_33_17_59_41_34), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_47_16_28_25_41_20_48_5), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k8 + t0), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k9 + UINT64_C(11)), (long long)(k7 + t2), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12)));
+    /* round, rotation row 4 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_9_37_31_12_47_44_30), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_53_42_4_16_56_34_51), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_46_47_44_31_25_44_42_19), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_23_37_31_20_52_48_35_9), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k9 + t1), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k10 + UINT64_C(12)), (long long)(k8 + t0), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13)));
+    /* round, rotation row 0 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_24_13_8_47_8_17_22_37), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_52_18_23_49_38_10_19_55), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_13_51_4_33_17_59_41_34), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_47_16_28_25_41_20_48_5), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k10 + t2), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k11 + UINT64_C(13)), (long long)(k9 + t1), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14)));
+    /* round, rotation row 4 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_9_37_31_12_47_44_30), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_53_42_4_16_56_34_51), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_46_47_44_31_25_44_42_19), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_23_37_31_20_52_48_35_9), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k11 + t0), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k12 + UINT64_C(14)), (long long)(k10 + t2), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15)));
+    /* round, rotation row 0 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_24_13_8_47_8_17_22_37), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_52_18_23_49_38_10_19_55), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_13_51_4_33_17_59_41_34), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_47_16_28_25_41_20_48_5), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k12 + t1), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k13 + UINT64_C(15)), (long long)(k11 + t0), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16)));
+    /* round, rotation row 4 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_9_37_31_12_47_44_30), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_53_42_4_16_56_34_51), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_46_47_44_31_25_44_42_19), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_23_37_31_20_52_48_35_9), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k13 + t2), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k14 + UINT64_C(16)), (long long)(k12 + t1), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    /* round, rotation row 0 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_24_13_8_47_8_17_22_37), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_52_18_23_49_38_10_19_55), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_13_51_4_33_17_59_41_34), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_47_16_28_25_41_20_48_5), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k14 + t0), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k15 + UINT64_C(17)), (long long)(k13 + t2), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    /* round, rotation row 4 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_9_37_31_12_47_44_30), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_53_42_4_16_56_34_51), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_46_47_44_31_25_44_42_19), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_23_37_31_20_52_48_35_9), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k15 + t1), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k16 + UINT64_C(18)), (long long)(k14 + t0), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    /* round, rotation row 0 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_24_13_8_47_8_17_22_37), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_52_18_23_49_38_10_19_55), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_13_51_4_33_17_59_41_34), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_47_16_28_25_41_20_48_5), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k16 + t2), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k0 + UINT64_C(19)), (long long)(k15 + t1), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    /* round, rotation row 4 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_9_37_31_12_47_44_30), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oA0);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_41_53_42_4_16_56_34_51), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oA0);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_46_47_44_31_25_44_42_19), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oA0);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm512_add_epi64(A0, B0);
+    B0 = _mm512_xor_si512(_mm512_rolv_epi64(B0, rc_23_37_31_20_52_48_35_9), A0);
+    {
+        const __m512i oA0 = A0;
+        A0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oA0);
+    }
+    A0 = _mm512_add_epi64(A0, _mm512_set_epi64((long long)(k0 + t0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B0 = _mm512_add_epi64(B0, _mm512_set_epi64((long long)(k1 + UINT64_C(20)), (long long)(k16 + t2), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    /* store */
+    _mm512_storeu_si512((void *)(out + 0), _mm512_permutex2var_epi64(A0, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), B0));
+    _mm512_storeu_si512((void *)(out + 64), _mm512_permutex2var_epi64(A0, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), B0));
+}
+
+static void tf1024_v12_csimd_auto_fly_full_avx512_packed_encrypt(const uint8_t key[128], const uint8_t tweak[16],
+                                                                 const uint8_t in[128], uint8_t out[128])
+{
+    tf1024_v12_csimd_auto_fly_full_avx512_packed_encrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf1024_v12_csimd_auto_fly_full_burn(2112);
+#elif defined(__clang__)
+    tf1024_v12_csimd_auto_fly_full_burn(268800); /* clang -O0 */
+    tf1024_v12_csimd_auto_fly_full_burn_top();
+#elif defined(__GNUC__)
+    tf1024_v12_csimd_auto_fly_full_burn(149568); /* gcc -O0 */
+    tf1024_v12_csimd_auto_fly_full_burn_top();
+#else
+    tf1024_v12_csimd_auto_fly_full_burn(268800); /* no __OPTIMIZE__ */
+#endif
+}
+
+static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_avx512_packed_decrypt_work(const uint8_t key[128], const uint8_t tweak[16],
+                                                                                                              const uint8_t in[128], uint8_t out[128])
+{
+    uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
+    uint64_t k10, k11, k12, k13, k14, k15, k16;
+    uint64_t t0, t1, t2;
+    __m512i A0, B0;
+    const __m512i rc_23_55_27_33_52_17_20_34 = _mm512_set_epi64(34, 20, 17, 52, 33, 27, 55, 23);
+    const __m512i rc_26_45_9_54_12_15_46_41 = _mm512_set_epi64(41, 46, 15, 12, 54, 9, 45, 26);
+    const __m512i rc_31_60_13_51_5_47_30_23 = _mm512_set_epi64(23, 30, 47, 5, 51, 13, 60, 31);
+    const __m512i rc_33_20_17_18_20_39_45_22 = _mm512_set_epi64(22, 45, 39, 20, 18, 17, 20, 33);
+    const __m512i rc_40_51_56_17_56_47_42_27 = _mm512_set_epi64(27, 42, 47, 56, 17, 56, 51, 40);
+    const __m512i rc_48_30_13_8_23_60_11_22 = _mm512_set_epi64(22, 11, 60, 23, 8, 13, 30, 48);
+    const __m512i rc_55_16_12_29_33_27_44_41 = _mm512_set_epi64(41, 44, 27, 33, 29, 12, 16, 55);
+    const __m512i rc_59_44_23_16_36_48_39_17 = _mm512_set_epi64(17, 39, 48, 36, 16, 23, 44, 59);
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf1024_v12_csimd_auto_fly_full_load64(key);
+    k1 = tf1024_v12_csimd_auto_fly_full_load64(key + 8);
+    k2 = tf1024_v12_csimd_auto_fly_full_load64(key + 16);
+    k3 = tf1024_v12_csimd_auto_fly_full_load64(key + 24);
+    k4 = tf1024_v12_csimd_auto_fly_full_load64(key + 32);
+    k5 = tf1024_v12_csimd_auto_fly_full_load64(key + 40);
+    k6 = tf1024_v12_csimd_auto_fly_full_load64(key + 48);
+    k7 = tf1024_v12_csimd_auto_fly_full_load64(key + 56);
+    k8 = tf1024_v12_csimd_auto_fly_full_load64(key + 64);
+    k9 = tf1024_v12_csimd_auto_fly_full_load64(key + 72);
+    k10 = tf1024_v12_csimd_auto_fly_full_load64(key + 80);
+    k11 = tf1024_v12_csimd_auto_fly_full_load64(key + 88);
+    k12 = tf1024_v12_csimd_auto_fly_full_load64(key + 96);
+    k13 = tf1024_v12_csimd_auto_fly_full_load64(key + 104);
+    k14 = tf1024_v12_csimd_auto_fly_full_load64(key + 112);
+    k15 = tf1024_v12_csimd_auto_fly_full_load64(key + 120);
+    k16 = UINT64_C(0x5555555555555555);
+    k16 ^= k0;
+    k16 ^= k1;
+    k16 ^= k2;
+    k16 ^= k3;
+    k16 ^= k4;
+    k16 ^= k5;
+    k16 ^= k6;
+    k16 ^= k7;
+    k16 ^= k8;
+    k16 ^= k9;
+    k16 ^= k10;
+    k16 ^= k11;
+    k16 ^= k12;
+    k16 ^= k13;
+    k16 ^= k14;
+    k16 ^= k15;
+    t0 = tf1024_v12_csimd_auto_fly_full_load64(tweak);
+    t1 = tf1024_v12_csimd_auto_fly_full_load64(tweak + 8);
+    t2 = t0;
+    t2 ^= t1;
+    /* load: A lanes = even words, B lanes = odd words */
+    {
+        const __m512i r0 = _mm512_loadu_si512((const void *)(in + 0));
+        const __m512i r1 = _mm512_loadu_si512((const void *)(in + 64));
+        A0 = _mm512_permutex2var_epi64(r0, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), r1);
+        B0 = _mm512_permutex2var_epi64(r0, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), r1);
+    }
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k0 + t0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k1 + UINT64_C(20)), (long long)(k16 + t2), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_55_16_12_29_33_27_44_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_33_20_17_18_20_39_45_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_48_30_13_8_23_60_11_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_23_55_27_33_52_17_20_34);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k16 + t2), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k0 + UINT64_C(19)), (long long)(k15 + t1), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_59_44_23_16_36_48_39_17);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_31_60_13_51_5_47_30_23);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_26_45_9_54_12_15_46_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_40_51_56_17_56_47_42_27);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k15 + t1), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k16 + UINT64_C(18)), (long long)(k14 + t0), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_55_16_12_29_33_27_44_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_33_20_17_18_20_39_45_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_48_30_13_8_23_60_11_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_23_55_27_33_52_17_20_34);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k14 + t0), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k15 + UINT64_C(17)), (long long)(k13 + t2), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_59_44_23_16_36_48_39_17);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_31_60_13_51_5_47_30_23);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_26_45_9_54_12_15_46_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_40_51_56_17_56_47_42_27);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k13 + t2), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k14 + UINT64_C(16)), (long long)(k12 + t1), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_55_16_12_29_33_27_44_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_33_20_17_18_20_39_45_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_48_30_13_8_23_60_11_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_23_55_27_33_52_17_20_34);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k12 + t1), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k13 + UINT64_C(15)), (long long)(k11 + t0), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_59_44_23_16_36_48_39_17);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_31_60_13_51_5_47_30_23);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_26_45_9_54_12_15_46_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_40_51_56_17_56_47_42_27);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k11 + t0), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k12 + UINT64_C(14)), (long long)(k10 + t2), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_55_16_12_29_33_27_44_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_33_20_17_18_20_39_45_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_48_30_13_8_23_60_11_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_23_55_27_33_52_17_20_34);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k10 + t2), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k11 + UINT64_C(13)), (long long)(k9 + t1), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_59_44_23_16_36_48_39_17);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_31_60_13_51_5_47_30_23);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_26_45_9_54_12_15_46_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_40_51_56_17_56_47_42_27);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k9 + t1), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k10 + UINT64_C(12)), (long long)(k8 + t0), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_55_16_12_29_33_27_44_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_33_20_17_18_20_39_45_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_48_30_13_8_23_60_11_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_23_55_27_33_52_17_20_34);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k8 + t0), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k9 + UINT64_C(11)), (long long)(k7 + t2), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_59_44_23_16_36_48_39_17);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_31_60_13_51_5_47_30_23);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_26_45_9_54_12_15_46_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_40_51_56_17_56_47_42_27);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k7 + t2), (long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k8 + UINT64_C(10)), (long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_55_16_12_29_33_27_44_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_33_20_17_18_20_39_45_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_48_30_13_8_23_60_11_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_23_55_27_33_52_17_20_34);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k7 + UINT64_C(9)), (long long)(k5 + t0), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_59_44_23_16_36_48_39_17);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_31_60_13_51_5_47_30_23);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_26_45_9_54_12_15_46_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_40_51_56_17_56_47_42_27);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k5 + t0), (long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k6 + UINT64_C(8)), (long long)(k4 + t2), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_55_16_12_29_33_27_44_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_33_20_17_18_20_39_45_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_48_30_13_8_23_60_11_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_23_55_27_33_52_17_20_34);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k4 + t2), (long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k5 + UINT64_C(7)), (long long)(k3 + t1), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_59_44_23_16_36_48_39_17);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_31_60_13_51_5_47_30_23);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_26_45_9_54_12_15_46_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_40_51_56_17_56_47_42_27);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k3 + t1), (long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k4 + UINT64_C(6)), (long long)(k2 + t0), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_55_16_12_29_33_27_44_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_33_20_17_18_20_39_45_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_48_30_13_8_23_60_11_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_23_55_27_33_52_17_20_34);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k2 + t0), (long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k3 + UINT64_C(5)), (long long)(k1 + t2), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_59_44_23_16_36_48_39_17);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_31_60_13_51_5_47_30_23);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_26_45_9_54_12_15_46_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_40_51_56_17_56_47_42_27);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k1 + t2), (long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k2 + UINT64_C(4)), (long long)(k0 + t1), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_55_16_12_29_33_27_44_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_33_20_17_18_20_39_45_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_48_30_13_8_23_60_11_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_23_55_27_33_52_17_20_34);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k0 + t1), (long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k1 + UINT64_C(3)), (long long)(k16 + t0), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_59_44_23_16_36_48_39_17);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_31_60_13_51_5_47_30_23);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_26_45_9_54_12_15_46_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_40_51_56_17_56_47_42_27);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k16 + t0), (long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k0 + UINT64_C(2)), (long long)(k15 + t2), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_55_16_12_29_33_27_44_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_33_20_17_18_20_39_45_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_48_30_13_8_23_60_11_22);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_23_55_27_33_52_17_20_34);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k15 + t2), (long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k16 + UINT64_C(1)), (long long)(k14 + t1), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(0, 3, 1, 2, 6, 4, 5, 7), oB0);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_59_44_23_16_36_48_39_17);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 0, 2, 1, 7, 5, 4, 6), oB0);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_31_60_13_51_5_47_30_23);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(1, 2, 0, 3, 4, 6, 7, 5), oB0);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_26_45_9_54_12_15_46_41);
+    A0 = _mm512_sub_epi64(A0, B0);
+    {
+        const __m512i oB0 = B0;
+        B0 = _mm512_permutexvar_epi64(_mm512_set_epi64(2, 1, 3, 0, 5, 7, 6, 4), oB0);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm512_xor_si512(B0, A0);
+    B0 = _mm512_rolv_epi64(B0, rc_40_51_56_17_56_47_42_27);
+    A0 = _mm512_sub_epi64(A0, B0);
+    A0 = _mm512_sub_epi64(A0, _mm512_set_epi64((long long)(k14 + t1), (long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm512_sub_epi64(B0, _mm512_set_epi64((long long)(k15), (long long)(k13 + t0), (long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    /* store */
+    _mm512_storeu_si512((void *)(out + 0), _mm512_permutex2var_epi64(A0, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), B0));
+    _mm512_storeu_si512((void *)(out + 64), _mm512_permutex2var_epi64(A0, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), B0));
+}
+
+static void tf1024_v12_csimd_auto_fly_full_avx512_packed_decrypt(const uint8_t key[128], const uint8_t tweak[16],
+                                                                 const uint8_t in[128], uint8_t out[128])
+{
+    tf1024_v12_csimd_auto_fly_full_avx512_packed_decrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf1024_v12_csimd_auto_fly_full_burn(2112);
+#elif defined(__clang__)
+    tf1024_v12_csimd_auto_fly_full_burn(268800); /* clang -O0 */
+    tf1024_v12_csimd_auto_fly_full_burn_top();
+#elif defined(__GNUC__)
+    tf1024_v12_csimd_auto_fly_full_burn(149568); /* gcc -O0 */
+    tf1024_v12_csimd_auto_fly_full_burn_top();
+#else
+    tf1024_v12_csimd_auto_fly_full_burn(268800); /* no __OPTIMIZE__ */
+#endif
+}
+
+#if !defined(THREEFISH_GEN_SIMDE)
+#if defined(__clang__)
+#pragma clang attribute pop
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
+#endif
+
+#endif
+
+#if defined(THREEFISH_GEN_X86)
+
+/* ---- avx2: compiled for target "avx2"; called only where the CPU has it */
+#if !defined(THREEFISH_GEN_SIMDE)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+#endif
+
+static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_avx2_packed_encrypt_work(const uint8_t key[128], const uint8_t tweak[16],
+                                                                                                            const uint8_t in[128], uint8_t out[128])
+{
+    uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
+    uint64_t k10, k11, k12, k13, k14, k15, k16;
+    uint64_t t0, t1, t2;
+    __m256i A0, A1, B0, B1;
+    const __m256i rc_12_47_44_30 = _mm256_set_epi64x(30, 44, 47, 12);
+    const __m256i rc_13_51_4_33 = _mm256_set_epi64x(33, 4, 51, 13);
+    const __m256i rc_16_56_34_51 = _mm256_set_epi64x(51, 34, 56, 16);
+    const __m256i rc_17_59_41_34 = _mm256_set_epi64x(34, 41, 59, 17);
+    const __m256i rc_23_37_31_20 = _mm256_set_epi64x(20, 31, 37, 23);
+    const __m256i rc_24_13_8_47 = _mm256_set_epi64x(47, 8, 13, 24);
+    const __m256i rc_25_44_42_19 = _mm256_set_epi64x(19, 42, 44, 25);
+    const __m256i rc_38_10_19_55 = _mm256_set_epi64x(55, 19, 10, 38);
+    const __m256i rc_41_20_48_5 = _mm256_set_epi64x(5, 48, 20, 41);
+    const __m256i rc_41_53_42_4 = _mm256_set_epi64x(4, 42, 53, 41);
+    const __m256i rc_41_9_37_31 = _mm256_set_epi64x(31, 37, 9, 41);
+    const __m256i rc_46_47_44_31 = _mm256_set_epi64x(31, 44, 47, 46);
+    const __m256i rc_47_16_28_25 = _mm256_set_epi64x(25, 28, 16, 47);
+    const __m256i rc_52_18_23_49 = _mm256_set_epi64x(49, 23, 18, 52);
+    const __m256i rc_52_48_35_9 = _mm256_set_epi64x(9, 35, 48, 52);
+    const __m256i rc_8_17_22_37 = _mm256_set_epi64x(37, 22, 17, 8);
+    const __m256i rr_12_47_44_30 = _mm256_set_epi64x(34, 20, 17, 52);
+    const __m256i rr_13_51_4_33 = _mm256_set_epi64x(31, 60, 13, 51);
+    const __m256i rr_16_56_34_51 = _mm256_set_epi64x(13, 30, 8, 48);
+    const __m256i rr_17_59_41_34 = _mm256_set_epi64x(30, 23, 5, 47);
+    const __m256i rr_23_37_31_20 = _mm256_set_epi64x(44, 33, 27, 41);
+    const __m256i rr_24_13_8_47 = _mm256_set_epi64x(17, 56, 51, 40);
+    const __m256i rr_25_44_42_19 = _mm256_set_epi64x(45, 22, 20, 39);
+    const __m256i rr_38_10_19_55 = _mm256_set_epi64x(9, 45, 54, 26);
+    const __m256i rr_41_20_48_5 = _mm256_set_epi64x(59, 16, 44, 23);
+    const __m256i rr_41_53_42_4 = _mm256_set_epi64x(60, 22, 11, 23);
+    const __m256i rr_41_9_37_31 = _mm256_set_epi64x(33, 27, 55, 23);
+    const __m256i rr_46_47_44_31 = _mm256_set_epi64x(33, 20, 17, 18);
+    const __m256i rr_47_16_28_25 = _mm256_set_epi64x(39, 36, 48, 17);
+    const __m256i rr_52_18_23_49 = _mm256_set_epi64x(15, 41, 46, 12);
+    const __m256i rr_52_48_35_9 = _mm256_set_epi64x(55, 29, 16, 12);
+    const __m256i rr_8_17_22_37 = _mm256_set_epi64x(27, 42, 47, 56);
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf1024_v12_csimd_auto_fly_full_load64(key);
+    k1 = tf1024_v12_csimd_auto_fly_full_load64(key + 8);
+    k2 = tf1024_v12_csimd_auto_fly_full_load64(key + 16);
+    k3 = tf1024_v12_csimd_auto_fly_full_load64(key + 24);
+    k4 = tf1024_v12_csimd_auto_fly_full_load64(key + 32);
+    k5 = tf1024_v12_csimd_auto_fly_full_load64(key + 40);
+    k6 = tf1024_v12_csimd_auto_fly_full_load64(key + 48);
+    k7 = tf1024_v12_csimd_auto_fly_full_load64(key + 56);
+    k8 = tf1024_v12_csimd_auto_fly_full_load64(key + 64);
+    k9 = tf1024_v12_csimd_auto_fly_full_load64(key + 72);
+    k10 = tf1024_v12_csimd_auto_fly_full_load64(key + 80);
+    k11 = tf1024_v12_csimd_auto_fly_full_load64(key + 88);
+    k12 = tf1024_v12_csimd_auto_fly_full_load64(key + 96);
+    k13 = tf1024_v12_csimd_auto_fly_full_load64(key + 104);
+    k14 = tf1024_v12_csimd_auto_fly_full_load64(key + 112);
+    k15 = tf1024_v12_csimd_auto_fly_full_load64(key + 120);
+    k16 = UINT64_C(0x5555555555555555);
+    k16 ^= k0;
+    k16 ^= k1;
+    k16 ^= k2;
+    k16 ^= k3;
+    k16 ^= k4;
+    k16 ^= k5;
+    k16 ^= k6;
+    k16 ^= k7;
+    k16 ^= k8;
+    k16 ^= k9;
+    k16 ^= k10;
+    k16 ^= k11;
+    k16 ^= k12;
+    k16 ^= k13;
+    k16 ^= k14;
+    k16 ^= k15;
+    t0 = tf1024_v12_csimd_auto_fly_full_load64(tweak);
+    t1 = tf1024_v12_csimd_auto_fly_full_load64(tweak + 8);
+    t2 = t0;
+    t2 ^= t1;
+    /* load: A lanes = even words, B lanes = odd words */
+    {
+        const __m256i r0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+        const __m256i r1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+        const __m256i r2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+        const __m256i r3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+        A0 = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(r0, r1), 0xd8);
+        A1 = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(r2, r3), 0xd8);
+        B0 = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(r0, r1), 0xd8);
+        B1 = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(r2, r3), 0xd8);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k14 + t1), (long long)(k12), (long long)(k10), (long long)(k8)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k15), (long long)(k13 + t0), (long long)(k11), (long long)(k9)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_24_13_8_47), _mm256_srlv_epi64(B0, rr_24_13_8_47)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_8_17_22_37), _mm256_srlv_epi64(B1, rr_8_17_22_37)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_52_18_23_49), _mm256_srlv_epi64(B0, rr_52_18_23_49)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_38_10_19_55), _mm256_srlv_epi64(B1, rr_38_10_19_55)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_13_51_4_33), _mm256_srlv_epi64(B0, rr_13_51_4_33)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_17_59_41_34), _mm256_srlv_epi64(B1, rr_17_59_41_34)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_47_16_28_25), _mm256_srlv_epi64(B0, rr_47_16_28_25)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_41_20_48_5), _mm256_srlv_epi64(B1, rr_41_20_48_5)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k15 + t2), (long long)(k13), (long long)(k11), (long long)(k9)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k16 + UINT64_C(1)), (long long)(k14 + t1), (long long)(k12), (long long)(k10)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_9_37_31), _mm256_srlv_epi64(B0, rr_41_9_37_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_47_44_30), _mm256_srlv_epi64(B1, rr_12_47_44_30)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_53_42_4), _mm256_srlv_epi64(B0, rr_41_53_42_4)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_16_56_34_51), _mm256_srlv_epi64(B1, rr_16_56_34_51)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_46_47_44_31), _mm256_srlv_epi64(B0, rr_46_47_44_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_25_44_42_19), _mm256_srlv_epi64(B1, rr_25_44_42_19)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_37_31_20), _mm256_srlv_epi64(B0, rr_23_37_31_20)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_48_35_9), _mm256_srlv_epi64(B1, rr_52_48_35_9)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k16 + t0), (long long)(k14), (long long)(k12), (long long)(k10)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k0 + UINT64_C(2)), (long long)(k15 + t2), (long long)(k13), (long long)(k11)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_24_13_8_47), _mm256_srlv_epi64(B0, rr_24_13_8_47)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_8_17_22_37), _mm256_srlv_epi64(B1, rr_8_17_22_37)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_52_18_23_49), _mm256_srlv_epi64(B0, rr_52_18_23_49)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_38_10_19_55), _mm256_srlv_epi64(B1, rr_38_10_19_55)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_13_51_4_33), _mm256_srlv_epi64(B0, rr_13_51_4_33)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_17_59_41_34), _mm256_srlv_epi64(B1, rr_17_59_41_34)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_47_16_28_25), _mm256_srlv_epi64(B0, rr_47_16_28_25)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_41_20_48_5), _mm256_srlv_epi64(B1, rr_41_20_48_5)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k0 + t1), (long long)(k15), (long long)(k13), (long long)(k11)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k1 + UINT64_C(3)), (long long)(k16 + t0), (long long)(k14), (long long)(k12)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_9_37_31), _mm256_srlv_epi64(B0, rr_41_9_37_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_47_44_30), _mm256_srlv_epi64(B1, rr_12_47_44_30)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_53_42_4), _mm256_srlv_epi64(B0, rr_41_53_42_4)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_16_56_34_51), _mm256_srlv_epi64(B1, rr_16_56_34_51)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_46_47_44_31), _mm256_srlv_epi64(B0, rr_46_47_44_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_25_44_42_19), _mm256_srlv_epi64(B1, rr_25_44_42_19)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_37_31_20), _mm256_srlv_epi64(B0, rr_23_37_31_20)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_48_35_9), _mm256_srlv_epi64(B1, rr_52_48_35_9)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k1 + t2), (long long)(k16), (long long)(k14), (long long)(k12)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k2 + UINT64_C(4)), (long long)(k0 + t1), (long long)(k15), (long long)(k13)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_24_13_8_47), _mm256_srlv_epi64(B0, rr_24_13_8_47)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_8_17_22_37), _mm256_srlv_epi64(B1, rr_8_17_22_37)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_52_18_23_49), _mm256_srlv_epi64(B0, rr_52_18_23_49)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_38_10_19_55), _mm256_srlv_epi64(B1, rr_38_10_19_55)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_13_51_4_33), _mm256_srlv_epi64(B0, rr_13_51_4_33)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_17_59_41_34), _mm256_srlv_epi64(B1, rr_17_59_41_34)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_47_16_28_25), _mm256_srlv_epi64(B0, rr_47_16_28_25)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_41_20_48_5), _mm256_srlv_epi64(B1, rr_41_20_48_5)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k2 + t0), (long long)(k0), (long long)(k15), (long long)(k13)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k3 + UINT64_C(5)), (long long)(k1 + t2), (long long)(k16), (long long)(k14)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_9_37_31), _mm256_srlv_epi64(B0, rr_41_9_37_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_47_44_30), _mm256_srlv_epi64(B1, rr_12_47_44_30)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_53_42_4), _mm256_srlv_epi64(B0, rr_41_53_42_4)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_16_56_34_51), _mm256_srlv_epi64(B1, rr_16_56_34_51)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_46_47_44_31), _mm256_srlv_epi64(B0, rr_46_47_44_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_25_44_42_19), _mm256_srlv_epi64(B1, rr_25_44_42_19)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_37_31_20), _mm256_srlv_epi64(B0, rr_23_37_31_20)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_48_35_9), _mm256_srlv_epi64(B1, rr_52_48_35_9)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k3 + t1), (long long)(k1), (long long)(k16), (long long)(k14)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k4 + UINT64_C(6)), (long long)(k2 + t0), (long long)(k0), (long long)(k15)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_24_13_8_47), _mm256_srlv_epi64(B0, rr_24_13_8_47)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_8_17_22_37), _mm256_srlv_epi64(B1, rr_8_17_22_37)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_52_18_23_49), _mm256_srlv_epi64(B0, rr_52_18_23_49)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_38_10_19_55), _mm256_srlv_epi64(B1, rr_38_10_19_55)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_13_51_4_33), _mm256_srlv_epi64(B0, rr_13_51_4_33)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_17_59_41_34), _mm256_srlv_epi64(B1, rr_17_59_41_34)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_47_16_28_25), _mm256_srlv_epi64(B0, rr_47_16_28_25)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_41_20_48_5), _mm256_srlv_epi64(B1, rr_41_20_48_5)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k4 + t2), (long long)(k2), (long long)(k0), (long long)(k15)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k5 + UINT64_C(7)), (long long)(k3 + t1), (long long)(k1), (long long)(k16)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_9_37_31), _mm256_srlv_epi64(B0, rr_41_9_37_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_47_44_30), _mm256_srlv_epi64(B1, rr_12_47_44_30)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_53_42_4), _mm256_srlv_epi64(B0, rr_41_53_42_4)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_16_56_34_51), _mm256_srlv_epi64(B1, rr_16_56_34_51)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_46_47_44_31), _mm256_srlv_epi64(B0, rr_46_47_44_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_25_44_42_19), _mm256_srlv_epi64(B1, rr_25_44_42_19)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_37_31_20), _mm256_srlv_epi64(B0, rr_23_37_31_20)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_48_35_9), _mm256_srlv_epi64(B1, rr_52_48_35_9)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k5 + t0), (long long)(k3), (long long)(k1), (long long)(k16)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k6 + UINT64_C(8)), (long long)(k4 + t2), (long long)(k2), (long long)(k0)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_24_13_8_47), _mm256_srlv_epi64(B0, rr_24_13_8_47)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_8_17_22_37), _mm256_srlv_epi64(B1, rr_8_17_22_37)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_52_18_23_49), _mm256_srlv_epi64(B0, rr_52_18_23_49)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_38_10_19_55), _mm256_srlv_epi64(B1, rr_38_10_19_55)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_13_51_4_33), _mm256_srlv_epi64(B0, rr_13_51_4_33)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_17_59_41_34), _mm256_srlv_epi64(B1, rr_17_59_41_34)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_47_16_28_25), _mm256_srlv_epi64(B0, rr_47_16_28_25)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_41_20_48_5), _mm256_srlv_epi64(B1, rr_41_20_48_5)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k7 + UINT64_C(9)), (long long)(k5 + t0), (long long)(k3), (long long)(k1)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_9_37_31), _mm256_srlv_epi64(B0, rr_41_9_37_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_47_44_30), _mm256_srlv_epi64(B1, rr_12_47_44_30)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_53_42_4), _mm256_srlv_epi64(B0, rr_41_53_42_4)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_16_56_34_51), _mm256_srlv_epi64(B1, rr_16_56_34_51)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_46_47_44_31), _mm256_srlv_epi64(B0, rr_46_47_44_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_25_44_42_19), _mm256_srlv_epi64(B1, rr_25_44_42_19)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_37_31_20), _mm256_srlv_epi64(B0, rr_23_37_31_20)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_48_35_9), _mm256_srlv_epi64(B1, rr_52_48_35_9)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k7 + t2), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k8 + UINT64_C(10)), (long long)(k6 + t1), (long long)(k4), (long long)(k2)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_24_13_8_47), _mm256_srlv_epi64(B0, rr_24_13_8_47)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_8_17_22_37), _mm256_srlv_epi64(B1, rr_8_17_22_37)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_52_18_23_49), _mm256_srlv_epi64(B0, rr_52_18_23_49)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_38_10_19_55), _mm256_srlv_epi64(B1, rr_38_10_19_55)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_13_51_4_33), _mm256_srlv_epi64(B0, rr_13_51_4_33)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_17_59_41_34), _mm256_srlv_epi64(B1, rr_17_59_41_34)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_47_16_28_25), _mm256_srlv_epi64(B0, rr_47_16_28_25)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_41_20_48_5), _mm256_srlv_epi64(B1, rr_41_20_48_5)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k8 + t0), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k9 + UINT64_C(11)), (long long)(k7 + t2), (long long)(k5), (long long)(k3)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_9_37_31), _mm256_srlv_epi64(B0, rr_41_9_37_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_47_44_30), _mm256_srlv_epi64(B1, rr_12_47_44_30)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_53_42_4), _mm256_srlv_epi64(B0, rr_41_53_42_4)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_16_56_34_51), _mm256_srlv_epi64(B1, rr_16_56_34_51)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_46_47_44_31), _mm256_srlv_epi64(B0, rr_46_47_44_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_25_44_42_19), _mm256_srlv_epi64(B1, rr_25_44_42_19)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_37_31_20), _mm256_srlv_epi64(B0, rr_23_37_31_20)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_48_35_9), _mm256_srlv_epi64(B1, rr_52_48_35_9)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k9 + t1), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k10 + UINT64_C(12)), (long long)(k8 + t0), (long long)(k6), (long long)(k4)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_24_13_8_47), _mm256_srlv_epi64(B0, rr_24_13_8_47)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_8_17_22_37), _mm256_srlv_epi64(B1, rr_8_17_22_37)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_52_18_23_49), _mm256_srlv_epi64(B0, rr_52_18_23_49)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_38_10_19_55), _mm256_srlv_epi64(B1, rr_38_10_19_55)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_13_51_4_33), _mm256_srlv_epi64(B0, rr_13_51_4_33)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_17_59_41_34), _mm256_srlv_epi64(B1, rr_17_59_41_34)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_47_16_28_25), _mm256_srlv_epi64(B0, rr_47_16_28_25)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_41_20_48_5), _mm256_srlv_epi64(B1, rr_41_20_48_5)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k10 + t2), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k11 + UINT64_C(13)), (long long)(k9 + t1), (long long)(k7), (long long)(k5)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_9_37_31), _mm256_srlv_epi64(B0, rr_41_9_37_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_47_44_30), _mm256_srlv_epi64(B1, rr_12_47_44_30)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_53_42_4), _mm256_srlv_epi64(B0, rr_41_53_42_4)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_16_56_34_51), _mm256_srlv_epi64(B1, rr_16_56_34_51)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_46_47_44_31), _mm256_srlv_epi64(B0, rr_46_47_44_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_25_44_42_19), _mm256_srlv_epi64(B1, rr_25_44_42_19)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_37_31_20), _mm256_srlv_epi64(B0, rr_23_37_31_20)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_48_35_9), _mm256_srlv_epi64(B1, rr_52_48_35_9)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k11 + t0), (long long)(k9), (long long)(k7), (long long)(k5)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k12 + UINT64_C(14)), (long long)(k10 + t2), (long long)(k8), (long long)(k6)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_24_13_8_47), _mm256_srlv_epi64(B0, rr_24_13_8_47)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_8_17_22_37), _mm256_srlv_epi64(B1, rr_8_17_22_37)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_52_18_23_49), _mm256_srlv_epi64(B0, rr_52_18_23_49)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_38_10_19_55), _mm256_srlv_epi64(B1, rr_38_10_19_55)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_13_51_4_33), _mm256_srlv_epi64(B0, rr_13_51_4_33)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_17_59_41_34), _mm256_srlv_epi64(B1, rr_17_59_41_34)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_47_16_28_25), _mm256_srlv_epi64(B0, rr_47_16_28_25)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_41_20_48_5), _mm256_srlv_epi64(B1, rr_41_20_48_5)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k12 + t1), (long long)(k10), (long long)(k8), (long long)(k6)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k13 + UINT64_C(15)), (long long)(k11 + t0), (long long)(k9), (long long)(k7)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_9_37_31), _mm256_srlv_epi64(B0, rr_41_9_37_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_47_44_30), _mm256_srlv_epi64(B1, rr_12_47_44_30)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_53_42_4), _mm256_srlv_epi64(B0, rr_41_53_42_4)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_16_56_34_51), _mm256_srlv_epi64(B1, rr_16_56_34_51)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_46_47_44_31), _mm256_srlv_epi64(B0, rr_46_47_44_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_25_44_42_19), _mm256_srlv_epi64(B1, rr_25_44_42_19)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_37_31_20), _mm256_srlv_epi64(B0, rr_23_37_31_20)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_48_35_9), _mm256_srlv_epi64(B1, rr_52_48_35_9)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k13 + t2), (long long)(k11), (long long)(k9), (long long)(k7)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k14 + UINT64_C(16)), (long long)(k12 + t1), (long long)(k10), (long long)(k8)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_24_13_8_47), _mm256_srlv_epi64(B0, rr_24_13_8_47)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_8_17_22_37), _mm256_srlv_epi64(B1, rr_8_17_22_37)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_52_18_23_49), _mm256_srlv_epi64(B0, rr_52_18_23_49)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_38_10_19_55), _mm256_srlv_epi64(B1, rr_38_10_19_55)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_13_51_4_33), _mm256_srlv_epi64(B0, rr_13_51_4_33)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_17_59_41_34), _mm256_srlv_epi64(B1, rr_17_59_41_34)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_47_16_28_25), _mm256_srlv_epi64(B0, rr_47_16_28_25)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_41_20_48_5), _mm256_srlv_epi64(B1, rr_41_20_48_5)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k14 + t0), (long long)(k12), (long long)(k10), (long long)(k8)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k15 + UINT64_C(17)), (long long)(k13 + t2), (long long)(k11), (long long)(k9)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_9_37_31), _mm256_srlv_epi64(B0, rr_41_9_37_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_47_44_30), _mm256_srlv_epi64(B1, rr_12_47_44_30)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_53_42_4), _mm256_srlv_epi64(B0, rr_41_53_42_4)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_16_56_34_51), _mm256_srlv_epi64(B1, rr_16_56_34_51)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_46_47_44_31), _mm256_srlv_epi64(B0, rr_46_47_44_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_25_44_42_19), _mm256_srlv_epi64(B1, rr_25_44_42_19)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_37_31_20), _mm256_srlv_epi64(B0, rr_23_37_31_20)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_48_35_9), _mm256_srlv_epi64(B1, rr_52_48_35_9)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k15 + t1), (long long)(k13), (long long)(k11), (long long)(k9)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k16 + UINT64_C(18)), (long long)(k14 + t0), (long long)(k12), (long long)(k10)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_24_13_8_47), _mm256_srlv_epi64(B0, rr_24_13_8_47)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_8_17_22_37), _mm256_srlv_epi64(B1, rr_8_17_22_37)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_52_18_23_49), _mm256_srlv_epi64(B0, rr_52_18_23_49)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_38_10_19_55), _mm256_srlv_epi64(B1, rr_38_10_19_55)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_13_51_4_33), _mm256_srlv_epi64(B0, rr_13_51_4_33)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_17_59_41_34), _mm256_srlv_epi64(B1, rr_17_59_41_34)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_47_16_28_25), _mm256_srlv_epi64(B0, rr_47_16_28_25)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_41_20_48_5), _mm256_srlv_epi64(B1, rr_41_20_48_5)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k16 + t2), (long long)(k14), (long long)(k12), (long long)(k10)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k0 + UINT64_C(19)), (long long)(k15 + t1), (long long)(k13), (long long)(k11)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_9_37_31), _mm256_srlv_epi64(B0, rr_41_9_37_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_47_44_30), _mm256_srlv_epi64(B1, rr_12_47_44_30)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x78);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x9c);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_41_53_42_4), _mm256_srlv_epi64(B0, rr_41_53_42_4)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_16_56_34_51), _mm256_srlv_epi64(B1, rr_16_56_34_51)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x2d);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x63);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_46_47_44_31), _mm256_srlv_epi64(B0, rr_46_47_44_31)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_25_44_42_19), _mm256_srlv_epi64(B1, rr_25_44_42_19)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0xd2);
+        A1 = _mm256_permute4x64_epi64(oA0, 0xc9);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_37_31_20), _mm256_srlv_epi64(B0, rr_23_37_31_20)), A0);
+    A1 = _mm256_add_epi64(A1, B1);
+    B1 = _mm256_xor_si256(_mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_48_35_9), _mm256_srlv_epi64(B1, rr_52_48_35_9)), A1);
+    {
+        const __m256i oA0 = A0;
+        const __m256i oA1 = A1;
+        A0 = _mm256_permute4x64_epi64(oA1, 0x87);
+        A1 = _mm256_permute4x64_epi64(oA0, 0x36);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    A1 = _mm256_add_epi64(A1, _mm256_set_epi64x((long long)(k0 + t0), (long long)(k15), (long long)(k13), (long long)(k11)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B1 = _mm256_add_epi64(B1, _mm256_set_epi64x((long long)(k1 + UINT64_C(20)), (long long)(k16 + t2), (long long)(k14), (long long)(k12)));
+    /* store */
+    _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm256_permute4x64_epi64(_mm256_permute2x128_si256(A0, B0, 0x20), 0xd8));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm256_permute4x64_epi64(_mm256_permute2x128_si256(A0, B0, 0x31), 0xd8));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm256_permute4x64_epi64(_mm256_permute2x128_si256(A1, B1, 0x20), 0xd8));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm256_permute4x64_epi64(_mm256_permute2x128_si256(A1, B1, 0x31), 0xd8));
+}
+
+static void tf1024_v12_csimd_auto_fly_full_avx2_packed_encrypt(const uint8_t key[128], const uint8_t tweak[16],
+                                                               const uint8_t in[128], uint8_t out[128])
+{
+    tf1024_v12_csimd_auto_fly_full_avx2_packed_encrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf1024_v12_csimd_auto_fly_full_burn(3136);
+#elif defined(__clang__)
+    tf1024_v12_csimd_auto_fly_full_burn(325888); /* clang -O0 */
+    tf1024_v12_csimd_auto_fly_full_burn_top();
+#elif defined(__GNUC__)
+    tf1024_v12_csimd_auto_fly_full_burn(175168); /* gcc -O0 */
+    tf1024_v12_csimd_auto_fly_full_burn_top();
+#else
+    tf1024_v12_csimd_auto_fly_full_burn(325888); /* no __OPTIMIZE__ */
+#endif
+}
+
+static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_avx2_packed_decrypt_work(const uint8_t key[128], const uint8_t tweak[16],
+                                                                                                            const uint8_t in[128], uint8_t out[128])
+{
+    uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
+    uint64_t k10, k11, k12, k13, k14, k15, k16;
+    uint64_t t0, t1, t2;
+    __m256i A0, A1, B0, B1;
+    const __m256i rc_12_15_46_41 = _mm256_set_epi64x(41, 46, 15, 12);
+    const __m256i rc_20_39_45_22 = _mm256_set_epi64x(22, 45, 39, 20);
+    const __m256i rc_23_55_27_33 = _mm256_set_epi64x(33, 27, 55, 23);
+    const __m256i rc_23_60_11_22 = _mm256_set_epi64x(22, 11, 60, 23);
+    const __m256i rc_26_45_9_54 = _mm256_set_epi64x(54, 9, 45, 26);
+    const __m256i rc_31_60_13_51 = _mm256_set_epi64x(51, 13, 60, 31);
+    const __m256i rc_33_20_17_18 = _mm256_set_epi64x(18, 17, 20, 33);
+    const __m256i rc_33_27_44_41 = _mm256_set_epi64x(41, 44, 27, 33);
+    const __m256i rc_36_48_39_17 = _mm256_set_epi64x(17, 39, 48, 36);
+    const __m256i rc_40_51_56_17 = _mm256_set_epi64x(17, 56, 51, 40);
+    const __m256i rc_48_30_13_8 = _mm256_set_epi64x(8, 13, 30, 48);
+    const __m256i rc_52_17_20_34 = _mm256_set_epi64x(34, 20, 17, 52);
+    const __m256i rc_55_16_12_29 = _mm256_set_epi64x(29, 12, 16, 55);
+    const __m256i rc_56_47_42_27 = _mm256_set_epi64x(27, 42, 47, 56);
+    const __m256i rc_59_44_23_16 = _mm256_set_epi64x(16, 23, 44, 59);
+    const __m256i rc_5_47_30_23 = _mm256_set_epi64x(23, 30, 47, 5);
+    const __m256i rr_12_15_46_41 = _mm256_set_epi64x(23, 18, 49, 52);
+    const __m256i rr_20_39_45_22 = _mm256_set_epi64x(42, 19, 25, 44);
+    const __m256i rr_23_55_27_33 = _mm256_set_epi64x(31, 37, 9, 41);
+    const __m256i rr_23_60_11_22 = _mm256_set_epi64x(42, 53, 4, 41);
+    const __m256i rr_26_45_9_54 = _mm256_set_epi64x(10, 55, 19, 38);
+    const __m256i rr_31_60_13_51 = _mm256_set_epi64x(13, 51, 4, 33);
+    const __m256i rr_33_20_17_18 = _mm256_set_epi64x(46, 47, 44, 31);
+    const __m256i rr_33_27_44_41 = _mm256_set_epi64x(23, 20, 37, 31);
+    const __m256i rr_36_48_39_17 = _mm256_set_epi64x(47, 25, 16, 28);
+    const __m256i rr_40_51_56_17 = _mm256_set_epi64x(47, 8, 13, 24);
+    const __m256i rr_48_30_13_8 = _mm256_set_epi64x(56, 51, 34, 16);
+    const __m256i rr_52_17_20_34 = _mm256_set_epi64x(30, 44, 47, 12);
+    const __m256i rr_55_16_12_29 = _mm256_set_epi64x(35, 52, 48, 9);
+    const __m256i rr_56_47_42_27 = _mm256_set_epi64x(37, 22, 17, 8);
+    const __m256i rr_59_44_23_16 = _mm256_set_epi64x(48, 41, 20, 5);
+    const __m256i rr_5_47_30_23 = _mm256_set_epi64x(41, 34, 17, 59);
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf1024_v12_csimd_auto_fly_full_load64(key);
+    k1 = tf1024_v12_csimd_auto_fly_full_load64(key + 8);
+    k2 = tf1024_v12_csimd_auto_fly_full_load64(key + 16);
+    k3 = tf1024_v12_csimd_auto_fly_full_load64(key + 24);
+    k4 = tf1024_v12_csimd_auto_fly_full_load64(key + 32);
+    k5 = tf1024_v12_csimd_auto_fly_full_load64(key + 40);
+    k6 = tf1024_v12_csimd_auto_fly_full_load64(key + 48);
+    k7 = tf1024_v12_csimd_auto_fly_full_load64(key + 56);
+    k8 = tf1024_v12_csimd_auto_fly_full_load64(key + 64);
+    k9 = tf1024_v12_csimd_auto_fly_full_load64(key + 72);
+    k10 = tf1024_v12_csimd_auto_fly_full_load64(key + 80);
+    k11 = tf1024_v12_csimd_auto_fly_full_load64(key + 88);
+    k12 = tf1024_v12_csimd_auto_fly_full_load64(key + 96);
+    k13 = tf1024_v12_csimd_auto_fly_full_load64(key + 104);
+    k14 = tf1024_v12_csimd_auto_fly_full_load64(key + 112);
+    k15 = tf1024_v12_csimd_auto_fly_full_load64(key + 120);
+    k16 = UINT64_C(0x5555555555555555);
+    k16 ^= k0;
+    k16 ^= k1;
+    k16 ^= k2;
+    k16 ^= k3;
+    k16 ^= k4;
+    k16 ^= k5;
+    k16 ^= k6;
+    k16 ^= k7;
+    k16 ^= k8;
+    k16 ^= k9;
+    k16 ^= k10;
+    k16 ^= k11;
+    k16 ^= k12;
+    k16 ^= k13;
+    k16 ^= k14;
+    k16 ^= k15;
+    t0 = tf1024_v12_csimd_auto_fly_full_load64(tweak);
+    t1 = tf1024_v12_csimd_auto_fly_full_load64(tweak + 8);
+    t2 = t0;
+    t2 ^= t1;
+    /* load: A lanes = even words, B lanes = odd words */
+    {
+        const __m256i r0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+        const __m256i r1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+        const __m256i r2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+        const __m256i r3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+        A0 = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(r0, r1), 0xd8);
+        A1 = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(r2, r3), 0xd8);
+        B0 = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(r0, r1), 0xd8);
+        B1 = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(r2, r3), 0xd8);
+    }
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k0 + t0), (long long)(k15), (long long)(k13), (long long)(k11)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k1 + UINT64_C(20)), (long long)(k16 + t2), (long long)(k14), (long long)(k12)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_55_16_12_29), _mm256_srlv_epi64(B0, rr_55_16_12_29));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_33_27_44_41), _mm256_srlv_epi64(B1, rr_33_27_44_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_33_20_17_18), _mm256_srlv_epi64(B0, rr_33_20_17_18));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_20_39_45_22), _mm256_srlv_epi64(B1, rr_20_39_45_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_48_30_13_8), _mm256_srlv_epi64(B0, rr_48_30_13_8));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_23_60_11_22), _mm256_srlv_epi64(B1, rr_23_60_11_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_55_27_33), _mm256_srlv_epi64(B0, rr_23_55_27_33));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_17_20_34), _mm256_srlv_epi64(B1, rr_52_17_20_34));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k16 + t2), (long long)(k14), (long long)(k12), (long long)(k10)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k0 + UINT64_C(19)), (long long)(k15 + t1), (long long)(k13), (long long)(k11)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_59_44_23_16), _mm256_srlv_epi64(B0, rr_59_44_23_16));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_36_48_39_17), _mm256_srlv_epi64(B1, rr_36_48_39_17));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_31_60_13_51), _mm256_srlv_epi64(B0, rr_31_60_13_51));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_5_47_30_23), _mm256_srlv_epi64(B1, rr_5_47_30_23));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_26_45_9_54), _mm256_srlv_epi64(B0, rr_26_45_9_54));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_15_46_41), _mm256_srlv_epi64(B1, rr_12_15_46_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_40_51_56_17), _mm256_srlv_epi64(B0, rr_40_51_56_17));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_56_47_42_27), _mm256_srlv_epi64(B1, rr_56_47_42_27));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k15 + t1), (long long)(k13), (long long)(k11), (long long)(k9)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k16 + UINT64_C(18)), (long long)(k14 + t0), (long long)(k12), (long long)(k10)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_55_16_12_29), _mm256_srlv_epi64(B0, rr_55_16_12_29));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_33_27_44_41), _mm256_srlv_epi64(B1, rr_33_27_44_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_33_20_17_18), _mm256_srlv_epi64(B0, rr_33_20_17_18));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_20_39_45_22), _mm256_srlv_epi64(B1, rr_20_39_45_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_48_30_13_8), _mm256_srlv_epi64(B0, rr_48_30_13_8));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_23_60_11_22), _mm256_srlv_epi64(B1, rr_23_60_11_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_55_27_33), _mm256_srlv_epi64(B0, rr_23_55_27_33));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_17_20_34), _mm256_srlv_epi64(B1, rr_52_17_20_34));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k14 + t0), (long long)(k12), (long long)(k10), (long long)(k8)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k15 + UINT64_C(17)), (long long)(k13 + t2), (long long)(k11), (long long)(k9)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_59_44_23_16), _mm256_srlv_epi64(B0, rr_59_44_23_16));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_36_48_39_17), _mm256_srlv_epi64(B1, rr_36_48_39_17));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_31_60_13_51), _mm256_srlv_epi64(B0, rr_31_60_13_51));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_5_47_30_23), _mm256_srlv_epi64(B1, rr_5_47_30_23));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_26_45_9_54), _mm256_srlv_epi64(B0, rr_26_45_9_54));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_15_46_41), _mm256_srlv_epi64(B1, rr_12_15_46_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_40_51_56_17), _mm256_srlv_epi64(B0, rr_40_51_56_17));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_56_47_42_27), _mm256_srlv_epi64(B1, rr_56_47_42_27));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k13 + t2), (long long)(k11), (long long)(k9), (long long)(k7)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k14 + UINT64_C(16)), (long long)(k12 + t1), (long long)(k10), (long long)(k8)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_55_16_12_29), _mm256_srlv_epi64(B0, rr_55_16_12_29));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_33_27_44_41), _mm256_srlv_epi64(B1, rr_33_27_44_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_33_20_17_18), _mm256_srlv_epi64(B0, rr_33_20_17_18));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_20_39_45_22), _mm256_srlv_epi64(B1, rr_20_39_45_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_48_30_13_8), _mm256_srlv_epi64(B0, rr_48_30_13_8));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_23_60_11_22), _mm256_srlv_epi64(B1, rr_23_60_11_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_55_27_33), _mm256_srlv_epi64(B0, rr_23_55_27_33));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_17_20_34), _mm256_srlv_epi64(B1, rr_52_17_20_34));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k12 + t1), (long long)(k10), (long long)(k8), (long long)(k6)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k5), (long long)(k3), (long long)(k1), (long long)(k16)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k13 + UINT64_C(15)), (long long)(k11 + t0), (long long)(k9), (long long)(k7)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_59_44_23_16), _mm256_srlv_epi64(B0, rr_59_44_23_16));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_36_48_39_17), _mm256_srlv_epi64(B1, rr_36_48_39_17));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_31_60_13_51), _mm256_srlv_epi64(B0, rr_31_60_13_51));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_5_47_30_23), _mm256_srlv_epi64(B1, rr_5_47_30_23));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_26_45_9_54), _mm256_srlv_epi64(B0, rr_26_45_9_54));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_15_46_41), _mm256_srlv_epi64(B1, rr_12_15_46_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_40_51_56_17), _mm256_srlv_epi64(B0, rr_40_51_56_17));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_56_47_42_27), _mm256_srlv_epi64(B1, rr_56_47_42_27));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k11 + t0), (long long)(k9), (long long)(k7), (long long)(k5)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k4), (long long)(k2), (long long)(k0), (long long)(k15)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k12 + UINT64_C(14)), (long long)(k10 + t2), (long long)(k8), (long long)(k6)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_55_16_12_29), _mm256_srlv_epi64(B0, rr_55_16_12_29));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_33_27_44_41), _mm256_srlv_epi64(B1, rr_33_27_44_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_33_20_17_18), _mm256_srlv_epi64(B0, rr_33_20_17_18));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_20_39_45_22), _mm256_srlv_epi64(B1, rr_20_39_45_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_48_30_13_8), _mm256_srlv_epi64(B0, rr_48_30_13_8));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_23_60_11_22), _mm256_srlv_epi64(B1, rr_23_60_11_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_55_27_33), _mm256_srlv_epi64(B0, rr_23_55_27_33));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_17_20_34), _mm256_srlv_epi64(B1, rr_52_17_20_34));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k10 + t2), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k3), (long long)(k1), (long long)(k16), (long long)(k14)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k11 + UINT64_C(13)), (long long)(k9 + t1), (long long)(k7), (long long)(k5)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_59_44_23_16), _mm256_srlv_epi64(B0, rr_59_44_23_16));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_36_48_39_17), _mm256_srlv_epi64(B1, rr_36_48_39_17));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_31_60_13_51), _mm256_srlv_epi64(B0, rr_31_60_13_51));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_5_47_30_23), _mm256_srlv_epi64(B1, rr_5_47_30_23));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_26_45_9_54), _mm256_srlv_epi64(B0, rr_26_45_9_54));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_15_46_41), _mm256_srlv_epi64(B1, rr_12_15_46_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_40_51_56_17), _mm256_srlv_epi64(B0, rr_40_51_56_17));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_56_47_42_27), _mm256_srlv_epi64(B1, rr_56_47_42_27));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k9 + t1), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k2), (long long)(k0), (long long)(k15), (long long)(k13)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k10 + UINT64_C(12)), (long long)(k8 + t0), (long long)(k6), (long long)(k4)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_55_16_12_29), _mm256_srlv_epi64(B0, rr_55_16_12_29));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_33_27_44_41), _mm256_srlv_epi64(B1, rr_33_27_44_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_33_20_17_18), _mm256_srlv_epi64(B0, rr_33_20_17_18));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_20_39_45_22), _mm256_srlv_epi64(B1, rr_20_39_45_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_48_30_13_8), _mm256_srlv_epi64(B0, rr_48_30_13_8));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_23_60_11_22), _mm256_srlv_epi64(B1, rr_23_60_11_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_55_27_33), _mm256_srlv_epi64(B0, rr_23_55_27_33));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_17_20_34), _mm256_srlv_epi64(B1, rr_52_17_20_34));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k8 + t0), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k1), (long long)(k16), (long long)(k14), (long long)(k12)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k9 + UINT64_C(11)), (long long)(k7 + t2), (long long)(k5), (long long)(k3)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_59_44_23_16), _mm256_srlv_epi64(B0, rr_59_44_23_16));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_36_48_39_17), _mm256_srlv_epi64(B1, rr_36_48_39_17));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_31_60_13_51), _mm256_srlv_epi64(B0, rr_31_60_13_51));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_5_47_30_23), _mm256_srlv_epi64(B1, rr_5_47_30_23));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_26_45_9_54), _mm256_srlv_epi64(B0, rr_26_45_9_54));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_15_46_41), _mm256_srlv_epi64(B1, rr_12_15_46_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_40_51_56_17), _mm256_srlv_epi64(B0, rr_40_51_56_17));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_56_47_42_27), _mm256_srlv_epi64(B1, rr_56_47_42_27));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k7 + t2), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k0), (long long)(k15), (long long)(k13), (long long)(k11)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k8 + UINT64_C(10)), (long long)(k6 + t1), (long long)(k4), (long long)(k2)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_55_16_12_29), _mm256_srlv_epi64(B0, rr_55_16_12_29));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_33_27_44_41), _mm256_srlv_epi64(B1, rr_33_27_44_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_33_20_17_18), _mm256_srlv_epi64(B0, rr_33_20_17_18));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_20_39_45_22), _mm256_srlv_epi64(B1, rr_20_39_45_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_48_30_13_8), _mm256_srlv_epi64(B0, rr_48_30_13_8));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_23_60_11_22), _mm256_srlv_epi64(B1, rr_23_60_11_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_55_27_33), _mm256_srlv_epi64(B0, rr_23_55_27_33));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_17_20_34), _mm256_srlv_epi64(B1, rr_52_17_20_34));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k16), (long long)(k14), (long long)(k12), (long long)(k10)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k7 + UINT64_C(9)), (long long)(k5 + t0), (long long)(k3), (long long)(k1)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_59_44_23_16), _mm256_srlv_epi64(B0, rr_59_44_23_16));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_36_48_39_17), _mm256_srlv_epi64(B1, rr_36_48_39_17));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_31_60_13_51), _mm256_srlv_epi64(B0, rr_31_60_13_51));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_5_47_30_23), _mm256_srlv_epi64(B1, rr_5_47_30_23));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_26_45_9_54), _mm256_srlv_epi64(B0, rr_26_45_9_54));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_15_46_41), _mm256_srlv_epi64(B1, rr_12_15_46_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_40_51_56_17), _mm256_srlv_epi64(B0, rr_40_51_56_17));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_56_47_42_27), _mm256_srlv_epi64(B1, rr_56_47_42_27));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k5 + t0), (long long)(k3), (long long)(k1), (long long)(k16)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k15), (long long)(k13), (long long)(k11), (long long)(k9)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k6 + UINT64_C(8)), (long long)(k4 + t2), (long long)(k2), (long long)(k0)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_55_16_12_29), _mm256_srlv_epi64(B0, rr_55_16_12_29));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_33_27_44_41), _mm256_srlv_epi64(B1, rr_33_27_44_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_33_20_17_18), _mm256_srlv_epi64(B0, rr_33_20_17_18));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_20_39_45_22), _mm256_srlv_epi64(B1, rr_20_39_45_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_48_30_13_8), _mm256_srlv_epi64(B0, rr_48_30_13_8));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_23_60_11_22), _mm256_srlv_epi64(B1, rr_23_60_11_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_55_27_33), _mm256_srlv_epi64(B0, rr_23_55_27_33));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_17_20_34), _mm256_srlv_epi64(B1, rr_52_17_20_34));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k4 + t2), (long long)(k2), (long long)(k0), (long long)(k15)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k14), (long long)(k12), (long long)(k10), (long long)(k8)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k5 + UINT64_C(7)), (long long)(k3 + t1), (long long)(k1), (long long)(k16)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_59_44_23_16), _mm256_srlv_epi64(B0, rr_59_44_23_16));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_36_48_39_17), _mm256_srlv_epi64(B1, rr_36_48_39_17));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_31_60_13_51), _mm256_srlv_epi64(B0, rr_31_60_13_51));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_5_47_30_23), _mm256_srlv_epi64(B1, rr_5_47_30_23));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_26_45_9_54), _mm256_srlv_epi64(B0, rr_26_45_9_54));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_15_46_41), _mm256_srlv_epi64(B1, rr_12_15_46_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_40_51_56_17), _mm256_srlv_epi64(B0, rr_40_51_56_17));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_56_47_42_27), _mm256_srlv_epi64(B1, rr_56_47_42_27));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k3 + t1), (long long)(k1), (long long)(k16), (long long)(k14)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k13), (long long)(k11), (long long)(k9), (long long)(k7)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k4 + UINT64_C(6)), (long long)(k2 + t0), (long long)(k0), (long long)(k15)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_55_16_12_29), _mm256_srlv_epi64(B0, rr_55_16_12_29));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_33_27_44_41), _mm256_srlv_epi64(B1, rr_33_27_44_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_33_20_17_18), _mm256_srlv_epi64(B0, rr_33_20_17_18));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_20_39_45_22), _mm256_srlv_epi64(B1, rr_20_39_45_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_48_30_13_8), _mm256_srlv_epi64(B0, rr_48_30_13_8));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_23_60_11_22), _mm256_srlv_epi64(B1, rr_23_60_11_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_55_27_33), _mm256_srlv_epi64(B0, rr_23_55_27_33));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_17_20_34), _mm256_srlv_epi64(B1, rr_52_17_20_34));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k2 + t0), (long long)(k0), (long long)(k15), (long long)(k13)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k12), (long long)(k10), (long long)(k8), (long long)(k6)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k3 + UINT64_C(5)), (long long)(k1 + t2), (long long)(k16), (long long)(k14)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_59_44_23_16), _mm256_srlv_epi64(B0, rr_59_44_23_16));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_36_48_39_17), _mm256_srlv_epi64(B1, rr_36_48_39_17));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_31_60_13_51), _mm256_srlv_epi64(B0, rr_31_60_13_51));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_5_47_30_23), _mm256_srlv_epi64(B1, rr_5_47_30_23));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_26_45_9_54), _mm256_srlv_epi64(B0, rr_26_45_9_54));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_15_46_41), _mm256_srlv_epi64(B1, rr_12_15_46_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_40_51_56_17), _mm256_srlv_epi64(B0, rr_40_51_56_17));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_56_47_42_27), _mm256_srlv_epi64(B1, rr_56_47_42_27));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k1 + t2), (long long)(k16), (long long)(k14), (long long)(k12)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k11), (long long)(k9), (long long)(k7), (long long)(k5)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k2 + UINT64_C(4)), (long long)(k0 + t1), (long long)(k15), (long long)(k13)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_55_16_12_29), _mm256_srlv_epi64(B0, rr_55_16_12_29));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_33_27_44_41), _mm256_srlv_epi64(B1, rr_33_27_44_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_33_20_17_18), _mm256_srlv_epi64(B0, rr_33_20_17_18));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_20_39_45_22), _mm256_srlv_epi64(B1, rr_20_39_45_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_48_30_13_8), _mm256_srlv_epi64(B0, rr_48_30_13_8));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_23_60_11_22), _mm256_srlv_epi64(B1, rr_23_60_11_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_55_27_33), _mm256_srlv_epi64(B0, rr_23_55_27_33));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_17_20_34), _mm256_srlv_epi64(B1, rr_52_17_20_34));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k0 + t1), (long long)(k15), (long long)(k13), (long long)(k11)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k10), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k1 + UINT64_C(3)), (long long)(k16 + t0), (long long)(k14), (long long)(k12)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_59_44_23_16), _mm256_srlv_epi64(B0, rr_59_44_23_16));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_36_48_39_17), _mm256_srlv_epi64(B1, rr_36_48_39_17));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_31_60_13_51), _mm256_srlv_epi64(B0, rr_31_60_13_51));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_5_47_30_23), _mm256_srlv_epi64(B1, rr_5_47_30_23));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_26_45_9_54), _mm256_srlv_epi64(B0, rr_26_45_9_54));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_15_46_41), _mm256_srlv_epi64(B1, rr_12_15_46_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_40_51_56_17), _mm256_srlv_epi64(B0, rr_40_51_56_17));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_56_47_42_27), _mm256_srlv_epi64(B1, rr_56_47_42_27));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k16 + t0), (long long)(k14), (long long)(k12), (long long)(k10)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k9), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k0 + UINT64_C(2)), (long long)(k15 + t2), (long long)(k13), (long long)(k11)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_55_16_12_29), _mm256_srlv_epi64(B0, rr_55_16_12_29));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_33_27_44_41), _mm256_srlv_epi64(B1, rr_33_27_44_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_33_20_17_18), _mm256_srlv_epi64(B0, rr_33_20_17_18));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_20_39_45_22), _mm256_srlv_epi64(B1, rr_20_39_45_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_48_30_13_8), _mm256_srlv_epi64(B0, rr_48_30_13_8));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_23_60_11_22), _mm256_srlv_epi64(B1, rr_23_60_11_22));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_23_55_27_33), _mm256_srlv_epi64(B0, rr_23_55_27_33));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_52_17_20_34), _mm256_srlv_epi64(B1, rr_52_17_20_34));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k15 + t2), (long long)(k13), (long long)(k11), (long long)(k9)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k8), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k16 + UINT64_C(1)), (long long)(k14 + t1), (long long)(k12), (long long)(k10)));
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x87);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x36);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_59_44_23_16), _mm256_srlv_epi64(B0, rr_59_44_23_16));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_36_48_39_17), _mm256_srlv_epi64(B1, rr_36_48_39_17));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0xd2);
+        B1 = _mm256_permute4x64_epi64(oB0, 0xc9);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_31_60_13_51), _mm256_srlv_epi64(B0, rr_31_60_13_51));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_5_47_30_23), _mm256_srlv_epi64(B1, rr_5_47_30_23));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x2d);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x63);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_26_45_9_54), _mm256_srlv_epi64(B0, rr_26_45_9_54));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_12_15_46_41), _mm256_srlv_epi64(B1, rr_12_15_46_41));
+    A1 = _mm256_sub_epi64(A1, B1);
+    {
+        const __m256i oB0 = B0;
+        const __m256i oB1 = B1;
+        B0 = _mm256_permute4x64_epi64(oB1, 0x78);
+        B1 = _mm256_permute4x64_epi64(oB0, 0x9c);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_or_si256(_mm256_sllv_epi64(B0, rc_40_51_56_17), _mm256_srlv_epi64(B0, rr_40_51_56_17));
+    A0 = _mm256_sub_epi64(A0, B0);
+    B1 = _mm256_xor_si256(B1, A1);
+    B1 = _mm256_or_si256(_mm256_sllv_epi64(B1, rc_56_47_42_27), _mm256_srlv_epi64(B1, rr_56_47_42_27));
+    A1 = _mm256_sub_epi64(A1, B1);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k6), (long long)(k4), (long long)(k2), (long long)(k0)));
+    A1 = _mm256_sub_epi64(A1, _mm256_set_epi64x((long long)(k14 + t1), (long long)(k12), (long long)(k10), (long long)(k8)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k7), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B1 = _mm256_sub_epi64(B1, _mm256_set_epi64x((long long)(k15), (long long)(k13 + t0), (long long)(k11), (long long)(k9)));
+    /* store */
+    _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm256_permute4x64_epi64(_mm256_permute2x128_si256(A0, B0, 0x20), 0xd8));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm256_permute4x64_epi64(_mm256_permute2x128_si256(A0, B0, 0x31), 0xd8));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm256_permute4x64_epi64(_mm256_permute2x128_si256(A1, B1, 0x20), 0xd8));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm256_permute4x64_epi64(_mm256_permute2x128_si256(A1, B1, 0x31), 0xd8));
+}
+
+static void tf1024_v12_csimd_auto_fly_full_avx2_packed_decrypt(const uint8_t key[128], const uint8_t tweak[16],
+                                                               const uint8_t in[128], uint8_t out[128])
+{
+    tf1024_v12_csimd_auto_fly_full_avx2_packed_decrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf1024_v12_csimd_auto_fly_full_burn(3136);
+#elif defined(__clang__)
+    tf1024_v12_csimd_auto_fly_full_burn(325888); /* clang -O0 */
+    tf1024_v12_csimd_auto_fly_full_burn_top();
+#elif defined(__GNUC__)
+    tf1024_v12_csimd_auto_fly_full_burn(175168); /* gcc -O0 */
+    tf1024_v12_csimd_auto_fly_full_burn_top();
+#else
+    tf1024_v12_csimd_auto_fly_full_burn(325888); /* no __OPTIMIZE__ */
+#endif
+}
+
+#if !defined(THREEFISH_GEN_SIMDE)
+#if defined(__clang__)
+#pragma clang attribute pop
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
+#endif
 
 #endif
 
@@ -26285,6 +30091,25 @@ static int tf1024_v12_csimd_auto_fly_full_choice(size_t n)
         return 5;
     return -1;
 }
+
+/* The path single-block calls (encrypt, decrypt) take: an index into single_names (-1: the
+   scalar kernel).  The single-block CPU table's row matching this CPU (a profile whose chained
+   winner is a packed kernel) where its ISA is allowed (CPU and $THREEFISH_GEN_ISA), else scalar. */
+static const char *const tf1024_v12_csimd_auto_fly_full_single_names[] = {
+    "avx512 packed fly/full/i1 (cpu rule intel-spr-emr: GenuineIntel family 0x06 models 0x8f,0xcf)",
+    "avx2 packed fly/full/i1 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)"
+};
+
+static int tf1024_v12_csimd_auto_fly_full_single_choice(void)
+{
+    int level = tf1024_v12_csimd_auto_fly_full_level();
+    int rule = tf1024_v12_csimd_auto_fly_full_cpu_rule();
+    if (rule == 0 && level >= 4)
+        return 0;
+    if (rule == 2 && level >= 3)
+        return 1;
+    return -1;
+}
 #elif defined(THREEFISH_GEN_NEON)
 static const char *const tf1024_v12_csimd_auto_fly_full_choice_names[] = {
     "neon lanes fly/full/i1 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
@@ -26297,6 +30122,16 @@ static int tf1024_v12_csimd_auto_fly_full_choice(size_t n)
         return 0;
     return -1;
 }
+
+/* The path single-block calls (encrypt, decrypt) take: an index into single_names (-1: the
+   scalar kernel).  The single-block CPU table's row matching this CPU (a profile whose chained
+   winner is a packed kernel) where its ISA is allowed (CPU and $THREEFISH_GEN_ISA), else scalar. */
+static const char *const tf1024_v12_csimd_auto_fly_full_single_names[] = { "scalar" };
+
+static int tf1024_v12_csimd_auto_fly_full_single_choice(void)
+{
+    return -1;
+}
 #else
 static const char *const tf1024_v12_csimd_auto_fly_full_choice_names[] = { "scalar" };
 
@@ -26306,6 +30141,13 @@ static int tf1024_v12_csimd_auto_fly_full_choice(size_t n)
     (void)tf1024_v12_csimd_auto_fly_full_level; /* no SIMD path here: the level only caps, nothing to pick */
     return -1;
 }
+
+static const char *const tf1024_v12_csimd_auto_fly_full_single_names[] = { "scalar" };
+
+static int tf1024_v12_csimd_auto_fly_full_single_choice(void)
+{
+    return -1;
+}
 #endif
 
 /* Name of the path a call with n blocks takes and of the rule that chose it (declared in the header). */
@@ -26313,6 +30155,54 @@ const char *tf1024_v12_csimd_auto_fly_full_dispatch_path(size_t n)
 {
     int c = tf1024_v12_csimd_auto_fly_full_choice(n);
     return c < 0 ? "scalar" : tf1024_v12_csimd_auto_fly_full_choice_names[c];
+}
+
+/* Name of the path single-block calls (encrypt, decrypt) take and of the rule that chose it
+   (declared in the header). */
+const char *tf1024_v12_csimd_auto_fly_full_single_path(void)
+{
+    int c = tf1024_v12_csimd_auto_fly_full_single_choice();
+    return c < 0 ? "scalar" : tf1024_v12_csimd_auto_fly_full_single_names[c];
+}
+
+/* Each path wipes its own frame (scalar_encrypt, *_packed_encrypt: a work function, then the
+   bound of that kernel's frame); this function holds no key material. */
+void tf1024_v12_csimd_auto_fly_full_encrypt(const uint8_t key[128], const uint8_t tweak[16],
+                                            const uint8_t in[128], uint8_t out[128])
+{
+    switch (tf1024_v12_csimd_auto_fly_full_single_choice()) {
+#if defined(THREEFISH_GEN_X86)
+    case 0:
+        tf1024_v12_csimd_auto_fly_full_avx512_packed_encrypt(key, tweak, in, out);
+        return;
+    case 1:
+        tf1024_v12_csimd_auto_fly_full_avx2_packed_encrypt(key, tweak, in, out);
+        return;
+#endif
+    default:
+        break;
+    }
+    tf1024_v12_csimd_auto_fly_full_scalar_encrypt(key, tweak, in, out);
+}
+
+/* Each path wipes its own frame (scalar_decrypt, *_packed_decrypt: a work function, then the
+   bound of that kernel's frame); this function holds no key material. */
+void tf1024_v12_csimd_auto_fly_full_decrypt(const uint8_t key[128], const uint8_t tweak[16],
+                                            const uint8_t in[128], uint8_t out[128])
+{
+    switch (tf1024_v12_csimd_auto_fly_full_single_choice()) {
+#if defined(THREEFISH_GEN_X86)
+    case 0:
+        tf1024_v12_csimd_auto_fly_full_avx512_packed_decrypt(key, tweak, in, out);
+        return;
+    case 1:
+        tf1024_v12_csimd_auto_fly_full_avx2_packed_decrypt(key, tweak, in, out);
+        return;
+#endif
+    default:
+        break;
+    }
+    tf1024_v12_csimd_auto_fly_full_scalar_decrypt(key, tweak, in, out);
 }
 
 static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_encrypt_blocks_work(const uint8_t key[128], const uint8_t *tweaks,

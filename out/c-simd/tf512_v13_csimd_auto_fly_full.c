@@ -3,7 +3,7 @@
  *   threefish-gen render --target c-simd --size 512 --constants 1.3 --keys fly --unroll full --interleave 1 --isa auto --prefix tf512_v13_csimd_auto_fly_full_
  * Threefish-512, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
- * runtime dispatcher: single blocks -> scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
+ * runtime dispatcher: single blocks -> the packed kernel of the single-block CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed, else scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
  * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path); dispatch_path(n) names the path and the rule that chose it
  * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
  * path avx512: c-simd avx512 lanes 512 v1.3 fly/full/i2 (n >= 8; default)
@@ -13,6 +13,7 @@
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i1
  * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i2
  * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i2
+ * single-block CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; chained winner): avx512 packed fly/full/i1; single_path() names the path encrypt/decrypt take
  */
 #define TF512_V13_CSIMD_AUTO_FLY_FULL_IMPLEMENTATION /* this file defines the functions: no argument-check macros (the header) */
 #include "tf512_v13_csimd_auto_fly_full.h"
@@ -166,8 +167,8 @@ static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
 }
 #endif
 
-static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_encrypt_work(const uint8_t key[64], const uint8_t tweak[16],
-                                                                                              const uint8_t in[64], uint8_t out[64])
+static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_scalar_encrypt_work(const uint8_t key[64], const uint8_t tweak[16],
+                                                                                                     const uint8_t in[64], uint8_t out[64])
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -1379,10 +1380,10 @@ static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full
     }
 }
 
-void tf512_v13_csimd_auto_fly_full_encrypt(const uint8_t key[64], const uint8_t tweak[16],
-                                           const uint8_t in[64], uint8_t out[64])
+static void tf512_v13_csimd_auto_fly_full_scalar_encrypt(const uint8_t key[64], const uint8_t tweak[16],
+                                                         const uint8_t in[64], uint8_t out[64])
 {
-    tf512_v13_csimd_auto_fly_full_encrypt_work(key, tweak, in, out);
+    tf512_v13_csimd_auto_fly_full_scalar_encrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
     tf512_v13_csimd_auto_fly_full_burn(576);
 #elif defined(__GNUC__) || defined(__clang__)
@@ -1393,8 +1394,8 @@ void tf512_v13_csimd_auto_fly_full_encrypt(const uint8_t key[64], const uint8_t 
 #endif
 }
 
-static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_decrypt_work(const uint8_t key[64], const uint8_t tweak[16],
-                                                                                              const uint8_t in[64], uint8_t out[64])
+static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_scalar_decrypt_work(const uint8_t key[64], const uint8_t tweak[16],
+                                                                                                     const uint8_t in[64], uint8_t out[64])
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -2606,10 +2607,10 @@ static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full
     }
 }
 
-void tf512_v13_csimd_auto_fly_full_decrypt(const uint8_t key[64], const uint8_t tweak[16],
-                                           const uint8_t in[64], uint8_t out[64])
+static void tf512_v13_csimd_auto_fly_full_scalar_decrypt(const uint8_t key[64], const uint8_t tweak[16],
+                                                         const uint8_t in[64], uint8_t out[64])
 {
-    tf512_v13_csimd_auto_fly_full_decrypt_work(key, tweak, in, out);
+    tf512_v13_csimd_auto_fly_full_scalar_decrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
     tf512_v13_csimd_auto_fly_full_burn(576);
 #elif defined(__GNUC__) || defined(__clang__)
@@ -8822,7 +8823,7 @@ static void tf512_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uint
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_scalar_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -12586,7 +12587,7 @@ static void tf512_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uint
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_scalar_decrypt(key, tweaks, in, out);
     }
 }
 
@@ -16303,7 +16304,7 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_scalar_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -19998,7 +19999,7 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_scalar_decrypt(key, tweaks, in, out);
     }
 }
 
@@ -21290,7 +21291,7 @@ static void tf512_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8_
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_scalar_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -22568,7 +22569,7 @@ static void tf512_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8_
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_scalar_decrypt(key, tweaks, in, out);
     }
 }
 
@@ -23874,7 +23875,7 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_fly_full_i1_encrypt_blocks(
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_scalar_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -25166,8 +25167,1316 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_fly_full_i1_decrypt_blocks(
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_scalar_decrypt(key, tweaks, in, out);
     }
+}
+
+#if !defined(THREEFISH_GEN_SIMDE)
+#if defined(__clang__)
+#pragma clang attribute pop
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
+#endif
+
+#endif
+
+#if defined(THREEFISH_GEN_X86)
+
+/* ---- avx512: compiled for target "avx512f,avx512vl"; called only where the CPU has it */
+#if !defined(THREEFISH_GEN_SIMDE)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512vl"))), apply_to = function)
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl")
+#endif
+#endif
+
+static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_avx512_packed_encrypt_work(const uint8_t key[64], const uint8_t tweak[16],
+                                                                                                            const uint8_t in[64], uint8_t out[64])
+{
+    uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    uint64_t t0, t1, t2;
+    __m256i A0, B0;
+    const __m256i rc_13_17_10_50 = _mm256_set_epi64x(50, 10, 17, 13);
+    const __m256i rc_17_49_36_39 = _mm256_set_epi64x(39, 36, 49, 17);
+    const __m256i rc_25_29_39_43 = _mm256_set_epi64x(43, 39, 29, 25);
+    const __m256i rc_33_42_14_27 = _mm256_set_epi64x(27, 14, 42, 33);
+    const __m256i rc_39_30_34_24 = _mm256_set_epi64x(24, 34, 30, 39);
+    const __m256i rc_44_56_54_9 = _mm256_set_epi64x(9, 54, 56, 44);
+    const __m256i rc_46_36_19_37 = _mm256_set_epi64x(37, 19, 36, 46);
+    const __m256i rc_8_22_56_35 = _mm256_set_epi64x(35, 56, 22, 8);
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf512_v13_csimd_auto_fly_full_load64(key);
+    k1 = tf512_v13_csimd_auto_fly_full_load64(key + 8);
+    k2 = tf512_v13_csimd_auto_fly_full_load64(key + 16);
+    k3 = tf512_v13_csimd_auto_fly_full_load64(key + 24);
+    k4 = tf512_v13_csimd_auto_fly_full_load64(key + 32);
+    k5 = tf512_v13_csimd_auto_fly_full_load64(key + 40);
+    k6 = tf512_v13_csimd_auto_fly_full_load64(key + 48);
+    k7 = tf512_v13_csimd_auto_fly_full_load64(key + 56);
+    k8 = UINT64_C(0x1bd11bdaa9fc1a22);
+    k8 ^= k0;
+    k8 ^= k1;
+    k8 ^= k2;
+    k8 ^= k3;
+    k8 ^= k4;
+    k8 ^= k5;
+    k8 ^= k6;
+    k8 ^= k7;
+    t0 = tf512_v13_csimd_auto_fly_full_load64(tweak);
+    t1 = tf512_v13_csimd_auto_fly_full_load64(tweak + 8);
+    t2 = t0;
+    t2 ^= t1;
+    /* load: A lanes = even words, B lanes = odd words */
+    {
+        const __m256i r0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+        const __m256i r1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+        A0 = _mm256_permutex2var_epi64(r0, _mm256_set_epi64x(6, 4, 2, 0), r1);
+        B0 = _mm256_permutex2var_epi64(r0, _mm256_set_epi64x(7, 5, 3, 1), r1);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k7), (long long)(k5 + t0), (long long)(k3), (long long)(k1)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_46_36_19_37), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_33_42_14_27), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_17_49_36_39), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_44_56_54_9), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k7 + t2), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k8 + UINT64_C(1)), (long long)(k6 + t1), (long long)(k4), (long long)(k2)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_39_30_34_24), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_13_17_10_50), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_25_29_39_43), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_8_22_56_35), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k8 + t0), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k0 + UINT64_C(2)), (long long)(k7 + t2), (long long)(k5), (long long)(k3)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_46_36_19_37), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_33_42_14_27), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_17_49_36_39), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_44_56_54_9), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k0 + t1), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k1 + UINT64_C(3)), (long long)(k8 + t0), (long long)(k6), (long long)(k4)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_39_30_34_24), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_13_17_10_50), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_25_29_39_43), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_8_22_56_35), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k1 + t2), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k2 + UINT64_C(4)), (long long)(k0 + t1), (long long)(k7), (long long)(k5)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_46_36_19_37), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_33_42_14_27), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_17_49_36_39), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_44_56_54_9), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k2 + t0), (long long)(k0), (long long)(k7), (long long)(k5)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k3 + UINT64_C(5)), (long long)(k1 + t2), (long long)(k8), (long long)(k6)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_39_30_34_24), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_13_17_10_50), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_25_29_39_43), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_8_22_56_35), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k3 + t1), (long long)(k1), (long long)(k8), (long long)(k6)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k4 + UINT64_C(6)), (long long)(k2 + t0), (long long)(k0), (long long)(k7)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_46_36_19_37), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_33_42_14_27), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_17_49_36_39), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_44_56_54_9), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k4 + t2), (long long)(k2), (long long)(k0), (long long)(k7)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k5 + UINT64_C(7)), (long long)(k3 + t1), (long long)(k1), (long long)(k8)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_39_30_34_24), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_13_17_10_50), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_25_29_39_43), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_8_22_56_35), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k5 + t0), (long long)(k3), (long long)(k1), (long long)(k8)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k6 + UINT64_C(8)), (long long)(k4 + t2), (long long)(k2), (long long)(k0)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_46_36_19_37), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_33_42_14_27), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_17_49_36_39), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_44_56_54_9), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k7 + UINT64_C(9)), (long long)(k5 + t0), (long long)(k3), (long long)(k1)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_39_30_34_24), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_13_17_10_50), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_25_29_39_43), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_8_22_56_35), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k7 + t2), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k8 + UINT64_C(10)), (long long)(k6 + t1), (long long)(k4), (long long)(k2)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_46_36_19_37), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_33_42_14_27), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_17_49_36_39), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_44_56_54_9), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k8 + t0), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k0 + UINT64_C(11)), (long long)(k7 + t2), (long long)(k5), (long long)(k3)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_39_30_34_24), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_13_17_10_50), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_25_29_39_43), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_8_22_56_35), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k0 + t1), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k1 + UINT64_C(12)), (long long)(k8 + t0), (long long)(k6), (long long)(k4)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_46_36_19_37), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_33_42_14_27), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_17_49_36_39), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_44_56_54_9), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k1 + t2), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k2 + UINT64_C(13)), (long long)(k0 + t1), (long long)(k7), (long long)(k5)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_39_30_34_24), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_13_17_10_50), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_25_29_39_43), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_8_22_56_35), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k2 + t0), (long long)(k0), (long long)(k7), (long long)(k5)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k3 + UINT64_C(14)), (long long)(k1 + t2), (long long)(k8), (long long)(k6)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_46_36_19_37), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_33_42_14_27), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_17_49_36_39), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_44_56_54_9), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k3 + t1), (long long)(k1), (long long)(k8), (long long)(k6)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k4 + UINT64_C(15)), (long long)(k2 + t0), (long long)(k0), (long long)(k7)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_39_30_34_24), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_13_17_10_50), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_25_29_39_43), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_8_22_56_35), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k4 + t2), (long long)(k2), (long long)(k0), (long long)(k7)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k5 + UINT64_C(16)), (long long)(k3 + t1), (long long)(k1), (long long)(k8)));
+    /* round, rotation row 0 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_46_36_19_37), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 1 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_33_42_14_27), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 2 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_17_49_36_39), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 3 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_44_56_54_9), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k5 + t0), (long long)(k3), (long long)(k1), (long long)(k8)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k6 + UINT64_C(17)), (long long)(k4 + t2), (long long)(k2), (long long)(k0)));
+    /* round, rotation row 4 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_39_30_34_24), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 5 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_13_17_10_50), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    /* round, rotation row 6 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_25_29_39_43), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_shuffle_epi32(oA0, 0x4e);
+    }
+    /* round, rotation row 7 */
+    A0 = _mm256_add_epi64(A0, B0);
+    B0 = _mm256_xor_si256(_mm256_rolv_epi64(B0, rc_8_22_56_35), A0);
+    {
+        const __m256i oA0 = A0;
+        A0 = _mm256_permute4x64_epi64(oA0, 0x1b);
+    }
+    A0 = _mm256_add_epi64(A0, _mm256_set_epi64x((long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm256_add_epi64(B0, _mm256_set_epi64x((long long)(k7 + UINT64_C(18)), (long long)(k5 + t0), (long long)(k3), (long long)(k1)));
+    /* store */
+    _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm256_permutex2var_epi64(A0, _mm256_set_epi64x(5, 1, 4, 0), B0));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm256_permutex2var_epi64(A0, _mm256_set_epi64x(7, 3, 6, 2), B0));
+}
+
+static void tf512_v13_csimd_auto_fly_full_avx512_packed_encrypt(const uint8_t key[64], const uint8_t tweak[16],
+                                                                const uint8_t in[64], uint8_t out[64])
+{
+    tf512_v13_csimd_auto_fly_full_avx512_packed_encrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf512_v13_csimd_auto_fly_full_burn(1216);
+#elif defined(__clang__)
+    tf512_v13_csimd_auto_fly_full_burn(104896); /* clang -O0 */
+    tf512_v13_csimd_auto_fly_full_burn_top();
+#elif defined(__GNUC__)
+    tf512_v13_csimd_auto_fly_full_burn(57984); /* gcc -O0 */
+    tf512_v13_csimd_auto_fly_full_burn_top();
+#else
+    tf512_v13_csimd_auto_fly_full_burn(104896); /* no __OPTIMIZE__ */
+#endif
+}
+
+static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_avx512_packed_decrypt_work(const uint8_t key[64], const uint8_t tweak[16],
+                                                                                                            const uint8_t in[64], uint8_t out[64])
+{
+    uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    uint64_t t0, t1, t2;
+    __m256i A0, B0;
+    const __m256i rc_18_28_45_27 = _mm256_set_epi64x(27, 45, 28, 18);
+    const __m256i rc_22_31_37_50 = _mm256_set_epi64x(50, 37, 31, 22);
+    const __m256i rc_25_21_39_35 = _mm256_set_epi64x(35, 39, 21, 25);
+    const __m256i rc_25_34_30_40 = _mm256_set_epi64x(40, 30, 34, 25);
+    const __m256i rc_28_25_47_15 = _mm256_set_epi64x(15, 47, 25, 28);
+    const __m256i rc_29_8_42_56 = _mm256_set_epi64x(56, 42, 8, 29);
+    const __m256i rc_47_51_14_54 = _mm256_set_epi64x(54, 14, 51, 47);
+    const __m256i rc_55_10_8_20 = _mm256_set_epi64x(20, 8, 10, 55);
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf512_v13_csimd_auto_fly_full_load64(key);
+    k1 = tf512_v13_csimd_auto_fly_full_load64(key + 8);
+    k2 = tf512_v13_csimd_auto_fly_full_load64(key + 16);
+    k3 = tf512_v13_csimd_auto_fly_full_load64(key + 24);
+    k4 = tf512_v13_csimd_auto_fly_full_load64(key + 32);
+    k5 = tf512_v13_csimd_auto_fly_full_load64(key + 40);
+    k6 = tf512_v13_csimd_auto_fly_full_load64(key + 48);
+    k7 = tf512_v13_csimd_auto_fly_full_load64(key + 56);
+    k8 = UINT64_C(0x1bd11bdaa9fc1a22);
+    k8 ^= k0;
+    k8 ^= k1;
+    k8 ^= k2;
+    k8 ^= k3;
+    k8 ^= k4;
+    k8 ^= k5;
+    k8 ^= k6;
+    k8 ^= k7;
+    t0 = tf512_v13_csimd_auto_fly_full_load64(tweak);
+    t1 = tf512_v13_csimd_auto_fly_full_load64(tweak + 8);
+    t2 = t0;
+    t2 ^= t1;
+    /* load: A lanes = even words, B lanes = odd words */
+    {
+        const __m256i r0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+        const __m256i r1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+        A0 = _mm256_permutex2var_epi64(r0, _mm256_set_epi64x(6, 4, 2, 0), r1);
+        B0 = _mm256_permutex2var_epi64(r0, _mm256_set_epi64x(7, 5, 3, 1), r1);
+    }
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k7 + UINT64_C(18)), (long long)(k5 + t0), (long long)(k3), (long long)(k1)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_29_8_42_56);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_21_39_35);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_47_51_14_54);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_34_30_40);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k5 + t0), (long long)(k3), (long long)(k1), (long long)(k8)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k6 + UINT64_C(17)), (long long)(k4 + t2), (long long)(k2), (long long)(k0)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_55_10_8_20);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_28_25_47_15);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_22_31_37_50);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_18_28_45_27);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k4 + t2), (long long)(k2), (long long)(k0), (long long)(k7)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k5 + UINT64_C(16)), (long long)(k3 + t1), (long long)(k1), (long long)(k8)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_29_8_42_56);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_21_39_35);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_47_51_14_54);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_34_30_40);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k3 + t1), (long long)(k1), (long long)(k8), (long long)(k6)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k4 + UINT64_C(15)), (long long)(k2 + t0), (long long)(k0), (long long)(k7)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_55_10_8_20);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_28_25_47_15);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_22_31_37_50);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_18_28_45_27);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k2 + t0), (long long)(k0), (long long)(k7), (long long)(k5)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k3 + UINT64_C(14)), (long long)(k1 + t2), (long long)(k8), (long long)(k6)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_29_8_42_56);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_21_39_35);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_47_51_14_54);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_34_30_40);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k1 + t2), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k2 + UINT64_C(13)), (long long)(k0 + t1), (long long)(k7), (long long)(k5)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_55_10_8_20);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_28_25_47_15);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_22_31_37_50);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_18_28_45_27);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k0 + t1), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k1 + UINT64_C(12)), (long long)(k8 + t0), (long long)(k6), (long long)(k4)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_29_8_42_56);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_21_39_35);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_47_51_14_54);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_34_30_40);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k8 + t0), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k0 + UINT64_C(11)), (long long)(k7 + t2), (long long)(k5), (long long)(k3)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_55_10_8_20);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_28_25_47_15);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_22_31_37_50);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_18_28_45_27);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k7 + t2), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k8 + UINT64_C(10)), (long long)(k6 + t1), (long long)(k4), (long long)(k2)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_29_8_42_56);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_21_39_35);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_47_51_14_54);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_34_30_40);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k7 + UINT64_C(9)), (long long)(k5 + t0), (long long)(k3), (long long)(k1)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_55_10_8_20);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_28_25_47_15);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_22_31_37_50);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_18_28_45_27);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k5 + t0), (long long)(k3), (long long)(k1), (long long)(k8)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k6 + UINT64_C(8)), (long long)(k4 + t2), (long long)(k2), (long long)(k0)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_29_8_42_56);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_21_39_35);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_47_51_14_54);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_34_30_40);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k4 + t2), (long long)(k2), (long long)(k0), (long long)(k7)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k5 + UINT64_C(7)), (long long)(k3 + t1), (long long)(k1), (long long)(k8)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_55_10_8_20);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_28_25_47_15);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_22_31_37_50);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_18_28_45_27);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k3 + t1), (long long)(k1), (long long)(k8), (long long)(k6)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k4 + UINT64_C(6)), (long long)(k2 + t0), (long long)(k0), (long long)(k7)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_29_8_42_56);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_21_39_35);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_47_51_14_54);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_34_30_40);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k2 + t0), (long long)(k0), (long long)(k7), (long long)(k5)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k3 + UINT64_C(5)), (long long)(k1 + t2), (long long)(k8), (long long)(k6)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_55_10_8_20);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_28_25_47_15);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_22_31_37_50);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_18_28_45_27);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k1 + t2), (long long)(k8), (long long)(k6), (long long)(k4)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k2 + UINT64_C(4)), (long long)(k0 + t1), (long long)(k7), (long long)(k5)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_29_8_42_56);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_21_39_35);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_47_51_14_54);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_34_30_40);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k0 + t1), (long long)(k7), (long long)(k5), (long long)(k3)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k1 + UINT64_C(3)), (long long)(k8 + t0), (long long)(k6), (long long)(k4)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_55_10_8_20);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_28_25_47_15);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_22_31_37_50);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_18_28_45_27);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k8 + t0), (long long)(k6), (long long)(k4), (long long)(k2)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k0 + UINT64_C(2)), (long long)(k7 + t2), (long long)(k5), (long long)(k3)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 7 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_29_8_42_56);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 6 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_21_39_35);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 5 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_47_51_14_54);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 4 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_25_34_30_40);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k7 + t2), (long long)(k5), (long long)(k3), (long long)(k1)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k8 + UINT64_C(1)), (long long)(k6 + t1), (long long)(k4), (long long)(k2)));
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 3 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_55_10_8_20);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 2 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_28_25_47_15);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_permute4x64_epi64(oB0, 0x1b);
+    }
+    /* inverse round, rotation row 1 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_22_31_37_50);
+    A0 = _mm256_sub_epi64(A0, B0);
+    {
+        const __m256i oB0 = B0;
+        B0 = _mm256_shuffle_epi32(oB0, 0x4e);
+    }
+    /* inverse round, rotation row 0 */
+    B0 = _mm256_xor_si256(B0, A0);
+    B0 = _mm256_rolv_epi64(B0, rc_18_28_45_27);
+    A0 = _mm256_sub_epi64(A0, B0);
+    A0 = _mm256_sub_epi64(A0, _mm256_set_epi64x((long long)(k6 + t1), (long long)(k4), (long long)(k2), (long long)(k0)));
+    B0 = _mm256_sub_epi64(B0, _mm256_set_epi64x((long long)(k7), (long long)(k5 + t0), (long long)(k3), (long long)(k1)));
+    /* store */
+    _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm256_permutex2var_epi64(A0, _mm256_set_epi64x(5, 1, 4, 0), B0));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm256_permutex2var_epi64(A0, _mm256_set_epi64x(7, 3, 6, 2), B0));
+}
+
+static void tf512_v13_csimd_auto_fly_full_avx512_packed_decrypt(const uint8_t key[64], const uint8_t tweak[16],
+                                                                const uint8_t in[64], uint8_t out[64])
+{
+    tf512_v13_csimd_auto_fly_full_avx512_packed_decrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf512_v13_csimd_auto_fly_full_burn(1216);
+#elif defined(__clang__)
+    tf512_v13_csimd_auto_fly_full_burn(104896); /* clang -O0 */
+    tf512_v13_csimd_auto_fly_full_burn_top();
+#elif defined(__GNUC__)
+    tf512_v13_csimd_auto_fly_full_burn(57984); /* gcc -O0 */
+    tf512_v13_csimd_auto_fly_full_burn_top();
+#else
+    tf512_v13_csimd_auto_fly_full_burn(104896); /* no __OPTIMIZE__ */
+#endif
 }
 
 #if !defined(THREEFISH_GEN_SIMDE)
@@ -25357,6 +26666,22 @@ static int tf512_v13_csimd_auto_fly_full_choice(size_t n)
         return 5;
     return -1;
 }
+
+/* The path single-block calls (encrypt, decrypt) take: an index into single_names (-1: the
+   scalar kernel).  The single-block CPU table's row matching this CPU (a profile whose chained
+   winner is a packed kernel) where its ISA is allowed (CPU and $THREEFISH_GEN_ISA), else scalar. */
+static const char *const tf512_v13_csimd_auto_fly_full_single_names[] = {
+    "avx512 packed fly/full/i1 (cpu rule intel-spr-emr: GenuineIntel family 0x06 models 0x8f,0xcf)"
+};
+
+static int tf512_v13_csimd_auto_fly_full_single_choice(void)
+{
+    int level = tf512_v13_csimd_auto_fly_full_level();
+    int rule = tf512_v13_csimd_auto_fly_full_cpu_rule();
+    if (rule == 0 && level >= 4)
+        return 0;
+    return -1;
+}
 #elif defined(THREEFISH_GEN_NEON)
 static const char *const tf512_v13_csimd_auto_fly_full_choice_names[] = {
     "neon lanes fly/full/i1 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
@@ -25369,6 +26694,16 @@ static int tf512_v13_csimd_auto_fly_full_choice(size_t n)
         return 0;
     return -1;
 }
+
+/* The path single-block calls (encrypt, decrypt) take: an index into single_names (-1: the
+   scalar kernel).  The single-block CPU table's row matching this CPU (a profile whose chained
+   winner is a packed kernel) where its ISA is allowed (CPU and $THREEFISH_GEN_ISA), else scalar. */
+static const char *const tf512_v13_csimd_auto_fly_full_single_names[] = { "scalar" };
+
+static int tf512_v13_csimd_auto_fly_full_single_choice(void)
+{
+    return -1;
+}
 #else
 static const char *const tf512_v13_csimd_auto_fly_full_choice_names[] = { "scalar" };
 
@@ -25378,6 +26713,13 @@ static int tf512_v13_csimd_auto_fly_full_choice(size_t n)
     (void)tf512_v13_csimd_auto_fly_full_level; /* no SIMD path here: the level only caps, nothing to pick */
     return -1;
 }
+
+static const char *const tf512_v13_csimd_auto_fly_full_single_names[] = { "scalar" };
+
+static int tf512_v13_csimd_auto_fly_full_single_choice(void)
+{
+    return -1;
+}
 #endif
 
 /* Name of the path a call with n blocks takes and of the rule that chose it (declared in the header). */
@@ -25385,6 +26727,48 @@ const char *tf512_v13_csimd_auto_fly_full_dispatch_path(size_t n)
 {
     int c = tf512_v13_csimd_auto_fly_full_choice(n);
     return c < 0 ? "scalar" : tf512_v13_csimd_auto_fly_full_choice_names[c];
+}
+
+/* Name of the path single-block calls (encrypt, decrypt) take and of the rule that chose it
+   (declared in the header). */
+const char *tf512_v13_csimd_auto_fly_full_single_path(void)
+{
+    int c = tf512_v13_csimd_auto_fly_full_single_choice();
+    return c < 0 ? "scalar" : tf512_v13_csimd_auto_fly_full_single_names[c];
+}
+
+/* Each path wipes its own frame (scalar_encrypt, *_packed_encrypt: a work function, then the
+   bound of that kernel's frame); this function holds no key material. */
+void tf512_v13_csimd_auto_fly_full_encrypt(const uint8_t key[64], const uint8_t tweak[16],
+                                           const uint8_t in[64], uint8_t out[64])
+{
+    switch (tf512_v13_csimd_auto_fly_full_single_choice()) {
+#if defined(THREEFISH_GEN_X86)
+    case 0:
+        tf512_v13_csimd_auto_fly_full_avx512_packed_encrypt(key, tweak, in, out);
+        return;
+#endif
+    default:
+        break;
+    }
+    tf512_v13_csimd_auto_fly_full_scalar_encrypt(key, tweak, in, out);
+}
+
+/* Each path wipes its own frame (scalar_decrypt, *_packed_decrypt: a work function, then the
+   bound of that kernel's frame); this function holds no key material. */
+void tf512_v13_csimd_auto_fly_full_decrypt(const uint8_t key[64], const uint8_t tweak[16],
+                                           const uint8_t in[64], uint8_t out[64])
+{
+    switch (tf512_v13_csimd_auto_fly_full_single_choice()) {
+#if defined(THREEFISH_GEN_X86)
+    case 0:
+        tf512_v13_csimd_auto_fly_full_avx512_packed_decrypt(key, tweak, in, out);
+        return;
+#endif
+    default:
+        break;
+    }
+    tf512_v13_csimd_auto_fly_full_scalar_decrypt(key, tweak, in, out);
 }
 
 static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_encrypt_blocks_work(const uint8_t key[64], const uint8_t *tweaks,

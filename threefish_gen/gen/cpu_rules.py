@@ -7,6 +7,15 @@ dispatcher (``--isa auto``) turns the bulk winners of its own target into a tabl
 :class:`Rule` s: on a CPU a rule matches, ``*_blocks`` takes the rule's path; on any other CPU
 (or when ``THREEFISH_GEN_ISA`` caps the rule's ISA away) the documented default rule applies.
 
+Single blocks (``encrypt``/``decrypt``) have a table of their own, from the **chained** winners
+(``rules(target, bits, "chained")``: each input the previous output, the latency a one-block call
+sees): gen/targets/c_simd.py ``single_rule_paths`` keeps the x86 rows whose winner's layout is
+``packed`` (one block spread over the lanes: its one-block function is a SIMD kernel; a lanes or
+hybrid winner's one-block function is the scalar C the dispatcher runs anyway, so such a row adds
+nothing).  On a CPU such a row matches, where its ISA is allowed, single blocks take that packed
+kernel; everywhere else the scalar kernel, as before.  Today: Sapphire/Emerald Rapids
+Threefish-512 and -1024 (AVX-512 packed), Zen 4 Threefish-1024 (AVX2 packed).
+
 The table today (docs/tune.md, "The dispatcher's CPU table"):
 
 * AMD Zen 3 / Zen 4 / Zen 5: ``zen3.json``, ``zen4.json``, ``zen5.json``.
@@ -118,12 +127,13 @@ def split_options(values: dict) -> tuple[Options, dict]:
     return o, {k: v for k, v in values.items() if k not in DESCRIPTION_KEYS}
 
 
-def rules(target: str, bits: int) -> list[Rule]:
+def rules(target: str, bits: int, mode: str = "bulk") -> list[Rule]:
     """The dispatcher table of ``target`` for Threefish-``bits``: one rule per shipped profile
-    with a bulk winner for it, in file-name order (the first match wins)."""
+    with a winner for it in ``mode`` (bulk: the ``*_blocks`` table; chained: the single-block
+    one, module docstring), in file-name order (the first match wins)."""
     out = []
     for _, p in shipped():
-        w = winner(p, target, bits)
+        w = winner(p, target, bits, mode)
         if w is None:
             continue
         o, values = split_options(w["options"])
@@ -133,7 +143,8 @@ def rules(target: str, bits: int) -> list[Rule]:
     return out
 
 
-def rule_for(target: str, bits: int, vendor: str, family: int, model: int) -> Rule | None:
-    """The CPU table row the dispatcher of ``target`` for Threefish-``bits`` takes on this CPU
-    (the first that matches), or None: the default rule (module docstring)."""
-    return next((r for r in rules(target, bits) if r.matches(vendor, family, model)), None)
+def rule_for(target: str, bits: int, vendor: str, family: int, model: int, mode: str = "bulk") -> Rule | None:
+    """The CPU table row (``mode`` bulk: ``*_blocks``; chained: single blocks) the dispatcher of
+    ``target`` for Threefish-``bits`` takes on this CPU (the first that matches), or None: the
+    default rule (module docstring)."""
+    return next((r for r in rules(target, bits, mode) if r.matches(vendor, family, model)), None)

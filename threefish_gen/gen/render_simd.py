@@ -12,8 +12,8 @@ Target options (``Variant.extra``):
   (layouts/packed.py lowers it to the layout IR: A = even, B = odd words of the MIX
   pairs, in 128-, 256- or 512-bit vectors, at most half a block each); its ``*_blocks`` run the lanes
   bulk loop of the same ISA and hand tails to the packed single block.  The
-  dispatcher keeps scalar single blocks: packed was slower on every size and ISA
-  measured (docs/bench.md, "Layout packed").
+  dispatcher's single blocks are scalar, except on the CPUs of its single-block table
+  (gen/cpu_rules.py: profiles whose chained winner is packed), which take that packed kernel.
 """
 from __future__ import annotations
 
@@ -143,8 +143,9 @@ def packed_single(progs, prefix: str, helpers: str, spec, options, direction: st
 
 
 def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: str,
-                    isa_name: str | None, layout: str, stats: dict | None = None) -> dict:
-    """encrypt_blocks / decrypt_blocks: vector passes, then one block at a time (scalar)."""
+                    isa_name: str | None, layout: str, stats: dict | None = None, tail: str | None = None) -> dict:
+    """encrypt_blocks / decrypt_blocks: vector passes, then one block at a time (scalar: the
+    function ``tail``, by default the file's public single-block function)."""
     one = progs[(direction, options, 1)]
     pr = CPrinter(helpers, PTRS_MANY)
     used = pr.used                     # word helpers the scalar parts call (the file defines those)
@@ -208,8 +209,8 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
         tail = section(pr, one.body, setup_vals)
         lines += indent(tail["decl"] + tail["code"]) + [close_line()]
     else:   # the tail: the single-block function (scalar body of the same description)
-        lines += [Line(f"    {helpers}{direction}(key, tweaks, in, out);", calls=[(f"{helpers}{direction}", 4)]),
-                  close_line()]
+        tail = tail or f"{helpers}{direction}"
+        lines += [Line(f"    {tail}(key, tweaks, in, out);", calls=[(tail, 4)]), close_line()]
     return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False, helpers=used)
 
 
@@ -321,16 +322,27 @@ def cpu_condition(rule) -> dict:
     return dict(ident=f'strcmp(vendor, "{rule.vendor}") == 0 && family == {rule.family:#x}u', models=models)
 
 
-def _render_dispatch(v: Variant, subs, progs, rules=()) -> dict[str, str]:
+def _same_cpus(a, b) -> bool:
+    """Two CPU table rules of the same CPUs (one profile's match)."""
+    return (a.name, a.vendor, a.family, a.models) == (b.name, b.vendor, b.family, b.models)
+
+
+def _render_dispatch(v: Variant, subs, progs, rules=(), singles=()) -> dict[str, str]:
     """The dispatcher: scalar, the default paths ``subs`` (one per ISA: the default rule picks
     the highest the CPU allows) and the paths of the CPU table ``rules`` ([(Rule, path variant)],
-    gen/cpu_rules.py: x86 only, chosen by cpuid vendor, family and model)."""
+    gen/cpu_rules.py: x86 only, chosen by cpuid vendor, family and model); ``singles``: the
+    single-block table [(Rule, packed variant)] (x86 only): where it has rows, encrypt/decrypt
+    choose between the scalar kernel (``PREFIXscalar_encrypt``) and the rows' packed kernels, each a
+    function that wipes its own frame (the bound of its kernel alone), so each path wipes what it used."""
     subs = list(subs)
     subs.sort(key=lambda s: -ISAS[s.get("isa")].level)
     every = subs + [rv for _, rv in rules if rv not in subs]
     every = list(dict.fromkeys(every))
     o = v.options
-    public = [scalar_single(progs, v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
+    single_pfx = f"{v.prefix}scalar_" if singles else v.prefix
+    public = [scalar_single(progs, single_pfx, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
+    for f in public:
+        f["wrap"] = True       # scalar_encrypt: a work function and a wiping wrapper (the tails')
     regions = [dict(isa=None, functions=public + [
         blocks_function(progs, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes") for d in ("encrypt", "decrypt")])]
     paths, used = {}, set()
@@ -341,18 +353,33 @@ def _render_dispatch(v: Variant, subs, progs, rules=()) -> dict[str, str]:
         if pfx in used:            # a second path of one ISA and layout (a CPU rule's)
             pfx += f"{s.options.keys}_{s.options.unroll}_i{s.options.interleave}_"
         used.add(pfx)
-        fns = [blocks_function(progs, pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None)
-               for d in ("encrypt", "decrypt")]
+        fns = [blocks_function(progs, pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None,
+                               tail=f"{single_pfx}{d}") for d in ("encrypt", "decrypt")]
         fam = family_name(ISAS[isa])
         regions.append(dict(isa=ISAS[isa], functions=fns, guard=fam))
         o_ = s.options
         paths[s] = dict(isa=ISAS[isa], prefix=pfx, min_n=stats["min blocks"], label=s.label(), family=fam,
                         text=f"{isa} {layout} {o_.keys}/{o_.unroll}/i{o_.interleave}")
+    spaths = {}
+    for _, s in singles:         # the single-block table's packed kernels, each once
+        if s in spaths:
+            continue
+        isa = s.get("isa")
+        pfx = f"{v.prefix}{isa}_packed_"
+        fns = [packed_single(progs, pfx, v.prefix, v.spec, s.options, d, isa) for d in ("encrypt", "decrypt")]
+        for f in fns:
+            f["wrap"] = True       # a work function and a wrapper wiping its frame (its own bound)
+        regions.append(dict(isa=ISAS[isa], functions=fns, guard="x86"))
+        spaths[s] = dict(isa=ISAS[isa], prefix=pfx, functions=fns, text=f"{isa} packed fly/full/i1")
     for r in regions:
         for f in r["functions"]:
             f["static"] = f["name"] != f"{v.prefix}encrypt" and f["name"] != f"{v.prefix}decrypt"
     table = [(rule, paths[rv]) for rule, rv in rules if paths[rv]["family"] == "x86"]
-    notes = ["runtime dispatcher: single blocks -> scalar; n blocks -> the path of the CPU table row that "
+    single_table = [(rule, spaths[s]) for rule, s in singles]
+    notes = ["runtime dispatcher: single blocks -> "
+             + ("the packed kernel of the single-block CPU table row that matches this CPU (x86: cpuid vendor, "
+                "family, model) where its ISA is allowed, else scalar" if singles else "scalar")
+             + "; n blocks -> the path of the CPU table row that "
              "matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits "
              "in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) "
              "supports and whose pass fits in n; else scalar",
@@ -362,6 +389,8 @@ def _render_dispatch(v: Variant, subs, progs, rules=()) -> dict[str, str]:
              "check) and its paths are compiled instead; elsewhere: portable scalar C"]
     notes += [f"path {paths[s]['isa'].name}: {paths[s]['label']} (n >= {paths[s]['min_n']}; default)" for s in subs]
     notes += [f"CPU table row {rule.name} ({rule.cpus()}; {rule.source}): {p['text']}" for rule, p in table]
+    notes += [f"single-block CPU table row {rule.name} ({rule.cpus()}; chained winner): {p['text']}; "
+              "single_path() names the path encrypt/decrypt take" for rule, p in single_table]
     groups = []
     for fam, isas in (("x86", X86_ISAS), ("neon", NEON_ISAS)):
         mine = [p for p in paths.values() if p["family"] == fam]
@@ -370,13 +399,21 @@ def _render_dispatch(v: Variant, subs, progs, rules=()) -> dict[str, str]:
         rows = [dict(rule=rule, index=i, **cpu_condition(rule)) for i, (rule, _) in enumerate(table)] if fam == "x86" else []
         choices = [dict(rule=i, path=p, name=f"{p['text']} (cpu rule {rule.name}: {rule.cpus()})")
                    for i, (rule, p) in enumerate(table)] if fam == "x86" else []
+        single = []
+        for rule, p in (single_table if fam == "x86" else []):
+            # the CPU table's row of the same profile (its match), else a row of its own
+            i = next((r["index"] for r in rows if _same_cpus(r["rule"], rule)), None)
+            if i is None:
+                i = len(rows)
+                rows.append(dict(rule=rule, index=i, **cpu_condition(rule)))
+            single.append(dict(rule=i, path=p, name=f"{p['text']} (cpu rule {rule.name}: {rule.cpus()})"))
         choices += [dict(rule=None, path=paths[s], name=f"{paths[s]['text']} ({DEFAULT_RULE})")
                     for s in subs if paths[s]["family"] == fam]
         levels = ["scalar"] + [i.name for i in sorted(isas.values(), key=lambda i: i.level)]
         # cpuid: the family's level is found at run time (x86: cpuid, xgetbv); NEON is architectural
         groups.append(dict(family=fam, guard=GUARDS[fam], paths=mine, levels=levels, rows=rows, choices=choices,
-                           cpuid=fam == "x86"))
-    dispatch = dict(groups=groups)
+                           cpuid=fam == "x86", single=single, bulk_rows=any(c["rule"] is not None for c in choices)))
+    dispatch = dict(groups=groups, single=bool(single_table))
     ctx = _ctx(v, notes, regions, dispatch=dispatch,
                simde_headers=sorted({p["isa"].simde for p in paths.values() if p["family"] == "x86"})
                or ["simde/x86/sse2.h"])
@@ -390,12 +427,13 @@ def _render_dispatch(v: Variant, subs, progs, rules=()) -> dict[str, str]:
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def render_c_simd(v: Variant, progs, subs=(), rules=()) -> dict[str, str]:
+def render_c_simd(v: Variant, progs, subs=(), rules=(), singles=()) -> dict[str, str]:
     """The files of one c-simd variant from the described programs ``progs`` ({(direction,
     options, blocks): Program}, see :func:`needs`); ``subs``: the dispatcher's default paths (its
-    standalone variants), ``rules``: its CPU table [(Rule, path variant)].  Each function is
-    lowered (gen/layouts/) and printed (gen/printers/c_simd.py, spelled by gen/isa/x86.py and neon.py) here."""
-    files = _render_dispatch(v, subs, progs, rules) if v.get("isa") == "auto" else _render_one(v, progs)
+    standalone variants), ``rules``: its CPU table [(Rule, path variant)], ``singles``: its
+    single-block table [(Rule, packed variant)].  Each function is lowered (gen/layouts/) and
+    printed (gen/printers/c_simd.py, spelled by gen/isa/x86.py and neon.py) here."""
+    files = _render_dispatch(v, subs, progs, rules, singles) if v.get("isa") == "auto" else _render_one(v, progs)
     annotate = v.get("annotate", "brief")
     return {name: annotate_text(text, annotate) if name.endswith(".c") else text for name, text in files.items()}
 

@@ -15,7 +15,7 @@ Control flow: ``if (cond) {..}``, ``if (cond) stmt``, ``for`` loops with or with
 blocks loops over ``n`` are proved by the engine's induction, loops with a constant bound just
 run), calls of the file's own functions (the scalar tail ``encrypt(key, tweaks, in, out)``, the
 hybrid's scalar blocks) inlined with their locals renamed.  The dispatcher's
-``switch (choice(n))`` is not followed: the CPU test (cpuid/xgetbv) and the choice are not
+``switch (choice(n))`` (and single blocks' ``switch (single_choice())``) is not followed: the CPU test (cpuid/xgetbv) and the choice are not
 proved; each path function a case (or the default) calls is proved as the public function, and
 the reader checks that every call passes the function's own parameters in order.
 """
@@ -336,7 +336,8 @@ class Program:
 
     def _switch(self, fn: Function, lines: list[str], i: int) -> int:
         """The dispatcher, exactly: ``switch (choice(n)) { case K: path(params); return; ...
-        default: break; } path(params); }`` -- returns the index after the function.  The choice
+        default: break; } path(params); }`` (single blocks: ``switch (single_choice())``, the same) --
+        returns the index after the function.  The choice
         (cpuid, xgetbv, $THREEFISH_GEN_ISA, n) is not modelled: every path is proved instead."""
         body, no0 = [], i + 1
         depth = 0
@@ -350,8 +351,8 @@ class Program:
             if depth < 0:
                 break
         paths = []
-        if not re.fullmatch(r"switch \(\w+\(n\)\) \{", body[0][1]):
-            raise Unsupported(f"line {no0}: a switch on more than a function of n")
+        if not re.fullmatch(r"switch \(\w+\((?:n)?\)\) \{", body[0][1]):
+            raise Unsupported(f"line {no0}: a switch on more than a function of n (or of nothing)")
         j = 1
         while j < len(body) and body[j][1].startswith("case"):
             if not re.fullmatch(r"case \d+:", body[j][1]) or j + 2 >= len(body) or body[j + 2][1] != "return;":

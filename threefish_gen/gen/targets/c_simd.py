@@ -21,8 +21,10 @@ from .c import render_skein, skein_context
 SKEIN_ISAS = ("avx2", "avx512")
 
 ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
-# Layout packed (one block over the lanes, for single-block latency) is NOT in the dispatcher:
-# it never beat scalar C for single-block calls (docs/bench.md, "Layout packed").
+# Layout packed (one block over the lanes, for single-block latency) is not a default path of the
+# dispatcher: on most CPUs it did not beat scalar C for single-block calls (docs/bench.md, "Layout
+# packed"); the CPU table's single-block rows add it where a profile's chained winner is packed
+# (single_rule_paths, gen/cpu_rules.py).
 # Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
 # measurements (README, "Benchmarks"): (isa, layout, options).
 RECOMMENDED = {
@@ -179,13 +181,25 @@ class CSimd(Target):
                 out.append((r, self.simd(spec, isa, layout, r.options)))
         return out
 
+    def single_rule_paths(self, spec) -> list:
+        """The dispatcher's single-block CPU table: (Rule, packed variant) from the chained winners
+        of this target in the shipped profiles whose layout is packed, x86 ISAs only
+        (gen/cpu_rules.py; a lanes or hybrid winner's single block is the scalar code)."""
+        out = []
+        for r in cpu_rules.rules(self.name, spec.bits, "chained"):
+            isa, layout = dict(r.values).get("isa"), dict(r.values).get("layout", "lanes")
+            if layout == "packed" and isa in ISAS and family_name(ISAS[isa]) == "x86":
+                out.append((r, self.simd(spec, isa, "packed", Options("fly", "full", 1))))
+        return out
+
     def subs(self, v) -> list:
-        """Every path the dispatcher compiles (the default ones, then the CPU table's others);
-        () for one path."""
+        """Every path the dispatcher compiles (the default ones, then the CPU table's others, then
+        the single-block table's packed paths); () for one path."""
         if v.get("isa") != "auto":
             return []
         paths = self.paths(v.spec)
-        return paths + list(dict.fromkeys(rv for _, rv in self.rule_paths(v.spec) if rv not in paths))
+        paths = paths + list(dict.fromkeys(rv for _, rv in self.rule_paths(v.spec) if rv not in paths))
+        return paths + list(dict.fromkeys(rv for _, rv in self.single_rule_paths(v.spec) if rv not in paths))
 
     def describe(self, v) -> Pass:
         return describe_pass(lambda v: needs(v, self.subs(v)))
@@ -215,7 +229,8 @@ class CSimd(Target):
 
     def render_simd(self, v, progs):
         auto = v.get("isa") == "auto"
-        return render_c_simd(v, progs, self.paths(v.spec) if auto else [], self.rule_paths(v.spec) if auto else [])
+        return render_c_simd(v, progs, self.paths(v.spec) if auto else [], self.rule_paths(v.spec) if auto else [],
+                             self.single_rule_paths(v.spec) if auto else [])
 
     # ---------------------------------------------------------------- recipe
 
