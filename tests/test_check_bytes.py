@@ -32,6 +32,7 @@ KINDS = {
     "nasm-x64": ["--target", "nasm-x64"],
     "nasm-x64-win64": ["--target", "nasm-x64", "--abi", "win64"],
     "nasm-x64-skein": ["--target", "nasm-x64", "--primitive", "skein"],
+    "nasm-x64-win64-skein": ["--target", "nasm-x64", "--abi", "win64", "--primitive", "skein"],
     "nasm-x86": ["--target", "nasm-x86"],
     "csharp": ["--target", "csharp"],
     "csharp-skein": ["--target", "csharp", "--primitive", "skein"],

@@ -61,6 +61,7 @@ def test_every_variant_of_set_all_round_trips():
     ("c-simd", 1024, None, dict(isa="auto", primitive="skein")),
     ("nasm-x64", 512, None, dict(abi="win64")),
     ("nasm-x64", 256, None, dict(primitive="skein")),
+    ("nasm-x64", 512, None, dict(primitive="skein", abi="win64")),
     ("nasm-x86", 256, None, dict(wipe=False)),
     ("csharp", 512, None, dict(namespace="My.Crypto", wipe=False, layout="packed")),
     ("csharp", 1024, None, dict(namespace="My.Crypto", primitive="skein")),

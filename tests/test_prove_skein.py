@@ -11,14 +11,17 @@ from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import get_spec
 
 
-def skein(target, bits, which="recommended"):
-    return [v for v in targets.variants(which, target, [get_spec("1.3", bits)]) if v.primitive == "skein"]
+def skein(target, bits, which="recommended", abi="sysv"):
+    """The Skein variants of the set (nasm-x64: those of one ABI)."""
+    return [v for v in targets.variants(which, target, [get_spec("1.3", bits)])
+            if v.primitive == "skein" and v.get("abi", abi) == abi]
 
 
-@pytest.mark.parametrize("target", ["c", "nasm-x64"])
+@pytest.mark.parametrize("target", ["c", "nasm-x64", "nasm-x64 win64"])
 @pytest.mark.parametrize("bits", [256, 512, 1024])
 def test_ubi_proves_equivalent(target, bits):
-    v, = skein(target, bits)
+    target, _, abi = target.partition(" ")
+    v, = skein(target, bits, abi=abi or "sysv")
     rep = prove(v, committed_source(v))
     assert not rep.failed, "\n".join(rep.lines)
     suffix = "ubi" if target == "c" else "ubi_asm"
@@ -121,6 +124,24 @@ def test_asm_rejects(tmp_path, old, new, nth, want):
     assert re.search(rf"{ASM.prefix}ubi_asm: DIFFERS: .*{want}", p.stdout), p.stdout
     if new is not None:
         assert f"line {line}: {new}" in p.stdout, p.stdout
+
+
+def test_win64_asm_proves_and_rejects_a_changed_rotation(tmp_path):
+    """prove --abi win64 reads the variant's ABI (n the 5th argument, on the stack above the
+    shadow space): the committed file proves, one changed rotation count DIFFERS."""
+    v, = skein("nasm-x64", 256, abi="win64")
+    args = ("prove", "--target", "nasm-x64", "--primitive", "skein", "--abi", "win64", "--size", "256",
+            "--constants", "1.3")
+    p = cli(*args)
+    assert p.returncode == 0 and f"{v.prefix}ubi_asm: equivalent (UBI" in p.stdout, p.stdout + p.stderr
+    text, line = _edit_nth(committed_source(v), "rol r13, 14", "rol r13, 13", 1)
+    f = tmp_path / "edited.asm"
+    f.write_text(text)
+    p = cli(*args, "--file", str(f))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.search(rf"{v.prefix}ubi_asm: DIFFERS: .*chaining value word h\[\d\] after one block differs",
+                     p.stdout), p.stdout
+    assert f"line {line}: rol r13, 13" in p.stdout, p.stdout
 
 
 def test_asm_rejects_a_dropped_spill_reload(tmp_path):

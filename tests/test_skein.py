@@ -364,8 +364,70 @@ def test_nasm_x64_skein_ubi_loop_against_the_vectors(tmp_path, version, bits):
     assert run.returncode == 0 and " 0 failed" in run.stdout, run.stdout[-2000:]
 
 
-def test_nasm_x64_skein_takes_sysv_gpr_only(tmp_path):
+def test_nasm_x64_skein_takes_gpr_only(tmp_path):
     r = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--target", "nasm-x64", "--primitive", "skein",
-                        "--abi", "win64", "--size", "512", "--constants", "1.3", "--out", str(tmp_path)],
+                        "--isa", "avx2", "--size", "512", "--constants", "1.3", "--out", str(tmp_path)],
                        capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 2 and "takes --abi sysv --isa gpr" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.returncode == 2 and "takes --isa gpr" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_nasm_x64_skein_win64_rows(tmp_path, bits):
+    """--abi win64: the UBI loop with the Win64 prologue (rsi, rdi pushed; n above the shadow space)
+    and its unwind data; the checker's rows (the C builds: the loop assembled as elf64 and called
+    the ms_abi way, through the Win64 ABI thunk; under wine: the mingw-w64 build, the unwind data
+    checked) pass every record of the vector file, golden records of bit lengths included."""
+    t = get_target("nasm-x64")
+    spec = get_spec("1.3", bits)
+    v = t.skein(spec, "win64")
+    files = render_variant(v)
+    asm, c = files[f"{v.stem}.asm"], files[f"{v.stem}.c"]
+    assert "push rsi" in asm and "push rdi" in asm and "section .pdata" in asm and "UWOP_PUSH_NONVOL rsi" in asm
+    assert ":function" not in asm and ".note.GNU-stack" not in asm
+    assert "[rsp + " in asm.split("; if n == 0 return")[1].splitlines()[1]       # n: the 5th argument, on the stack
+    assert "__attribute__((ms_abi))" in c and "!defined(_WIN32)" in c
+    assert "ms_abi" not in render_variant(t.skein(spec))[f"{t.skein(spec).stem}.c"]
+    vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 20, 8)
+    golden_bits = [r for r in vskein.golden_records(spec) if int(r["msg_bits"]) % 8]
+    assert golden_bits and sum(ln.startswith("B ") for ln in vec.read_text().splitlines()) > len(golden_bits)
+    builds = vskein.nasm_builds(t, v)
+    assert [b.name for b in builds][-1] == "win64 under wine"
+    for b in builds:
+        if bits != 256 and "asan" in b.name:      # one size under the sanitizers
+            continue
+        wd = tmp_path / b.name.replace(" ", "-").replace("+", "_")
+        wd.mkdir()
+        row = vskein.check_skein(v, b, wd, vec)
+        if b is vskein.WINE_BUILD and b.missing():
+            assert row.status == "SKIPPED" and row.detail == b.missing()
+            continue
+        assert row.status == "PASS", (b.name, row.detail)
+        assert "xmm6-15" in row.detail and row.checks > 1000
+        if b is vskein.WINE_BUILD:
+            assert "RtlVirtualUnwind" in row.detail
+
+
+@pytest.mark.parametrize("edit", [(("rol r13, 14", "rol r13, 13"),),
+                                  (("    push rsi\n", "    push rax\n"), ("    pop rsi\n", "    pop rax\n"))],
+                         ids=["rotation", "rsi-not-saved"])
+def test_nasm_x64_skein_win64_changed_copy_fails(tmp_path, edit):
+    """A Win64 Skein file with one rotation count changed, or rsi not saved (the ABI thunk names
+    it), FAILs its checker's rows (check DIR's way: the user's files), the ms_abi row and the wine
+    row alike."""
+    from threefish_gen.verify import sources
+    t = get_target("nasm-x64")
+    spec = get_spec("1.3", 256)
+    v = t.skein(spec, "win64")
+    files = render_variant(v)
+    name = f"{v.stem}.asm"
+    for a, b in edit:
+        files[name] = files[name].replace(a, b, 1)
+    assert files[name] != render_variant(v)[name]
+    vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 5, 1)
+    with sources.given({v: (files, [])}):
+        for b in (vskein.C_BUILDS[0], vskein.WINE_BUILD):
+            wd = tmp_path / b.name.replace(" ", "-")
+            wd.mkdir()
+            row = vskein.check_skein(v, b, wd, vec)
+            assert row.status == ("SKIPPED" if b.missing() else "FAIL"), (b.name, row.detail)
+            assert b.missing() or len(edit) == 1 or "rsi corrupted" in row.detail, row.detail

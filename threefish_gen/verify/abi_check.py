@@ -148,6 +148,54 @@ def interpose(asm: Path, header: str, prefix: str, nb: int, abi: str, asm_prefix
                        sp=SP_BIT, df=DF_BIT, functions="\n".join(fns))
 
 
+UBI_SHIM = """/* ABI check shim (verify/abi_check.py): the Skein driver's UBI loop called through the thunk. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#if defined(_WIN64)
+#define TF_ABI_THUNK __attribute__((sysv_abi))   /* the thunk is entered the System V way */
+#else
+#define TF_ABI_THUNK
+#endif
+#if {attr_cond} && !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__))
+#define TF_ABI_CALLEE __attribute__(({attr}))   /* as the driver declares it (the ms_abi build) */
+#else
+#define TF_ABI_CALLEE
+#endif
+TF_ABI_THUNK int tf_abi_call_{abi}(void *fn, const void *a, const void *b, const void *c, void *d, size_t n);
+extern const unsigned char abi_{name}[];   /* the loop's entry (an object: -Wpedantic) */
+TF_ABI_CALLEE void {name}(uint8_t *h, const uint8_t *tweaks, const uint8_t *blocks, uint8_t *unused, size_t n);
+static const char *const tf_abi_names[] = {{ {names} }};
+TF_ABI_CALLEE void {name}(uint8_t *h, const uint8_t *tweaks, const uint8_t *blocks, uint8_t *unused, size_t n)
+{{
+    int i, bad = tf_abi_call_{abi}((void *)abi_{name}, h, tweaks, blocks, unused, n);
+    if (!bad)
+        return;
+    fprintf(stderr, "ABI violation ({abi}) in {name}:");
+    for (i = 0; i < {nregs}; i++)
+        if (bad & (1 << i))
+            fprintf(stderr, " %s corrupted", tf_abi_names[i]);
+    if (bad & {sp:#x})
+        fprintf(stderr, " stack pointer changed");
+    if (bad & {df:#x})
+        fprintf(stderr, " direction flag set");
+    fprintf(stderr, "\\n");
+    abort();
+}}
+"""
+
+
+def interpose_ubi(asm: Path, name: str, abi: str, attr: str = "") -> str:
+    """The Skein form of :func:`interpose`: rename the UBI loop ``name`` of the .asm file (``abi_`` +
+    name) and return the C shim that defines ``name`` (declared as the Skein driver declares it:
+    ``attr``, e.g. ms_abi, off Windows) through the thunk of ``abi``."""
+    asm.write_text(asm.read_text().replace(name, "abi_" + name))
+    regs = {"sysv": SYSV, "win64": WIN64 + XMM, "cdecl": CDECL}[abi]
+    return UBI_SHIM.format(abi=abi, name=name, names=", ".join(f'"{r}"' for r in regs), nregs=len(regs),
+                           sp=SP_BIT, df=DF_BIT, attr=attr or "none", attr_cond=int(bool(attr)))
+
+
 def thunk_files(word_bits: int, workdir: Path, coff: bool = False) -> tuple[Path, list[str]]:
     """Write the thunk source; (its .asm, the nasm command that assembles it to .o beside it)."""
     src = workdir / f"abi_thunk{word_bits}{'w' if coff else ''}.asm"

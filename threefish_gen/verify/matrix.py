@@ -55,7 +55,7 @@ CHECKERS: dict = {
     "skein-c": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
     "skein-simd": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS),
     "skein-dotnet": Checker(skein_csharp.check, lambda target, v: skein_csharp.RUNS, skein_csharp.TOOLS),
-    "skein-nasm": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS, skein_checker.ASM_TOOLS),
+    "skein-nasm": Checker(skein_checker.check_skein, skein_checker.nasm_builds, skein_checker.ASM_TOOLS),
     "cargo": Checker(rust.check, lambda target, v: rust.RUNS, rust.TOOLS),
 }
 # checker -> vector_file(spec, path, count, seed) where it is not the Threefish one (runner.py).

@@ -16,7 +16,9 @@ The vector file of a version and size holds
   byte lengths,
 
 and the harness runs every record one-shot and streamed in seven chunkings, misaligned, with
-guard bytes (see the harness's header); the SIMD renders also hash whole leaves in lanes.
+guard bytes (see the harness's header); the SIMD renders also hash whole leaves in lanes.  A
+nasm-x64 ``--abi win64`` render also runs as Windows builds it (mingw-w64, ``nasm -f win64``)
+under wine, and its UBI loop is called through the Win64 ABI thunk in every row.
 """
 from __future__ import annotations
 
@@ -24,9 +26,11 @@ import os
 import random
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from threefish_gen.gen import skein
+from threefish_gen.gen.asm.abi import ABIS
 from threefish_gen.gen.kat import KAT_DIR, parse
 from threefish_gen.gen.output import write_files
 from threefish_gen.gen.render_simd import ENV_VAR, ISAS
@@ -34,8 +38,10 @@ from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.spec import Spec
 from threefish_gen.gen.variant import Variant
 
-from .objects import object_commands
-from .runner import HERE, Build, Row, _first_lines, _run, build_harness, cpu_flags, run_harness
+from . import abi_check
+from . import nasm as vnasm
+from .objects import object_commands, object_format
+from .runner import C_BUILDS, HERE, WARN, Build, Row, _first_lines, _run, build_harness, cpu_flags, run_harness
 from .sources import sources
 
 SKEIN_HARNESS = HERE / "harness" / "skein_harness.c"
@@ -44,6 +50,34 @@ BATCH_SIZES = (0, 1, 2, 3, 5, 8, 9, 17)
 # tools whose version decides the rows of the nasm-x64 Skein renders beside the C build's own
 # compiler (the result cache's key, verify/shard.py row_key): the UBI loop is assembled first
 ASM_TOOLS = ("nasm", "gcc")
+
+
+@dataclass(frozen=True)
+class WineBuild(Build):
+    """The Win64 Skein render as Windows builds it: the C driver and the harness by mingw-w64, the
+    UBI loop by ``nasm -f win64`` (its unwind data kept), run under wine."""
+    tools: tuple = ("wine",)
+
+    def missing(self) -> str | None:
+        if shutil.which("nasm") is None:
+            return "nasm not installed (Debian package nasm)"
+        return super().missing() or (None if vnasm.wine() else "wine64 not installed (Debian package wine64)")
+
+
+WINE_BUILD = WineBuild("win64 under wine", vnasm.MINGW, ("-O2", "-std=gnu99", "-static", *WARN),
+                       install="Debian package gcc-mingw-w64-x86-64")
+
+
+def is_win64(variant: Variant) -> bool:
+    """A nasm-x64 Skein render whose UBI loop is Win64 code (its object format: win64)."""
+    return get_target(variant.target).recipe.language == "nasm" and object_format(variant) == "win64"
+
+
+def nasm_builds(target, variant: Variant) -> tuple:
+    """The builds of a nasm-x64 Skein render: the C builds (a Win64 loop assembled as elf64, its
+    unwind data left out, and called the ms_abi way from the Linux driver) and, for Win64, the
+    Windows build under wine."""
+    return C_BUILDS + ((WINE_BUILD,) if is_win64(variant) else ())
 
 
 def _hex(b: bytes) -> str:
@@ -149,16 +183,13 @@ def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) ->
     target = get_target(variant.target)
     files = sources(variant)         # verify: the render; check: the user's files
     libs: tuple = ()
+    how = ""
     if any(n.endswith(".asm") for n in files):          # nasm-x64: the UBI loop is assembled first
         if shutil.which("nasm") is None:
             return Row(label, build.name, "SKIPPED", "nasm not installed")
-        write_files(files, workdir / "src")
-        obj = workdir / f"{variant.stem}-ubi.o"
-        for cmd in object_commands(variant, workdir / "src", obj):
-            rc, out = _run(cmd, workdir)
-            if rc:
-                return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
-        libs = (str(obj),)
+        libs, how, failed = _ubi_objects(variant, build, files, workdir, t0)
+        if failed:
+            return failed
     exe, why = build_harness(variant, build, workdir, libs=libs, harness=SKEIN_HARNESS)
     if exe is None:
         return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
@@ -170,16 +201,79 @@ def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) ->
             lacking = [f for f in ISAS[isa].features if f not in flags]
             (skipped.append(f"{isa} (CPU lacks {'+'.join(lacking)})") if lacking else levels.append(isa))
     total = 0
+    wine_env = None
+    if isinstance(build, WineBuild):
+        wine_env, why = vnasm.wine_env(workdir)
+        if why:
+            return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
+        (workdir / "vectors.txt").write_bytes(Path(vectors).read_bytes())
     for level in levels:
         env = None if level is None else dict(os.environ, **{ENV_VAR: level})
-        ok, out, checks = run_harness(build.command(exe, str(vectors)), workdir, env=env, leaks=not build.runner)
+        if wine_env is not None:
+            win_exe = exe.with_name(exe.name + ".exe")      # mingw-w64 names the program X.exe for -o X
+            ok, out, checks = run_harness([vnasm.wine(), str(win_exe), "vectors.txt"], workdir, env=wine_env,
+                                          leaks=False)
+            if ok:      # the unwind data: RtlVirtualUnwind from every prologue, body and epilogue point
+                uok, uout, _ = run_harness([vnasm.wine(), str(workdir / "unwind.exe")], workdir, env=wine_env,
+                                           leaks=False)
+                points = next((ln.split()[1] for ln in uout.splitlines() if ln.startswith("unwind:")), "?")
+                ok, out = uok, uout if not uok else out
+                how += f"; RtlVirtualUnwind from {points} prologue, body and epilogue points"
+        else:
+            ok, out, checks = run_harness(build.command(exe, str(vectors)), workdir, env=env, leaks=not build.runner)
         total += checks
         if not ok:
             return Row(label, build.name, "FAIL", (f"[{level}] " if level else "") + _first_lines(out, 4),
                        time.monotonic() - t0, total)
     detail = f"{total} checks" + (f"; hash_many paths {', '.join(levels)}" if levels != [None] else "") \
-        + (f"; not run: {', '.join(skipped)}" if skipped else "")
+        + (f"; not run: {', '.join(skipped)}" if skipped else "") + how
     if build.runner:
         return Row(label, build.name, "PASS (emulated)", f"{detail}; {build.arch} under {build.runner[0]}",
                    time.monotonic() - t0, total)
     return Row(label, build.name, "PASS", detail, time.monotonic() - t0, total)
+
+
+def _ubi_objects(variant: Variant, build: Build, files: dict, workdir: Path, t0: float):
+    """Assemble the UBI loop of a nasm-x64 render for ``build``: (what to link, what the row
+    says of it, None) or ((), "", the FAIL row).  System V: the .asm as it is.  Win64: every call
+    goes through the Win64 ABI thunk (verify/abi_check.py: callee-saved registers, xmm6-15, the
+    stack pointer and DF checked after each); on Linux the loop is assembled as elf64 with its
+    unwind data left out (the driver calls it the ms_abi way), under wine (mingw-w64) as
+    ``nasm -f win64`` with its unwind data, which a second program checks."""
+    src = workdir / "src"
+    name = f"{variant.stem}.asm"
+    if not is_win64(variant):
+        write_files(files, src)
+        obj = workdir / f"{variant.stem}-ubi.o"
+        for cmd in object_commands(variant, src, obj):
+            rc, out = _run(cmd, workdir)
+            if rc:
+                return (), "", Row(variant.label(), build.name, "FAIL", "nasm failed: " + _first_lines(out),
+                                   time.monotonic() - t0)
+        return (str(obj),), "", None
+    wine = isinstance(build, WineBuild)
+    asm = files[name] if wine else (files[name].split("; Win64 unwind data")[0]
+                                    + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n")
+    write_files({**files, name: asm}, src)
+    shim = src / "abi_shim.c"
+    shim.write_text(abi_check.interpose_ubi(src / name, f"{variant.prefix}ubi_asm", "win64",
+                                            ABIS["win64"].c_attribute))
+    obj = workdir / f"{variant.stem}-ubi.{'obj' if wine else 'o'}"
+    thunk, thunk_cmd = abi_check.thunk_files(64, src, coff=wine)
+    cmds = [["nasm", "-f", "win64" if wine else "elf64", "-o", str(obj), str(src / name)], thunk_cmd]
+    if wine:
+        (src / "unwind.c").write_text(abi_check.unwind_check(src / name))   # exports its labels first
+    for cmd in cmds:
+        rc, out = _run(cmd, workdir)
+        if rc:
+            return (), "", Row(variant.label(), build.name, "FAIL", "nasm failed: " + _first_lines(out),
+                               time.monotonic() - t0)
+    if wine:
+        rc, out = _run([vnasm.MINGW, "-O2", "-static", "-Wall", "-Werror", str(src / "unwind.c"), str(obj),
+                        "-o", str(workdir / "unwind.exe")], workdir)
+        if rc:
+            return (), "", Row(variant.label(), build.name, "FAIL", "unwind check link failed: "
+                               + _first_lines(out), time.monotonic() - t0)
+    how = ("; Windows build under wine" if wine else "; Win64 UBI loop called the ms_abi way on Linux") \
+        + "; callee-saved registers, xmm6-15, stack pointer and DF checked after every call"
+    return (str(shim), str(obj), str(thunk.with_suffix(".o"))), how, None

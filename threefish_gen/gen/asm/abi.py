@@ -41,6 +41,9 @@ class ABI:
     # space (Win64: 32 + the 5th argument, rsp 16-aligned at the call; 56 where 40 would do)
     wrapper_frame: int = 0
     object_format: str = ""        # nasm -f
+    # the GCC/Clang function attribute that gives a C declaration this convention where the host's
+    # default is another one (a Win64 function called from Linux C: the ms_abi test builds)
+    c_attribute: str = ""
 
     @property
     def elf(self) -> bool:
@@ -77,7 +80,7 @@ WIN64 = ABI("win64", 8, ("rcx", "rdx", "r8", "r9"),
             gprs=("rax", "rcx", "rdx", "r8", "r9", "r10", "r11", "rsi", "rdi", "rbx", "rbp", "r12", "r13", "r14", "r15"),
             shadow_space=32, unwind=True,
             dispatch_pushes=("rbx", "rsi", "rdi", "r12", "r13"), dispatch_frame=48, wrapper_frame=56,
-            object_format="win64")
+            object_format="win64", c_attribute="ms_abi")
 CDECL = ABI("cdecl", 4, (), ("ebx", "esi", "edi", "ebp"), volatile=("eax", "ecx", "edx"),
             gprs=("eax", "ecx", "edx", "ebx", "esi", "edi"), stack_align=4, stack_pointer="esp", frame_pointer="ebp",
             object_format="elf32")

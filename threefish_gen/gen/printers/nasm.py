@@ -609,7 +609,8 @@ def skein_stack_bytes(no, allocs: dict) -> int:
 
 def skein_render(variant, no, allocs: dict) -> dict[str, str]:
     """nasm-x64 --primitive skein: {stem.asm: the UBI blocks loop} from its checked allocation
-    (the C driver is templates/c/skein.c.j2, rendered by the descriptor).  System V, words in GPRs."""
+    (the C driver is templates/c/skein.c.j2, rendered by the descriptor).  System V or Win64 (its
+    unwind data), words in GPRs."""
     (isa, alloc), = allocs.values()
     frame = Frame(no.abi, alloc, isa)
     frame.block_bytes = variant.spec.block_bytes
@@ -620,8 +621,12 @@ def skein_render(variant, no, allocs: dict) -> dict[str, str]:
              consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts],
              wipe=(wipe_lines(frame.size, isa.abi.stack_pointer, False) if frame.size else [])
              + clear_volatile(alloc, isa) if no.wipe else [])
+    abi = isa.abi
+    # Win64: the loop's RUNTIME_FUNCTION and UNWIND_INFO (its pushes and frame), as the Threefish files
+    unwind = dict(pdata=[f"    dd {name} wrt ..imagebase, {name}.end wrt ..imagebase, {name}_xdata wrt ..imagebase"],
+                  xdata=xdata_lines(name, frame, explain=True)) if abi.unwind else None
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), f=f, target=no.target,
-               directives=directives(isa.abi), fn_suffix=fn_suffix(isa.abi), sp=isa.abi.stack_pointer,
-               elf=isa.abi.elf,
+               directives=directives(abi), fn_suffix=fn_suffix(abi), sp=abi.stack_pointer,
+               elf=abi.elf, unwind=unwind,
                options=f"abi {no.abi}, strategy {no.strategy}, rotate {no.rotate}, schedule {no.schedule}")
     return {f"{variant.stem}.asm": annotate_text(render_template("nasm/skein.asm.j2", **ctx), no.annotate)}

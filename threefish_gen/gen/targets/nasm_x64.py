@@ -1,6 +1,7 @@
 """Target ``nasm-x64``: NASM x86-64, words in GPRs (or xmm/ymm/zmm lanes), System V or Win64."""
 from __future__ import annotations
 
+from ..asm.abi import ABIS
 from ..errors import GenError
 from ..printers import nasm as printer
 from ..spec import Spec
@@ -9,6 +10,9 @@ from .. import skein
 from .base import PRIMITIVE_OPTION, Pass, Recipe, is_skein
 from .c import render_skein, skein_context
 from .nasm import INTERLEAVE, Nasm, schema
+
+
+ABI_NAMES = {"sysv": "System V", "win64": "Win64"}
 
 
 class NasmX64(Nasm):
@@ -40,19 +44,20 @@ class NasmX64(Nasm):
 
     def validate(self, v):
         super().validate(v)
-        if is_skein(v) and (v.get("abi", "sysv") != "sysv" or v.get("isa", "gpr") != "gpr"):
-            raise GenError("--primitive skein for nasm-x64 takes --abi sysv --isa gpr (words in GPRs)")
+        if is_skein(v) and v.get("isa", "gpr") != "gpr":
+            raise GenError("--primitive skein for nasm-x64 takes --isa gpr (words in GPRs; --abi sysv or win64)")
         if is_skein(v) and v.options.interleave != 1:
             raise GenError("--primitive skein takes --interleave 1 (UBI chains its blocks one at a time)")
 
     def checker(self, v):
         return "skein-nasm" if is_skein(v) else self.recipe.checker
 
-    def skein(self, spec: Spec):
-        return self.variant(spec, Options("fly", "full", 1), abi="sysv", strategy="belady", primitive="skein")
+    def skein(self, spec: Spec, abi: str = "sysv"):
+        return self.variant(spec, Options("fly", "full", 1), abi=abi, strategy="belady", primitive="skein")
 
     def variants(self, which, specs):
-        return super().variants(which, specs) + [self.skein(s) for s in specs]
+        # Skein in both ABIs, as the Threefish GPR variants (recommended_extra)
+        return super().variants(which, specs) + [self.skein(s, abi) for abi in ("sysv", "win64") for s in specs]
 
     def functions(self, v):
         return [("ubi", "scalar")] if is_skein(v) else super().functions(v)
@@ -72,7 +77,11 @@ class NasmX64(Nasm):
         ctx = skein_context(v, skein.ubi_program(v.spec, v.options))
         ctx["asm_ubi"] = f"{v.prefix}ubi_asm"
         ctx["asm_stack"] = printer.skein_stack_bytes(self.options(v), allocs)
-        ctx["notes"] = ctx["notes"] + [f"UBI blocks loop: {v.stem}.asm (nasm -f elf64), System V, words in GPRs"]
+        abi = ABIS[self.options(v).abi]
+        # the loop's calling convention in its C declaration where the host's default differs (Win64)
+        ctx["asm_attr"] = abi.c_attribute
+        ctx["notes"] = ctx["notes"] + [f"UBI blocks loop: {v.stem}.asm (nasm -f {abi.object_format}), "
+                                       f"{ABI_NAMES[abi.name]}, words in GPRs"]
         files.update(render_skein(v, ctx))
         return files
 
