@@ -96,13 +96,10 @@ def thunk_x86() -> str:
     return "\n".join(lines)
 
 
-SHIM = """/* ABI check shim (verify/abi_check.py): the public names call the assembly through the thunk. */
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include "{header}"
-#if defined(_WIN64)
+# What both shims share: the thunk's calling convention, its declaration, the register names and
+# the report of a violation (the bits the thunk returns: one per register, the stack pointer, the
+# direction flag).
+_CHECK = """#if defined(_WIN64)
 #define TF_ABI_THUNK __attribute__((sysv_abi))   /* the thunk is entered the System V way */
 #else
 #define TF_ABI_THUNK
@@ -125,8 +122,21 @@ static void tf_abi_check(int bad, const char *fn)
     fprintf(stderr, "\\n");
     abort();
 }}
-{functions}
 """
+
+_INCLUDES = """#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+"""
+
+SHIM = ("/* ABI check shim (verify/abi_check.py): the public names call the assembly through the thunk. */\n"
+        + _INCLUDES + '#include "{header}"\n' + _CHECK + "{functions}\n")
+
+
+def _check_fields(abi: str) -> dict:
+    regs = {"sysv": SYSV, "win64": WIN64 + XMM, "cdecl": CDECL}[abi]
+    return dict(abi=abi, names=", ".join(f'"{r}"' for r in regs), nregs=len(regs), sp=SP_BIT, df=DF_BIT)
 
 
 def interpose(asm: Path, header: str, prefix: str, nb: int, abi: str, asm_prefix: str | None = None) -> str:
@@ -134,7 +144,6 @@ def interpose(asm: Path, header: str, prefix: str, nb: int, abi: str, asm_prefix
     prefix) and return the C shim that defines the public names (``prefix``) through the thunk
     of ``abi`` (sysv, win64, cdecl)."""
     asm.write_text(asm.read_text().replace(asm_prefix or prefix, "abi_" + prefix))
-    regs = {"sysv": SYSV, "win64": WIN64 + XMM, "cdecl": CDECL}[abi]
     fns = []
     for d in ("encrypt", "decrypt"):
         fns.append(f"void abi_{prefix}{d}(void);\nvoid abi_{prefix}{d}_blocks(void);")
@@ -144,46 +153,22 @@ def interpose(asm: Path, header: str, prefix: str, nb: int, abi: str, asm_prefix
         fns.append(f"void {prefix}{d}_blocks(const uint8_t key[{nb}], const uint8_t *tweaks, const uint8_t *in, "
                    f"uint8_t *out, size_t n)\n{{\n    tf_abi_check(tf_abi_call_{abi}((void *)abi_{prefix}{d}_blocks, "
                    f"key, tweaks, in, out, n), \"{prefix}{d}_blocks\");\n}}")
-    return SHIM.format(header=header, abi=abi, names=", ".join(f'"{r}"' for r in regs), nregs=len(regs),
-                       sp=SP_BIT, df=DF_BIT, functions="\n".join(fns))
+    return SHIM.format(header=header, functions="\n".join(fns), **_check_fields(abi))
 
 
-UBI_SHIM = """/* ABI check shim (verify/abi_check.py): the Skein driver's UBI loop called through the thunk. */
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#if defined(_WIN64)
-#define TF_ABI_THUNK __attribute__((sysv_abi))   /* the thunk is entered the System V way */
-#else
-#define TF_ABI_THUNK
-#endif
-#if {attr_cond} && !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__))
+UBI_SHIM = ("/* ABI check shim (verify/abi_check.py): the Skein driver's UBI loop called through the thunk. */\n"
+            + _INCLUDES + _CHECK + """#if {attr_cond} && !defined(_WIN32) && (defined(__GNUC__) || defined(__clang__))
 #define TF_ABI_CALLEE __attribute__(({attr}))   /* as the driver declares it (the ms_abi build) */
 #else
 #define TF_ABI_CALLEE
 #endif
-TF_ABI_THUNK int tf_abi_call_{abi}(void *fn, const void *a, const void *b, const void *c, void *d, size_t n);
 extern const unsigned char abi_{name}[];   /* the loop's entry (an object: -Wpedantic) */
 TF_ABI_CALLEE void {name}(uint8_t *h, const uint8_t *tweaks, const uint8_t *blocks, uint8_t *unused, size_t n);
-static const char *const tf_abi_names[] = {{ {names} }};
 TF_ABI_CALLEE void {name}(uint8_t *h, const uint8_t *tweaks, const uint8_t *blocks, uint8_t *unused, size_t n)
 {{
-    int i, bad = tf_abi_call_{abi}((void *)abi_{name}, h, tweaks, blocks, unused, n);
-    if (!bad)
-        return;
-    fprintf(stderr, "ABI violation ({abi}) in {name}:");
-    for (i = 0; i < {nregs}; i++)
-        if (bad & (1 << i))
-            fprintf(stderr, " %s corrupted", tf_abi_names[i]);
-    if (bad & {sp:#x})
-        fprintf(stderr, " stack pointer changed");
-    if (bad & {df:#x})
-        fprintf(stderr, " direction flag set");
-    fprintf(stderr, "\\n");
-    abort();
+    tf_abi_check(tf_abi_call_{abi}((void *)abi_{name}, h, tweaks, blocks, unused, n), "{name}");
 }}
-"""
+""")
 
 
 def interpose_ubi(asm: Path, name: str, abi: str, attr: str = "") -> str:
@@ -191,9 +176,7 @@ def interpose_ubi(asm: Path, name: str, abi: str, attr: str = "") -> str:
     name) and return the C shim that defines ``name`` (declared as the Skein driver declares it:
     ``attr``, e.g. ms_abi, off Windows) through the thunk of ``abi``."""
     asm.write_text(asm.read_text().replace(name, "abi_" + name))
-    regs = {"sysv": SYSV, "win64": WIN64 + XMM, "cdecl": CDECL}[abi]
-    return UBI_SHIM.format(abi=abi, name=name, names=", ".join(f'"{r}"' for r in regs), nregs=len(regs),
-                           sp=SP_BIT, df=DF_BIT, attr=attr or "none", attr_cond=int(bool(attr)))
+    return UBI_SHIM.format(name=name, attr=attr or "none", attr_cond=int(bool(attr)), **_check_fields(abi))
 
 
 def thunk_files(word_bits: int, workdir: Path, coff: bool = False) -> tuple[Path, list[str]]:
