@@ -26794,7 +26794,7 @@ static void tf1024_v11_csimd_auto_fly_full_avx512_packed_encrypt(const uint8_t k
 {
     tf1024_v11_csimd_auto_fly_full_avx512_packed_encrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf1024_v11_csimd_auto_fly_full_burn(2112);
+    tf1024_v11_csimd_auto_fly_full_burn(2880);
 #elif defined(__clang__)
     tf1024_v11_csimd_auto_fly_full_burn(268800); /* clang -O0 */
     tf1024_v11_csimd_auto_fly_full_burn_top();
@@ -27558,7 +27558,7 @@ static void tf1024_v11_csimd_auto_fly_full_avx512_packed_decrypt(const uint8_t k
 {
     tf1024_v11_csimd_auto_fly_full_avx512_packed_decrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf1024_v11_csimd_auto_fly_full_burn(2112);
+    tf1024_v11_csimd_auto_fly_full_burn(2880);
 #elif defined(__clang__)
     tf1024_v11_csimd_auto_fly_full_burn(268800); /* clang -O0 */
     tf1024_v11_csimd_auto_fly_full_burn_top();
@@ -28656,7 +28656,7 @@ static void tf1024_v11_csimd_auto_fly_full_avx2_packed_encrypt(const uint8_t key
 {
     tf1024_v11_csimd_auto_fly_full_avx2_packed_encrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf1024_v11_csimd_auto_fly_full_burn(3136);
+    tf1024_v11_csimd_auto_fly_full_burn(3904);
 #elif defined(__clang__)
     tf1024_v11_csimd_auto_fly_full_burn(325888); /* clang -O0 */
     tf1024_v11_csimd_auto_fly_full_burn_top();
@@ -29892,7 +29892,7 @@ static void tf1024_v11_csimd_auto_fly_full_avx2_packed_decrypt(const uint8_t key
 {
     tf1024_v11_csimd_auto_fly_full_avx2_packed_decrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf1024_v11_csimd_auto_fly_full_burn(3136);
+    tf1024_v11_csimd_auto_fly_full_burn(3904);
 #elif defined(__clang__)
     tf1024_v11_csimd_auto_fly_full_burn(325888); /* clang -O0 */
     tf1024_v11_csimd_auto_fly_full_burn_top();

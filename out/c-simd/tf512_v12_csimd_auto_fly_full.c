@@ -25788,7 +25788,7 @@ static void tf512_v12_csimd_auto_fly_full_avx512_packed_encrypt(const uint8_t ke
 {
     tf512_v12_csimd_auto_fly_full_avx512_packed_encrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf512_v12_csimd_auto_fly_full_burn(1216);
+    tf512_v12_csimd_auto_fly_full_burn(1984);
 #elif defined(__clang__)
     tf512_v12_csimd_auto_fly_full_burn(104896); /* clang -O0 */
     tf512_v12_csimd_auto_fly_full_burn_top();
@@ -26467,7 +26467,7 @@ static void tf512_v12_csimd_auto_fly_full_avx512_packed_decrypt(const uint8_t ke
 {
     tf512_v12_csimd_auto_fly_full_avx512_packed_decrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf512_v12_csimd_auto_fly_full_burn(1216);
+    tf512_v12_csimd_auto_fly_full_burn(1984);
 #elif defined(__clang__)
     tf512_v12_csimd_auto_fly_full_burn(104896); /* clang -O0 */
     tf512_v12_csimd_auto_fly_full_burn_top();
