@@ -189,6 +189,12 @@ def thunk_files(word_bits: int, workdir: Path, coff: bool = False) -> tuple[Path
 
 # ----------------------------------------------------------------------------- Win64 unwind data
 
+def as_elf64(win64_asm: str) -> str:
+    """A Win64 .asm file (the user's) as Linux assembles it for the ms_abi rows: its unwind data
+    (.pdata/.xdata, COFF only) left out, the ELF non-executable-stack note added."""
+    return win64_asm.split("; Win64 unwind data")[0] + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n"
+
+
 _GPR = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
 
 

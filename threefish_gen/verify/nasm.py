@@ -229,7 +229,7 @@ def check_ms_abi(win: Variant, build: NasmBuild, workdir: Path, vectors: Path) -
     t0 = time.monotonic()
     files = sources(win)
     name = f"{win.stem}.asm"
-    asm = files[name].split("; Win64 unwind data")[0] + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n"
+    asm = abi.as_elf64(files[name])
     src_dir = workdir / "src"
     write_files({**files, name: asm}, src_dir)
     # the Win64 calls are made by the ABI thunk (verify/abi_check.py), which checks rbx, rbp, rdi, rsi,

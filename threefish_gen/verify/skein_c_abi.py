@@ -252,8 +252,7 @@ def _ubi_objects(variant: Variant, build: Build, files: dict, workdir: Path, t0:
                                    time.monotonic() - t0)
         return (str(obj),), "", None
     wine = isinstance(build, WineBuild)
-    asm = files[name] if wine else (files[name].split("; Win64 unwind data")[0]
-                                    + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n")
+    asm = files[name] if wine else abi_check.as_elf64(files[name])
     write_files({**files, name: asm}, src)
     shim = src / "abi_shim.c"
     shim.write_text(abi_check.interpose_ubi(src / name, f"{variant.prefix}ubi_asm", "win64",
