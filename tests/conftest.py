@@ -101,7 +101,7 @@ MARKS = {
     "test_prove_skein": ("slow", {}),
     "test_reference": (None, {}),
     "test_render_safety": (None, {}),
-    "test_rust": ("toolchain", {r"kernel_matches|op_for_op|render_": None}),
+    "test_rust": ("toolchain", {r"kernel_matches|op_for_op|render_|skein_no_wipe_and_variants": None}),
     "test_skein": ("toolchain", {r"test_skein_golden|golden_records|ubi_program|tree_model": None,
                                  r"test_cli_|bad_isa|takes_sysv": "slow"}),
     "test_spec": (None, {}),

@@ -104,14 +104,15 @@ def test_set_recommended_writes_one_crate_per_variant(tmp_path):
     want = [v for v in t.variants("recommended", [get_spec(ver, b) for ver in ("1.1", "1.2", "1.3")
                                                    for b in (256, 512, 1024)])]
     crates = sorted(d.name for d in out.iterdir() if d.is_dir())
-    assert crates == sorted(v.stem for v in want) and len(crates) == 9
+    assert crates == sorted(v.stem for v in want) and len(crates) == 18      # 9 Threefish, 9 Skein
+    assert sum(1 for v in want if v.primitive == "skein") == 9
     for d in crates:
         assert sorted(str(f.relative_to(out / d)) for f in (out / d).rglob("*")) == \
             ["Cargo.toml", "README.md", "src", "src/lib.rs"]
     manifest = (out / ".threefish-gen-manifest").read_text()
-    assert len([ln for ln in manifest.splitlines() if not ln.startswith("#")]) == 27
+    assert len([ln for ln in manifest.splitlines() if not ln.startswith("#")]) == 54
     p = cli("render", "--target", "rust", "--set", "recommended", "--out", str(out))
-    assert p.returncode == 0 and len(p.stdout.splitlines()) == 27 and \
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 54 and \
         all(ln.endswith(" (unchanged)") for ln in p.stdout.splitlines()), p.stdout + p.stderr
 
 
@@ -213,7 +214,7 @@ def test_check_finds_a_crates_files_wherever_it_is_pointed(tmp_path):
         assert len(paths) == 3 and not notes and not missing, (folder, notes, missing)
     assert cli("render", "--target", "rust", "--set", "recommended", "--out", str(tmp_path / "set")).returncode == 0
     found, _ = collect(tmp_path / "set")
-    assert len(found) == 9 and all(len(f[2]) == 3 and not f[3] and not f[4] for f in found)
+    assert len(found) == 18 and all(len(f[2]) == 3 and not f[3] and not f[4] for f in found)
 
 
 # ---------------------------------------------------------------------------- cargo (toolchain)
@@ -409,3 +410,84 @@ def test_cached_rows_are_keyed_by_the_rust_toolchain():
     kind = get_target("rust").checker(variant(512))
     assert kind in matrix.CHECKERS
     assert shard.tools_of(RUNS["cargo release"], matrix.CHECKERS[kind].tools) == ["cargo", "cargo-clippy", "rustc"]
+
+
+# ---------------------------------------------------------------------------- Skein (--primitive skein)
+
+def skein_variant(bits, o=None, version="1.3", **extra):
+    t = get_target("rust")
+    spec = get_spec(version, bits)
+    return t.variant(spec, o or t.default_options_for(spec, {"primitive": "skein"}), primitive="skein", **extra)
+
+
+def test_skein_render_writes_a_no_std_crate(tmp_path):
+    out = tmp_path / "out"
+    p = cli("render", "--target", "rust", "--primitive", "skein", "--size", "512", "--constants", "1.3", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    crate = out / "skein512_v13_rust_fly_full"
+    assert p.stdout.splitlines() == [str(crate / n) for n in ("Cargo.toml", "src/lib.rs", "README.md")]
+    lib = (crate / "src" / "lib.rs").read_text()
+    toml = (crate / "Cargo.toml").read_text()
+    assert "#![no_std]" in lib and "#![forbid(unsafe_code)]" in lib
+    assert not re.search(r"\bunsafe\b", lib.replace("#![forbid(unsafe_code)]", ""))
+    for fn in ("pub fn new(out_len: usize) -> Self", "pub fn new_keyed(key: &[u8], out_len: usize) -> Self",
+               "pub fn with_params(params: &Params<'_>, out_len: usize) -> Self",
+               "pub fn update(&mut self, data: &[u8])", "pub fn update_bits(&mut self, data: &[u8], nbits: usize)",
+               "pub fn finalize_into(mut self, out: &mut [u8])", "pub fn hash(msg: &[u8], out: &mut [u8])",
+               "pub fn mac(key: &[u8], msg: &[u8], out: &mut [u8])", "pub fn hash_bits(", "pub fn mac_bits(",
+               "pub fn hash_params(", "pub fn hash_many(msgs: &[&[u8]], outs: &mut [u8], out_len: usize)",
+               "pub struct Skein512Tree", "pub fn new(out_len: usize, leaf: u32, fan: u32, max_height: u32)",
+               "pub struct Params<'a>", "impl Drop for State", "impl Drop for Nodes",
+               "impl VariableOutput for Skein512", "pub struct Skein512Fixed<", "pub struct Skein512Mac<",
+               "pub type Skein512_256 = Skein512Fixed<digest::consts::U32>;"):
+        assert fn in lib, fn
+    # the Params fields in the specification's order
+    fields = re.findall(r"    pub (\w+): &'a \[u8\],", lib)
+    assert fields == ["key", "pers", "pubkey", "keyid", "nonce"]
+    deps = toml.split("[dependencies]", 1)[1].split("[features]", 1)[0]
+    assert [ln for ln in deps.splitlines() if ln and not ln.startswith("#")] == [
+        'digest = { version = "0.10", optional = true, default-features = false, features = ["mac"] }',
+        'zeroize = { version = "1.5", optional = true, default-features = false }']
+    assert 'default = []' in toml and 'digest = ["dep:digest"]' in toml and 'zeroize = ["dep:zeroize"]' in toml
+    cmd = ("threefish-gen render --target rust --size 512 --constants 1.3 --keys fly --unroll full --interleave 1 "
+           "--primitive skein")
+    assert all(cmd in t for t in (lib, toml, (crate / "README.md").read_text()))
+
+
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+@pytest.mark.parametrize("keys,unroll", [("fly", "full"), ("table", "loop")])
+def test_skein_ubi_is_the_description_op_for_op(bits, keys, unroll):
+    """The UBI function is gen/skein.ubi_program printed by gen/printers/rust.py: its rotations,
+    adds and xors are the program's, statement for statement; the template has no round of its own."""
+    from threefish_gen.gen import skein
+    o = Options(keys, unroll, 1)
+    lib = lib_rs(render_variant(skein_variant(bits, o)))
+    m = re.search(r"\nfn ubi\(.*?\n}\n", lib, re.S)
+    assert m
+    ubi = m.group(0)
+    prog = skein.ubi_program(get_spec("1.3", bits), o)
+    want = count_ops_static(prog.setup + prog.body)
+    assert ubi.count(".rotate_left(") == want["rotl"] and ubi.count(".wrapping_add(") == want["add"] + 1   # + t[0]
+    assert len(re.findall(r"\w \^= ", ubi)) == want["xor"]
+    assert len(re.findall(r"\n\s*h\[\d+\] = x\d+;", ubi)) == bits // 64            # the feed-forward stores
+    assert lib.count(".rotate_left(") == want["rotl"] and ".rotate_right(" not in lib
+    template = (ROOT / "threefish_gen" / "templates" / "rust" / "skein.rs.j2").read_text()
+    assert "rotate_left" not in template and "wrapping_add(k" not in template
+
+
+def test_skein_no_wipe_and_variants():
+    plain = lib_rs(render_variant(skein_variant(256)))
+    bare = lib_rs(render_variant(skein_variant(256, wipe=False, annotate="none")))
+    assert "impl Drop for State" in plain and "fn wipe(" in plain and "// round 0" in plain
+    assert "impl Drop" not in bare and "fn wipe" not in bare and "wipe(" not in bare and "// round 0" not in bare
+    t = get_target("rust")
+    specs = [get_spec(v, b) for v in ("1.1", "1.2", "1.3") for b in (256, 512, 1024)]
+    for which in ("recommended", "all"):
+        sk = [v for v in t.variants(which, specs) if v.primitive == "skein"]
+        assert len(sk) == 9 and {(v.spec.version, v.spec.bits) for v in sk} == {(s.version, s.bits) for s in specs}
+        assert all(v.options == Options("fly", "full", 1) for v in sk)
+    assert t.checker(skein_variant(512)) == "cargo-skein"
+    p = cli("render", "--target", "rust", "--primitive", "skein", "--size", "256", "--constants", "1.3",
+            "--interleave", "2", "--out", "/nonexistent/x")
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1 and "--interleave 1" in lines[0], p.stderr

@@ -219,3 +219,16 @@ def function_bodies(progs: dict, blocks_progs: dict, notes: bool = True) -> dict
                   "group": section(group, blocks_progs[d].body, schedule),
                   "tail": section(single, prog.body, schedule)}
     return out
+
+
+def ubi_section(prog, notes: bool = True) -> dict:
+    """The fused UBI block of Skein (``gen/skein.ubi_program``: key schedule of the chaining
+    value, rounds, feed-forward into it) as the statements of one pass of the UBI loop of
+    templates/rust/skein.rs.j2: ``h`` (``&mut [u64; NW]``) and ``t`` (``&[u64; 2]``) are read and
+    stored as words, the message block ``in`` through ``load64(blk, i)`` (``blk: &[u8; NB]``).
+    ``locals``: the scratch arrays the block stores (subkey table, key rings), declared once
+    before the loop (and wiped after it)."""
+    ops = prog.setup + prog.body
+    pr = RustPrinter({"in": ("blk", 0)}, notes)
+    return {"locals": {a: n for a, n in local_arrays(ops).items() if a not in ("h", "t")},
+            "code": pr.lines(ops)}
