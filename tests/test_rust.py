@@ -414,6 +414,9 @@ def test_cached_rows_are_keyed_by_the_rust_toolchain():
 
 # ---------------------------------------------------------------------------- Skein (--primitive skein)
 
+SKEIN_RUNS = {r.name: r for r in rust_checker.SKEIN_RUNS}
+
+
 def skein_variant(bits, o=None, version="1.3", **extra):
     t = get_target("rust")
     spec = get_spec(version, bits)
@@ -491,3 +494,108 @@ def test_skein_no_wipe_and_variants():
             "--interleave", "2", "--out", "/nonexistent/x")
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1 and "--interleave 1" in lines[0], p.stderr
+
+
+def golden_lines(bits, version="1.3") -> list[str]:
+    """The H / B lines of the official golden file's records of this size (whole-byte digests),
+    written here from the file: the digests are the file's, not the model's."""
+    from threefish_gen.gen.kat import KAT_DIR, parse
+    recs = parse(KAT_DIR / f"skein_v{version}_golden.kat",
+                 ("version", "state_bits", "digest_bits", "msg_bits", "message", "digest"))
+    out = []
+    for r in recs:
+        if int(r["state_bits"]) != bits or int(r["digest_bits"]) % 8:
+            continue
+        nbits, key, msg, dig = int(r["msg_bits"]), r.get("mac_key", b""), r["message"], r["digest"]
+        if nbits % 8:
+            out.append(f"B {len(dig)} {nbits} {key.hex() or '-'} - - - - {msg.hex()} {dig.hex()}")
+        else:
+            out.append(f"H {len(dig)} {key.hex() or '-'} - {msg[:nbits // 8].hex() or '-'} {dig.hex()}")
+    return out
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("edited", [True, False], ids=["edited", "as-rendered"])
+def test_skein_check_reads_a_crate_and_fails_an_edited_byte(tmp_path, edited):
+    """`check DIR` on a Skein crate render wrote: the user's files are built (cargo release) and run
+    on the Skein vectors (every golden record of the official file for the size, with the file's
+    digests, and the model's records: MAC, personalization, every UBI argument, tree, hash_many,
+    chunkings); as rendered it passes, one changed byte of src/lib.rs fails it."""
+    need_cargo()
+    out = tmp_path / "out"
+    assert cli("render", "--target", "rust", "--primitive", "skein", "--size", "256", "--constants", "1.3",
+               "--out", str(out)).returncode == 0
+    lib = out / "skein256_v13_rust_fly_full" / "src" / "lib.rs"
+    if edited:
+        text = lib.read_text()
+        m = re.search(r"\.rotate_left\((\d+)\)", text)
+        lib.write_text(text[:m.start()] + f".rotate_left({int(m.group(1)) % 63 + 1})" + text[m.end():])
+    wd = tmp_path / "wd"
+    p = cli("check", str(out), "--random", "5", "--seed", "3", "--workdir", str(wd), "--report", str(tmp_path / "r.json"))
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert [r["build"] for r in rows] == ["cargo release"] and "rust skein 256 v1.3 fly/full/i1" in p.stdout, p.stdout
+    if edited:
+        assert p.returncode == 1 and rows[0]["status"] == "FAIL" and "differs" in p.stdout, p.stdout[-1500:] + p.stderr
+    else:
+        assert p.returncode == 0 and rows[0]["status"] == "PASS" and "note:" not in p.stdout, p.stdout[-1500:] + p.stderr
+    (vec,) = (wd / "vectors").glob("skein-*256*.txt")
+    lines = set(vec.read_text().splitlines())
+    golden = golden_lines(256)
+    assert len(golden) > 40 and any(ln.startswith("B ") for ln in golden) and all(g in lines for g in golden)
+    assert {ln[0] for ln in lines if ln[:1].isupper()} >= {"H", "B", "T", "M", "E"}
+
+
+def _skein_wipe_missing(t: str) -> str:
+    return t.replace("        wipe(&mut self.h);\n        wipe(&mut self.t);\n", "", 1)
+
+
+# (id, size, options, extra, row, vectors (golden: the official file's records only, and E;
+# model: verify's Skein vector file), edit of lib.rs or None, status, what the detail says)
+SKEIN_CASES = [
+    ("256-golden-file-release", 256, None, {}, "cargo release", "golden", None, "PASS", "checks"),
+    ("512-golden-file-release", 512, None, {}, "cargo release", "golden", None, "PASS", "checks"),
+    ("1024-golden-file-release", 1024, None, {}, "cargo release", "golden", None, "PASS", "checks"),
+    ("256-nowipe-fly-loop-release", 256, Options("fly", "loop", 1), {"wipe": False}, "cargo release", "model", None,
+     "PASS", "checks"),
+    ("512-fly-full-digest", 512, None, {}, "cargo digest+zeroize+std", "model", None, "PASS", "features digest"),
+    ("1024-table-loop-release", 1024, Options("table", "loop", 1), {}, "cargo release", "model", None, "PASS", "checks"),
+    ("256-table-full-debug", 256, Options("table", "full", 1), {}, "cargo debug", "model", None, "PASS", "dev build"),
+    ("1024-fly-full-clippy", 1024, None, {}, "clippy -D warnings", "model", None, "PASS", "clippy clean"),
+    ("512-fly-full-memcheck", 512, None, {}, "valgrind memcheck", "model", None, "PASS", "valgrind"),
+    ("256-wipe-missing", 256, None, {}, "cargo release", "golden", _skein_wipe_missing, "FAIL", "drop wipes the state"),
+    ("256-tree-level-skipped", 256, None, {}, "cargo release", "model",
+     lambda t: t.replace("            j += 1;\n        }\n        root", "            j += 2;\n        }\n        root"),
+     "FAIL", "T: streamed digest"),
+    ("512-bitpad-missing", 512, None, {}, "cargo release", "golden",
+     lambda t: t.replace("FINAL | if self.partial != 0 { BITPAD } else { 0 }", "FINAL"), "FAIL", "bits"),
+]
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("case", SKEIN_CASES, ids=[c[0] for c in SKEIN_CASES])
+def test_skein_checker_rows(tmp_path, case):
+    """The Skein crate's rows (verify/rust.py SKEIN_RUNS).  golden: the crate's digests of the
+    official golden file's records (bit lengths and MACs included) equal the file's -- the
+    vectors are written from the file here, not by the model; model: verify's vector file, on
+    other rows, sizes and option sets; and crates broken for the harness's checks fail their row."""
+    need_cargo()
+    _, bits, o, extra, run, kind, edit, status, says = case
+    v = skein_variant(bits, o, **extra)
+    if kind == "golden":
+        vec = tmp_path / "golden.txt"
+        vec.write_text("\n".join(golden_lines(bits) + ["E"]) + "\n")
+    else:
+        from threefish_gen.verify.skein_c_abi import vector_file as skein_vectors
+        vec = skein_vectors(v.spec, tmp_path / "vec.txt", 10, 5)
+    if edit is None:
+        row = rust_checker.check(v, SKEIN_RUNS[run], tmp_path / "wd", vec)
+    else:
+        files = render_variant(v)
+        name = f"{v.stem}/src/lib.rs"
+        assert edit(files[name]) != files[name]
+        files[name] = edit(files[name])
+        with sources.given({v: (files, ())}):
+            row = rust_checker.check(v, SKEIN_RUNS[run], tmp_path / "wd", vec)
+    assert row.status == status and says in row.detail, row.detail
+    if kind == "golden" and status == "PASS":
+        assert row.checks > 20 * len(golden_lines(bits)), row.detail

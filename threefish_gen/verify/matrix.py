@@ -5,7 +5,8 @@ The checkers are registered in the one explicit table ``CHECKERS`` below, keyed 
 checker of a variant (``Target.checker``: its recipe's, or for ``--primitive skein`` variants
 skein-c / skein-simd / skein-dotnet / skein-nasm): c (scalar C harness), simde (C harness with a SIMDe
 fallback), nasm (assembled, linked with the C harness), dotnet (one C# project), cargo (the Rust crate
-built offline with cargo beside a Rust harness, verify/rust.py), skein-* (the Skein harnesses of
+built offline with cargo beside a Rust harness, verify/rust.py; cargo-skein: the Rust Skein crate, the
+same checker with its Skein harness), skein-* (the Skein harnesses of
 verify/skein_c_abi.py and verify/skein_csharp.py on Skein vector files).
 """
 from __future__ import annotations
@@ -57,10 +58,12 @@ CHECKERS: dict = {
     "skein-dotnet": Checker(skein_csharp.check, lambda target, v: skein_csharp.RUNS, skein_csharp.TOOLS),
     "skein-nasm": Checker(skein_checker.check_skein, skein_checker.nasm_builds, skein_checker.ASM_TOOLS),
     "cargo": Checker(rust.check, lambda target, v: rust.RUNS, rust.TOOLS),
+    "cargo-skein": Checker(rust.check, lambda target, v: rust.SKEIN_RUNS, rust.TOOLS),
 }
 # checker -> vector_file(spec, path, count, seed) where it is not the Threefish one (runner.py).
 VECTORS: dict = {"skein-c": skein_checker.vector_file, "skein-simd": skein_checker.vector_file,
-                 "skein-dotnet": skein_checker.vector_file, "skein-nasm": skein_checker.vector_file}
+                 "skein-dotnet": skein_checker.vector_file, "skein-nasm": skein_checker.vector_file,
+                 "cargo-skein": skein_checker.vector_file}
 VECTOR_NAMES: dict = {skein_checker.vector_file: "skein-"}
 # recipe.checker -> prepare(variants of that checker, workdir): called once per run before the
 # checks (C#: every variant goes into one project that is built once).

@@ -28,6 +28,17 @@ valgrind memcheck      the release harness under ``valgrind --error-exitcode=1``
 The harness (verify/harness/harness.rs) checks every record at every misalignment, in place,
 guard bytes, unchanged key and tweak(s), ``*_blocks_with_tweaks`` with n = 0..33, the panic on
 a length mismatch, and that drop wipes the key schedule (or, ``--no-wipe``, does not).
+
+A Skein crate (``--primitive skein``, checker kind ``cargo-skein``) runs ``SKEIN_RUNS``: the same
+rows, its features row being ``cargo digest+zeroize+std``, on the Skein vector file the C Skein
+rows run (verify/skein_c_abi.py: every golden record of the official file, bit lengths
+included, MAC, personalization, every UBI argument type, tree, hash_many, random lengths from
+the model), through verify/harness/skein_harness.rs: one-shot and streamed in eight chunkings
+at misalignments 0..7, guard bytes, update_bits after a partial byte refused, the refusals of
+bad arguments, finalize_into_reset, and that drop wipes the states; with feature ``digest`` the
+harness's generated last part (``skein_digest_part``) also runs the RustCrypto traits
+(VariableOutput, Digest of the fixed-output aliases, Mac) on the same records.  Under valgrind:
+the first ``SKEIN_MEMCHECK`` records of each kind and every M and E line.
 """
 from __future__ import annotations
 
@@ -46,9 +57,10 @@ from .sources import write as write_source_files
 
 HERE = Path(str(files(__package__)))   # package data: harness/
 HARNESS_RS = HERE / "harness" / "harness.rs"
+SKEIN_HARNESS_RS = HERE / "harness" / "skein_harness.rs"
 REGISTRY = Path("/usr/share/cargo/registry")
 INSTALL_CARGO = "Rust 1.66+ with cargo: apt-get install cargo, or https://rustup.rs"
-INSTALL_REGISTRY = "Debian's librust-zeroize-dev (scripts/bootstrap.sh installs it)"
+INSTALL_REGISTRY = "Debian's librust-zeroize-dev and librust-digest-dev (scripts/bootstrap.sh installs them)"
 # tools whose version decides a row (the result cache's key, verify/shard.py row_key)
 TOOLS = ("cargo", "rustc", "cargo-clippy")
 BUILD_LIMIT = 900         # seconds per cargo command (times THREEFISH_GEN_TIMEOUT_SCALE)
@@ -94,6 +106,7 @@ class CargoRun:
     profile: str = "release"          # release | dev | clippy
     features: tuple = ()
     valgrind: bool = False            # the harness runs under valgrind memcheck
+    registry: tuple = ("zeroize",)     # crates the crate's Cargo.toml names (resolved even when optional)
 
     @property
     def thorough(self) -> bool:
@@ -107,9 +120,10 @@ class CargoRun:
             return f"cargo not installed ({INSTALL_CARGO})"
         if self.profile == "clippy" and shutil.which("cargo-clippy") is None:
             return "cargo clippy not installed (rustup component add clippy, or apt-get install rust-clippy)"
-        if not glob.glob(str(REGISTRY / "zeroize-1.*")):
-            return f"no zeroize crate in {REGISTRY} (cargo resolves the optional dependency even without the " \
-                   f"feature; {INSTALL_REGISTRY})"
+        for crate in self.registry:
+            if not glob.glob(str(REGISTRY / f"{crate}-[0-9]*")):
+                return f"no {crate} crate in {REGISTRY} (cargo resolves the optional dependency even without the " \
+                       f"feature; {INSTALL_REGISTRY})"
         return None
 
 
@@ -120,12 +134,100 @@ RUNS = (
     CargoRun("clippy -D warnings", "clippy"),
     CargoRun("valgrind memcheck", valgrind=True),
 )
+# The Skein crate's rows (--primitive skein): its features are digest, zeroize and std; the
+# harness is verify/harness/skein_harness.rs on the Skein vector file (verify/skein_c_abi.py).
+SKEIN_REGISTRY = ("zeroize", "digest")
+SKEIN_RUNS = (
+    CargoRun("cargo release", registry=SKEIN_REGISTRY),
+    CargoRun("cargo debug", "dev", registry=SKEIN_REGISTRY),
+    CargoRun("cargo digest+zeroize+std", "release", ("digest", "zeroize", "std"), registry=SKEIN_REGISTRY),
+    CargoRun("clippy -D warnings", "clippy", registry=SKEIN_REGISTRY),
+    CargoRun("valgrind memcheck", valgrind=True, registry=SKEIN_REGISTRY),
+)
+# under valgrind, Skein: the first records of each kind (H, B, T) and every M and E line
+SKEIN_MEMCHECK = {"H": 48, "B": 24, "T": 6}
 MEMCHECK_RECORDS = 64        # under valgrind: 1000 random vectors take 100 s a row; safe Rust leaves little to find
 MEMCHECK = ("valgrind", "--tool=memcheck", "--error-exitcode=1", "--leak-check=no", "-q")
 
 
+def is_skein(v: Variant) -> bool:
+    return v.primitive == "skein"
+
+
 def type_name(v: Variant) -> str:
-    return f"Threefish{v.spec.bits}"
+    return f"{'Skein' if is_skein(v) else 'Threefish'}{v.spec.bits}"
+
+
+def skein_digest_part(v: Variant, on: bool) -> str:
+    """The last part of the Skein harness: the digest-trait checks (``on``: the row builds the
+    crate with feature ``digest``) -- VariableOutput / Update / Reset on the state, Digest through
+    the fixed-output aliases of the standard lengths, Mac through the MAC type -- or empty ones."""
+    if not on:
+        return ("\nfn digest_h(_: &mut Counts, _: usize, _: &[u8], _: &[u8], _: &[u8], _: &[u8]) {}\n"
+                "fn digest_e(_: &mut Counts) {}\n")
+    from threefish_gen.gen.skein import STANDARD_OUTPUTS
+    ty = type_name(v)
+    fixed = "\n".join(f"        {b // 8} => Some(<tfcrate::{ty}_{b} as Digest>::digest(msg).to_vec()),"
+                       for b in STANDARD_OUTPUTS[v.spec.bits])
+    mac = "\n".join(f"        {b // 8} => Some(mac_of::<tfcrate::{ty}Mac<U{b // 8}>>(key, msg)),"
+                     for b in STANDARD_OUTPUTS[v.spec.bits])
+    return f"""
+// ---- generated by threefish-gen verify: the digest traits (feature digest)
+use tfcrate::digest::consts::*;
+use tfcrate::digest::{{Digest, FixedOutputReset, Mac, Update, VariableOutput, VariableOutputReset}};
+
+fn mac_of<M: Mac + tfcrate::digest::KeyInit + FixedOutputReset>(key: &[u8], msg: &[u8]) -> Vec<u8> {{
+    let mut m = <M as Mac>::new_from_slice(key).unwrap();
+    Mac::update(&mut m, msg);
+    let first = m.finalize_reset().into_bytes().to_vec();
+    Mac::update(&mut m, msg);
+    let tag = m.finalize().into_bytes().to_vec();
+    if tag == first {{ tag }} else {{ Vec::new() }}
+}}
+
+fn fixed_hash(outlen: usize, msg: &[u8]) -> Option<Vec<u8>> {{
+    match outlen {{
+{fixed}
+        _ => None,
+    }}
+}}
+
+fn fixed_mac(outlen: usize, key: &[u8], msg: &[u8]) -> Option<Vec<u8>> {{
+    match outlen {{
+{mac}
+        _ => None,
+    }}
+}}
+
+fn digest_h(c: &mut Counts, outlen: usize, key: &[u8], pers: &[u8], msg: &[u8], dig: &[u8]) {{
+    if !pers.is_empty() {{
+        return;
+    }}
+    if key.is_empty() {{
+        let mut v = <Sk as VariableOutput>::new(outlen).unwrap();
+        for part in msg.chunks(B + 1) {{
+            Update::update(&mut v, part);
+        }}
+        let mut out = vec![0u8; outlen];
+        let mut ok = v.finalize_variable_reset(&mut out).is_ok() && out == dig;
+        Update::update(&mut v, msg);
+        ok &= v.finalize_variable(&mut out).is_ok() && out == dig;
+        c.check(ok, "digest: VariableOutput (+Reset)");
+        if let Some(d) = fixed_hash(outlen, msg) {{
+            c.check(d == dig, "digest: Digest of the fixed-output type");
+        }}
+    }}
+    if let Some(t) = fixed_mac(outlen, key, msg) {{
+        c.check(t == dig, "digest: Mac (KeyInit::new_from_slice, finalize_reset, finalize)");
+    }}
+}}
+
+fn digest_e(c: &mut Counts) {{
+    c.check(<Sk as VariableOutput>::new(0).is_err(), "digest: VariableOutput::new(0) is an error");
+    let v = <Sk as VariableOutput>::new(8).unwrap();
+    c.check(v.finalize_variable(&mut [0u8; 9]).is_err(), "digest: finalize_variable into another length is an error");
+}}
+"""
 
 
 def crate_of(text: str) -> str:
@@ -178,10 +280,18 @@ def write_harness(variant: Variant, workdir: Path, features=()) -> tuple[Path, s
     (harness / "src").mkdir(parents=True, exist_ok=True)
     (harness / "Cargo.toml").write_text(HARNESS_TOML.format(crate=name, features=feats,
                                                             folder=crate.relative_to(files).as_posix()))
-    head = (f"// generated by threefish-gen verify for {variant.label()}\n"
-            f"use tfcrate::{{{type_name(variant)} as Tf, BLOCK_BYTES as B}};\n"
-            f"const WIPE: bool = {'true' if variant.get('wipe', True) else 'false'};\n\n")
-    (harness / "src" / "main.rs").write_text(head + HARNESS_RS.read_text())
+    wipe = f"const WIPE: bool = {'true' if variant.get('wipe', True) else 'false'};\n\n"
+    if is_skein(variant):
+        ty = type_name(variant)
+        head = (f"// generated by threefish-gen verify for {variant.label()}\n"
+                f"use tfcrate::{{{ty} as Sk, {ty}Tree as SkTree, Params, Error as SkError, STATE_BYTES as B}};\n"
+                + wipe)
+        text = head + SKEIN_HARNESS_RS.read_text() + skein_digest_part(variant, "digest" in features)
+    else:
+        head = (f"// generated by threefish-gen verify for {variant.label()}\n"
+                f"use tfcrate::{{{type_name(variant)} as Tf, BLOCK_BYTES as B}};\n" + wipe)
+        text = head + HARNESS_RS.read_text()
+    (harness / "src" / "main.rs").write_text(text)
     return harness, name, crate
 
 
@@ -224,17 +334,24 @@ def check(variant: Variant, run: CargoRun, workdir: Path, vectors: Path):
     exe = workdir / "target" / ("release" if run.profile == "release" else "debug") / "harness"
     if run.valgrind:
         lines = Path(vectors).read_text().splitlines()
-        ones = [ln for ln in lines if ln.startswith("V ")][:MEMCHECK_RECORDS]
+        if is_skein(variant):
+            taken = {k: [ln for ln in lines if ln.startswith(k + " ")][:n] for k, n in SKEIN_MEMCHECK.items()}
+            keep = [ln for k in taken for ln in taken[k]] + [ln for ln in lines if ln[:2] in ("M ", "E")]
+        else:
+            keep = [ln for ln in lines if ln.startswith("V ")][:MEMCHECK_RECORDS] + \
+                [ln for ln in lines if ln.startswith("B ")]
         vectors = workdir / "vectors-memcheck.txt"
-        vectors.write_text("\n".join(ones + [ln for ln in lines if ln.startswith("B ")]) + "\n")
+        vectors.write_text("\n".join(keep) + "\n")
     argv = [*(MEMCHECK if run.valgrind else ()), str(exe), str(vectors)]
     ok, out, checks = run_harness(argv, workdir, timeout=RUN_LIMIT, leaks=False)
     if not ok:
         return Row(label, run.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
     feats = f" with features {', '.join(run.features)}" if run.features else ""
-    tool = f" under valgrind memcheck, {MEMCHECK_RECORDS} records + the batches" if run.valgrind else ""
+    subset = (", ".join(f"the first {n} {k}" for k, n in SKEIN_MEMCHECK.items()) + " records, every M and E"
+              if is_skein(variant) else f"{MEMCHECK_RECORDS} records + the batches")
+    tool = f" under valgrind memcheck, {subset}" if run.valgrind else ""
     return Row(label, run.name, "PASS", f"{checks} checks ({run.profile} build{feats}{tool})", time.monotonic() - t0,
                checks)
 
 
-__all__ = ["RUNS", "check", "CargoRun"]
+__all__ = ["RUNS", "SKEIN_RUNS", "check", "CargoRun"]
