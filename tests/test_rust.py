@@ -361,15 +361,19 @@ def test_checker_fails_a_broken_crate_matrix(tmp_path, case):
 @pytest.mark.toolchain
 @pytest.mark.parametrize("bits", [256])
 def test_verify_target_rust_runs_every_row_matrix(tmp_path, bits):
-    """`threefish-gen verify --target rust`: the cargo rows of each recommended variant, all PASS."""
+    """`threefish-gen verify --target rust`: the cargo rows of each recommended variant (the
+    Threefish crate's and the Skein crate's), all PASS."""
     need_cargo()
     report = tmp_path / "report.json"
     p = cli("verify", "--target", "rust", "--size", str(bits), "--constants", "1.2", "--random", "5", "--seed", "7",
             "--workdir", str(tmp_path / "wd"), "--report", str(report), "--no-cache", "--jobs", "2")
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr
     rows = json.loads(report.read_text())["rows"]
-    assert sorted(r["build"] for r in rows) == sorted(RUNS) and all(r["status"] == "PASS" for r in rows), rows
-    assert all(r["variant"].startswith(f"rust {bits} v1.2 fly/full/i2") for r in rows)
+    assert all(r["status"] == "PASS" for r in rows), rows
+    tf = [r["build"] for r in rows if r["variant"] == f"rust {bits} v1.2 fly/full/i2"]
+    sk = [r["build"] for r in rows if r["variant"] == f"rust skein {bits} v1.2 fly/full/i1"]
+    assert sorted(tf) == sorted(RUNS) and sorted(sk) == sorted(r.name for r in rust_checker.SKEIN_RUNS)
+    assert len(rows) == len(tf) + len(sk)
 
 
 @pytest.mark.toolchain
