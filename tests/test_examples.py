@@ -1,7 +1,9 @@
-"""The three example projects of examples/ (issue 12), built as a user would: CMake (SIMD C +
+"""The example projects of examples/ (issue 12), built as a user would: CMake (SIMD C +
 NASM through threefish_gen_add_library), a plain Makefile against a backend installed with
-pkg-config, and a .NET console app restoring the rendered package from a local folder feed.
-Each prints its ciphertexts of a fixed block; they must equal the reference model's."""
+pkg-config, a .NET console app restoring the rendered package from a local folder feed, and a
+Rust crate depending on rendered crates by path (issue 29).  The C and C# ones print their
+ciphertexts of a fixed block, which must equal the reference model's; the Rust one prints a
+published Threefish known answer and a Skein digest, compared with the vector files."""
 from __future__ import annotations
 
 import os
@@ -85,3 +87,39 @@ def test_dotnet_example_restores_the_rendered_package_offline(tmp_path):
     shutil.copytree(EXAMPLES / "dotnet" / "App", tmp_path / "app")
     out = run(["dotnet", "run", "--project", str(tmp_path / "app"), "-c", "Release"], env=env, timeout=600)
     check_output(out, (512,))
+
+
+def test_rust_example_builds_offline_against_rendered_crates(tmp_path):
+    """examples/rust as its Cargo.toml says: the two crates rendered into build/examples/rust
+    (here under tmp_path, beside a copy of examples/rust, so the relative paths hold), a debug
+    build offline (crates.io replaced by Debian's registry in a CARGO_HOME of the test's own,
+    verify/rust.py cargo_env: nothing written into the example or ~/.cargo).  Its two lines must
+    equal the published Threefish-512 "pattern" vector and the official Skein-512-512 digest of 128
+    incrementing bytes, read from the vector files (../shared/kat, shipped as verify/kat), not
+    from the generator."""
+    from threefish_gen.gen.kat import KAT_DIR, parse, threefish_records
+    from threefish_gen.verify.rust import RUNS, cargo_env
+    why = next(r for r in RUNS if r.name == "cargo release").missing()
+    if why:
+        allowed = {t.strip() for t in os.environ.get("THREEFISH_GEN_ALLOW_SKIP", "").split(",")}
+        if "cargo" in allowed:
+            import pytest
+            pytest.skip(why)
+        raise AssertionError(f"{why} -- run `make setup`, or set THREEFISH_GEN_ALLOW_SKIP=cargo")
+    crates = tmp_path / "build" / "examples" / "rust"
+    run([*GEN, "render", "--target", "rust", "--size", "512", "--constants", "1.3", "--out", str(crates)])
+    run([*GEN, "render", "--target", "rust", "--primitive", "skein", "--size", "512", "--constants", "1.3",
+         "--out", str(crates)])
+    app = tmp_path / "examples" / "rust"
+    shutil.copytree(EXAMPLES / "rust", app)
+    out = run(["cargo", "run", "--offline", "-q"], cwd=app, env=cargo_env(tmp_path / "cargo"), timeout=600)
+    got = dict(ln.split() for ln in out.splitlines())
+    tf = next(r for r in threefish_records("1.3", 512) if r["kind"] == "published"
+              and r["key"] == bytes(range(0x10, 0x50)))
+    assert tf["plaintext"] == bytes(0xFF - i for i in range(64)) and tf["tweak"] == bytes(range(16))
+    msg = bytes(0xFF - i for i in range(128))
+    sk = next(r for r in parse(KAT_DIR / "skein_v1.3_golden.kat")
+              if (r["state_bits"], r["digest_bits"], r["msg_bits"]) == ("512", "512", "1024")
+              and r["message"] == msg and "mac_key" not in r)
+    assert got == {"threefish512": tf["ciphertext"].hex(), "skein512-512": sk["digest"].hex()}, out
+    assert sorted(p.name for p in app.iterdir()) == ["Cargo.lock", "Cargo.toml", "src"]   # no .cargo/, no target/
