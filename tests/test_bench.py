@@ -148,3 +148,37 @@ def test_bench_draws_its_chart_from_the_json(quick_run):
             and r["bits"] == 512]
     assert ser["c"][(512, "bulk")] == min(r["cpb"] for r in rows)
     assert {"c", "c-simd", "nasm-x64"} <= set(ser)
+
+
+def test_rust_rows_build_pass_the_checks_and_agree_with_c(tmp_path):
+    """The Rust rows (tools/bench/rust_rows.py: the rendered crates behind a C-ABI static library):
+    Threefish-256 beside its scalar C reference of the same options, through bench.c's checks
+    (--check-only: the all-zero vector gives v1.3's published ciphertext through both functions,
+    blocks == single block on random data, nothing written past the end), and Skein-512-512
+    through skein_bench.c's, which compares the Rust digest with the C render's on 64 B, 1 KiB and
+    64 KiB.  Builds only (no timing)."""
+    from threefish_gen.tools.bench import rust_rows, skein_rows
+    from threefish_gen.tools.bench.run import build, default_entries
+    why = rust_rows.missing()
+    if why:
+        if "cargo" in {t.strip() for t in os.environ.get("THREEFISH_GEN_ALLOW_SKIP", "").split(",")}:
+            pytest.skip(why)
+        pytest.fail(f"{why} -- run `make setup`, or set THREEFISH_GEN_ALLOW_SKIP=cargo")
+    entries = default_entries((256,), "1.3", (rust_rows.TARGET.name,), quick=True)
+    rust_row = "rust fly/full/i2 cargo"          # the Rust crate of RECOMMENDED_C[256]'s options
+    assert [e[0] for e in entries] == [REF, rust_row]
+    exe, notes, _ = build(entries, tmp_path / "tf", stream=open(os.devnull, "w"))
+    assert not notes, notes
+    p = subprocess.run([str(exe), "--check-only", "--filter", REF, "--filter", rust_row], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    checks = {tuple(ln.split("\t")[1:]) for ln in p.stdout.splitlines() if ln.startswith(("CHECK", "FAIL"))}
+    assert checks == {(REF, "256", "ok", "v1.3"), (rust_row, "256", "ok", "v1.3")}, p.stdout
+    exe, notes = skein_rows.build(tmp_path / "skein", rust=True)
+    assert not [n for n in notes if "Rust" in n], notes
+    p = subprocess.run([str(exe), "--check-only"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    got = [ln.split("\t")[1:] for ln in p.stdout.splitlines() if ln.startswith("CHECK") and "Rust" in ln]
+    assert got == [["ok", f"Rust Skein-512-512 equals the C render on {n} bytes"] for n in (64, 1024, 65536)], \
+        p.stdout
+    assert "CHECK\tFAIL" not in p.stdout

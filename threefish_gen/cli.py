@@ -357,7 +357,7 @@ def kat_cmd(files):
 @click.option("--passes", type=click.IntRange(1, 21), default=None,
               help="runs of every row, spread over time (default 3; --quick 1); figures: median of passes")
 def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, passes, chart_stem):
-    """Cycles/byte of every target (scalar C, SIMD C, NASM, C#) beside Botan and Crypto++."""
+    """Cycles/byte of every target (scalar C, SIMD C, NASM, C#, Rust) beside Botan and Crypto++."""
     from .tools.bench import run as benchmod
     sizes = tuple(int(get_spec(version, s).bits) for s in sizes) or SIZES
     targets = tuple(targets) or registry.names()
@@ -369,7 +369,8 @@ def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, 
                  notes=benchmod.target_notes(targets), sizes=sizes, passes=passes)
     from .tools.bench import skein_rows
     if skein_rows.wanted(sizes, targets, filters):
-        skein_rows.run_into(Path(json_path), Path(md_path), quick=quick, passes=passes)
+        skein_rows.run_into(Path(json_path), Path(md_path), quick=quick, passes=passes,
+                            rust=skein_rows.rust_wanted(targets))
     from .tools.bench.chart import write_chart
     made = write_chart(Path(json_path), Path(chart_stem))
     click.echo(made if isinstance(made, str) else "bench: chart written to " + ", ".join(map(str, made)))

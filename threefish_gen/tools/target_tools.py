@@ -21,6 +21,7 @@ from threefish_gen.gen.targets import c_simd as c_simd_target
 from threefish_gen.gen.targets import csharp as csharp_target
 from threefish_gen.gen.targets import nasm_x64 as nasm_x64_target
 from threefish_gen.gen.targets import nasm_x86 as nasm_x86_target
+from threefish_gen.gen.targets import rust as rust_target
 from threefish_gen.gen.threefish import KEYS, UNROLL, Options, describe
 from threefish_gen.gen.variant import Variant
 from threefish_gen.verify.objects import object_format
@@ -312,13 +313,30 @@ class NasmX86Tools(NasmTools):
         return None
 
 
+class RustTools(TargetTools):
+    """The Rust crate's recommended option set per size (the scalar C reference's options), called
+    through a C-ABI shim linked into bench's C program (tools/bench/rust_rows.py); compiler column
+    ``cargo``.  Its bound is the scalar C one: the crate's kernel is the same statements."""
+
+    def bench_variants(self, spec, quick, asked):
+        if self.name not in asked:
+            return []
+        return [(self.target.variant(spec, rust_target.RECOMMENDED[spec.bits]), "cargo")]
+
+    def bound_work(self, v, flags=frozenset()):
+        return None if base.is_skein(v) else scalar_work(v, v.options.interleave)
+
+    def chain_bound(self, v, model):
+        return None if base.is_skein(v) else scalar_chain(v, model)
+
+
 NASM_X64 = NasmX64Tools(nasm_x64_target.TARGET)
 
 # The registry: descriptor name -> its tools.  C# is timed by tools/bench/dotnet.py (its own .NET
 # program, chosen by recipe.interface), so it keeps the defaults here.
 TOOLS: dict[str, TargetTools] = {t.name: t for t in (
     CTools(c_target.TARGET), CSimdTools(c_simd_target.TARGET), NASM_X64,
-    NasmX86Tools(nasm_x86_target.TARGET), TargetTools(csharp_target.TARGET))}
+    NasmX86Tools(nasm_x86_target.TARGET), TargetTools(csharp_target.TARGET), RustTools(rust_target.TARGET))}
 
 
 def tools_for(name: str) -> TargetTools:

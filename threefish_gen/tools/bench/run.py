@@ -48,6 +48,7 @@ from threefish_gen.verify.objects import object_commands
 
 from ..target_tools import all_tools, tools_for
 from . import paired
+from . import rust_rows
 from .row_bounds import annotate as bounds_annotate
 from .row_bounds import bound_text, dispatcher_lines, dispatcher_names, row_bounds, this_model
 
@@ -123,7 +124,8 @@ def default_entries(sizes=(256, 512, 1024), version: str = "1.3", targets=None,
                 if (name, bits) in seen:
                     continue
                 seen.add((name, bits))
-                entries.append((name, v if cc == "nasm" else _with_cc(v, cc), cc))
+                # NASM objects and Rust crates keep their names (a Rust prefix is the crate's name)
+                entries.append((name, v if cc in ("nasm", rust_rows.COMPILER) else _with_cc(v, cc), cc))
     return entries
 
 
@@ -206,8 +208,13 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
         if shutil.which(cc) is None:
             notes.append(f"SKIPPED {name} (Threefish-{v.spec.bits}): {cc} not installed")
             continue
+        if cc == rust_rows.COMPILER and (why := rust_rows.missing()):
+            notes.append(f"SKIPPED {name} (Threefish-{v.spec.bits}): {why}")
+            continue
         todo.append((name, v, cc))
-    print(f"bench: building {len(todo)} variants ...", file=stream, flush=True)
+    rust = [e for e in todo if e[2] == rust_rows.COMPILER]
+    todo = [e for e in todo if e[2] != rust_rows.COMPILER]
+    print(f"bench: building {len(todo) + len(rust)} variants ...", file=stream, flush=True)
 
     def one(item):
         name, v, cc = item
@@ -226,19 +233,35 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
         objs.append(str(obj))
         ops[(name, v.spec.bits)] = op_counts(v)   # names repeat across sizes
         lines.append(bench_line(name, v))
-    exe, link_notes = link(lines, objs, workdir)
+    libs: list[str] = []
+    if rust:       # one static library for all Rust rows (two would each carry Rust's std)
+        try:
+            lib, native = rust_rows.build([v for _, v, _ in rust], workdir / "cargo")
+            objs.append(str(lib))
+            libs = native
+            for name, v, _ in rust:
+                ops[(name, v.spec.bits)] = op_counts(v)
+                lines.append(bench_line(name, v, rust_rows.symbol_prefix(v)))
+        except GenError as e:
+            notes += [f"FAIL {name} (Threefish-{v.spec.bits}): {e}" for name, v, _ in rust]
+    exe, link_notes = link(lines, objs, workdir, libs=libs)
     return exe, notes + link_notes, ops
 
 
-def bench_line(name: str, v: Variant) -> str:
-    """The variants.inc line (harness/bench.c) of one built variant."""
-    return (f'BENCH_VARIANT("{name}", "{v.prefix}", {v.spec.block_bytes}, '
-            f"{v.prefix}encrypt, {v.prefix}encrypt_blocks)")
+def bench_line(name: str, v: Variant, prefix: str | None = None) -> str:
+    """The variants.inc line (harness/bench.c) of one built variant (``prefix``: its functions'
+    prefix where it is not the variant's, as for the Rust shim's)."""
+    p = v.prefix if prefix is None else prefix
+    return (f'BENCH_VARIANT("{name}", "{p}", {v.spec.block_bytes}, '
+            f"{p}encrypt, {p}encrypt_blocks)")
 
 
-def link(lines: list[str], objs: list[str], workdir: Path, peers: bool = True) -> tuple[Path, list[str]]:
+def link(lines: list[str], objs: list[str], workdir: Path, peers: bool = True,
+         libs: list[str] | None = None) -> tuple[Path, list[str]]:
     """Compile harness/bench.c over the variants.inc ``lines`` and link it with the objects (and,
-    with ``peers``, the peer libraries that are installed).  Returns (program, SKIPPED notes)."""
+    with ``peers``, the peer libraries that are installed; ``libs``: more linker arguments, the
+    Rust static library's).  Returns (program, SKIPPED notes)."""
+    extra = list(libs or [])
     notes: list[str] = []
     inc = workdir / "variants.inc"
     inc.write_text("\n".join(lines) + "\n")
@@ -259,7 +282,7 @@ def link(lines: list[str], objs: list[str], workdir: Path, peers: bool = True) -
     _run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", f'-DBENCH_VARIANTS="{inc}"', *defs,
           "-c", str(BENCH_DIR / "bench.c"), "-o", str(bench_o)])
     exe = workdir / "bench"
-    _run(["g++" if peer_objs else "gcc", str(bench_o), *objs, *peer_objs, *libs, "-o", str(exe)])
+    _run(["g++" if peer_objs else "gcc", str(bench_o), *objs, *peer_objs, *libs, *extra, "-o", str(exe)])
     return exe, notes
 
 

@@ -3,6 +3,9 @@
 dispatcher: scalar, AVX2, best path), and tree hashing of one 1 MiB message (leaves in the lanes) -- beside Botan 2's Skein-512 and the generated scalar
 Threefish-512 chained (the latency bound of sequential Skein).  Timing program:
 ``harness/skein_bench.c`` (same clock method as harness/bench.c); peer: ``harness/peers_botan_skein.cpp``.
+With the Rust target asked for, the rendered Rust Skein-512 crate's ``Skein512::hash`` too (through
+tools/bench/rust_rows.py's static library), timed right after the scalar C hash and checked equal
+to it on every message size.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from threefish_gen.gen.render import render_variant, write_files
 from threefish_gen.gen.spec import get_spec
 from threefish_gen.gen.threefish import Options
 
-from . import paired
+from . import paired, rust_rows
 from .run import BENCH_DIR, _run
 
 BOTAN_HEADER = Path("/usr/include/botan-2/botan/hash.h")
@@ -35,7 +38,13 @@ def variants(version: str = "1.3"):
     return sk, skm, tf
 
 
-def build(workdir: Path, version: str = "1.3") -> tuple[Path, list[str]]:
+def rust_variant(version: str = "1.3"):
+    """The Rust Skein-512 crate of the Rust rows (the target's default Skein options)."""
+    spec, t = get_spec(version, 512), rust_rows.TARGET
+    return t.variant(spec, t.default_options_for(spec, {"primitive": "skein"}), primitive="skein")
+
+
+def build(workdir: Path, version: str = "1.3", rust: bool = False) -> tuple[Path, list[str]]:
     workdir.mkdir(parents=True, exist_ok=True)
     src = workdir / "src"
     notes: list[str] = []
@@ -56,13 +65,20 @@ def build(workdir: Path, version: str = "1.3") -> tuple[Path, list[str]]:
         peer, libs = [str(po)], ["-lbotan-2"]
     else:
         notes.append("SKIPPED Botan Skein-512 peer: libbotan-2-dev not installed")
+    rust_link: list[str] = []
+    if rust and (why := rust_rows.missing()):
+        notes.append(f"SKIPPED Rust Skein-512 row: {why}")
+    elif rust:
+        lib, native = rust_rows.build([rust_variant(version)], workdir / "cargo")
+        defs.append("-DHAVE_RUST_SKEIN")
+        rust_link = [str(lib), *native]
     bo = workdir / "skein_bench.o"
     _run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", f"-I{src}", f"-I{BENCH_DIR}",
           f'-DSK_HEADER="{sk.stem}.h"', f"-DSK_PREFIX={sk.prefix}", f'-DSKM_HEADER="{skm.stem}.h"',
           f"-DSKM_PREFIX={skm.prefix}", f'-DTF_HEADER="{tf.stem}.h"', f"-DTF_PREFIX={tf.prefix}", *defs,
           "-c", str(BENCH_DIR / "skein_bench.c"), "-o", str(bo)])
     exe = workdir / "skein_bench"
-    _run(["g++" if peer else "gcc", str(bo), *objs, *peer, *libs, "-o", str(exe)])
+    _run(["g++" if peer else "gcc", str(bo), *objs, *peer, *libs, *rust_link, "-o", str(exe)])
     return exe, notes
 
 
@@ -94,9 +110,11 @@ def merge(runs: list[list[dict]]) -> list[dict]:
     return out
 
 
-def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sys.stdout) -> dict:
-    """Build, time (``passes`` runs, medians), print the Skein table; returns the JSON section."""
-    exe, notes = build(Path(workdir).resolve())
+def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sys.stdout,
+        rust: bool = False) -> dict:
+    """Build, time (``passes`` runs, medians), print the Skein table; returns the JSON section
+    (``rust``: with the Rust crate's row)."""
+    exe, notes = build(Path(workdir).resolve(), rust=rust)
     runs, info = [], []
     for i in range(passes or (1 if quick else 3)):
         print(f"bench: timing the Skein rows (pass {i + 1}) ...", file=sys.stderr, flush=True)
@@ -129,16 +147,22 @@ def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sy
 
 
 def wanted(sizes, targets, filters) -> bool:
-    """Whether `bench` times the Skein rows: Skein-512 with scalar C asked for, and no --filter
-    or one that matches the Skein rows' names."""
-    return 512 in sizes and "c" in targets and (not filters or any(f in "skein-512-512" for f in filters))
+    """Whether `bench` times the Skein rows: Skein-512 with scalar C or Rust asked for, and no
+    --filter or one that matches the Skein rows' names."""
+    return 512 in sizes and ("c" in targets or rust_rows.TARGET.name in targets) and \
+        (not filters or any(f in "skein-512-512" for f in filters))
+
+
+def rust_wanted(targets) -> bool:
+    """Whether the Skein rows include the Rust crate's (the Rust target asked for)."""
+    return rust_rows.TARGET.name in targets
 
 
 def run_into(json_path: Path | None, md_path: Path | None, workdir: Path = Path("build/bench/skein"),
-             quick: bool = False, passes: int | None = None) -> dict:
+             quick: bool = False, passes: int | None = None, rust: bool = False) -> dict:
     """Run the Skein rows and add them to bench's JSON ("skein") and markdown (a section)."""
     import json
-    sec = run(workdir, quick=quick, passes=passes)
+    sec = run(workdir, quick=quick, passes=passes, rust=rust)
     if json_path and Path(json_path).exists():
         data = json.loads(Path(json_path).read_text())
         data["skein"] = sec

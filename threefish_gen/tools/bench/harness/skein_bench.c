@@ -4,9 +4,12 @@
  *
  * Build (tools/bench/skein_rows.py does it):
  *   gcc -std=c11 -O2 -DSK_HEADER='"sk.h"' -DSK_PREFIX=sk_ -DSKM_HEADER='"skm.h"' -DSKM_PREFIX=skm_
- *       -DTF_HEADER='"tf.h"' -DTF_PREFIX=tf_ [-DHAVE_BOTAN] -c harness/skein_bench.c
- *   g++ skein_bench.o sk.o skm.o tf.o [peers_botan_skein.o -lbotan-2] -o skein_bench
- * Run: skein_bench [--quick]
+ *       -DTF_HEADER='"tf.h"' -DTF_PREFIX=tf_ [-DHAVE_BOTAN] [-DHAVE_RUST_SKEIN] -c harness/skein_bench.c
+ *   g++ skein_bench.o sk.o skm.o tf.o [peers_botan_skein.o -lbotan-2]
+ *       [libtfgen_bench_rust.a <its native libs>] -o skein_bench
+ * HAVE_RUST_SKEIN: the rendered Rust Skein-512 crate through the shim of tools/bench/rust_rows.py
+ * (bench_rust_skein512_hash = Skein512::hash), timed right after the scalar C hash row.
+ * Run: skein_bench [--quick | --check-only]   (--check-only: the CHECK lines, no timing)
  * Output lines (tab separated): CLOCK ghz | ROW name bytes cpb min | SAMPLE name bytes k cpb (every
  * sample, for the spread tools/bench/skein_rows.py shows) | CHECK ok|FAIL what | INFO text
  *
@@ -41,6 +44,9 @@ void bench_botan_skein512(const uint8_t *msg, size_t len, uint8_t *out);
 #define MANY 8
 static uint8_t msgbuf[MANY][MAXLEN], outbuf[MANY * 64], chain[64];
 static volatile uint8_t sink;
+#ifdef HAVE_RUST_SKEIN
+void bench_rust_skein512_hash(const uint8_t *msg, size_t len, uint8_t *out, size_t out_len);
+#endif
 static double sample_ns = 3e6;
 static int nsamples = 7;
 
@@ -73,6 +79,10 @@ static void op_tree(size_t len)
     SKM(final)(&ctx, outbuf);
 }
 static void op_sk_big(size_t len) { SK(hash)(bigbuf, len, outbuf, 64); }
+#ifdef HAVE_RUST_SKEIN
+static void op_rust(size_t len) { bench_rust_skein512_hash(msgbuf[0], len, outbuf, 64); }
+static void op_rust_big(size_t len) { bench_rust_skein512_hash(bigbuf, len, outbuf, 64); }
+#endif
 #ifdef HAVE_BOTAN
 static void op_botan_big(size_t len) { bench_botan_skein512(bigbuf, len, outbuf); }
 #endif
@@ -122,6 +132,7 @@ int main(int argc, char **argv)
     char name[128];
     size_t i, j;
     uint8_t want[64];
+    int check_only = argc > 1 && strcmp(argv[1], "--check-only") == 0;
     if (argc > 1 && strcmp(argv[1], "--quick") == 0) {
         sample_ns = 5e5;
         nsamples = 3;
@@ -157,9 +168,23 @@ int main(int argc, char **argv)
             printf("CHECK\tFAIL\tBotan differs on %zu bytes\n", lens[i]);
 #endif
     }
+#ifdef HAVE_RUST_SKEIN
+    for (i = 0; i < 3; i++) {        /* the Rust crate's digest == the C render's */
+        op_rust(lens[i]);
+        SK(hash)(msgbuf[0], lens[i], want, 64);
+        printf("CHECK\t%s\tRust Skein-512-512 %s the C render on %zu bytes\n",
+               memcmp(want, outbuf, 64) ? "FAIL" : "ok", memcmp(want, outbuf, 64) ? "differs from" : "equals",
+               lens[i]);
+    }
+#endif
     printf("CHECK\tdone\n");
+    if (check_only)
+        return 0;
     for (i = 0; i < 3; i++) {
         row("skein-512-512 c scalar (hash)", op_sk, lens[i], lens[i]);
+#ifdef HAVE_RUST_SKEIN
+        row("skein-512-512 rust scalar (hash)", op_rust, lens[i], lens[i]);
+#endif
 #ifdef HAVE_BOTAN
         if (have_botan)
             row("skein-512-512 Botan", op_botan, lens[i], lens[i]);
@@ -178,6 +203,9 @@ int main(int argc, char **argv)
     for (j = 0; j < sizeof bigbuf; j++)
         bigbuf[j] = (uint8_t)(j * 13);
     row("skein-512-512 c scalar (hash)", op_sk_big, sizeof bigbuf, sizeof bigbuf);
+#ifdef HAVE_RUST_SKEIN
+    row("skein-512-512 rust scalar (hash)", op_rust_big, sizeof bigbuf, sizeof bigbuf);
+#endif
 #ifdef HAVE_BOTAN
     if (have_botan)
         row("skein-512-512 Botan", op_botan_big, sizeof bigbuf, sizeof bigbuf);

@@ -1,0 +1,147 @@
+"""Rust rows of ``make bench``: the rendered Rust crates called from the C timing programs.
+
+One static library (a shim crate, ``crate-type = ["staticlib"]``, release profile as cargo's
+default: opt-level 3) depends by path on the rendered crates and exports, per Threefish variant,
+the two functions of bench.c's contract (``Pencrypt``, ``Pencrypt_blocks``), and for a Skein
+crate ``bench_rust_skein512_hash(msg, len, out, out_len)`` (harness/skein_bench.c with
+``-DHAVE_RUST_SKEIN``).  So the Rust rows go through the same checks and the same measurement
+loop as the C rows, alternated with them sample by sample (harness/bench.c's method).
+
+What a call costs beyond the crate's own code: the Rust API transforms blocks in place, and
+bench.c's buffers are separate (in != out), so each call first copies ``in`` to ``out`` (4 KiB per
+bulk call, one block per chained call: well under 1% of the time of a call), then runs
+``Threefish::new(key)`` (the C target's ``encrypt`` also takes the key on every call and runs the
+same setup) and the in-place method.
+
+Offline: cargo runs with verify/rust.py's ``cargo_env`` (crates.io replaced by Debian's local
+registry in a CARGO_HOME under the work folder; nothing written into the crates or ``~/.cargo``).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.render import render_variant, write_files
+from threefish_gen.gen.targets import rust as rust_target
+from threefish_gen.gen.variant import Variant
+
+TARGET = rust_target.TARGET
+COMPILER = "cargo"        # the "compiler" column of a Rust row (row name: "rust fly/full/i1 cargo")
+# what rustc links a std staticlib against on Linux (the fallback when cargo's note is not printed:
+# a cached build prints nothing)
+NATIVE_LIBS = ["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]
+
+SHIM_TOML = """# written by threefish-gen bench: the Rust rows' C-ABI shim over the rendered crates
+[package]
+name = "tfgen-bench-rust"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[lib]
+crate-type = ["staticlib"]
+path = "src/lib.rs"
+
+[dependencies]
+{deps}
+
+[workspace]
+"""
+
+
+def missing() -> str | None:
+    """Why the Rust rows cannot be built here (cargo, Debian's registry), or None."""
+    from threefish_gen.verify.rust import RUNS, SKEIN_REGISTRY, CargoRun
+    release = next(r for r in RUNS if r.name == "cargo release")
+    return CargoRun(release.name, registry=SKEIN_REGISTRY).missing()
+
+
+def symbol_prefix(v: Variant) -> str:
+    """The C symbol prefix of a Threefish variant's shim functions."""
+    o = v.options
+    return f"rs{v.spec.bits}_{o.keys}_{o.unroll}_i{o.interleave}_"
+
+
+def _threefish_fns(v: Variant, alias: str) -> str:
+    nb, p = v.spec.block_bytes, symbol_prefix(v)
+    ty = f"{alias}::Threefish{v.spec.bits}"
+    return f"""
+/// # Safety
+/// bench.c's contract: key, tweak {nb}/16 bytes, in and out {nb} bytes each (out writable).
+#[no_mangle]
+pub unsafe extern "C" fn {p}encrypt(key: *const u8, tweak: *const u8, inp: *const u8, out: *mut u8) {{
+    if inp != out as *const u8 {{
+        core::ptr::copy_nonoverlapping(inp, out, {nb});
+    }}
+    let (key, tweak) = (&*(key as *const [u8; {nb}]), &*(tweak as *const [u8; 16]));
+    {ty}::new(key).encrypt_block_with_tweak(&mut *(out as *mut [u8; {nb}]), tweak);
+}}
+
+/// # Safety
+/// bench.c's contract: n blocks of {nb} bytes in and out, n tweaks of 16 bytes.
+#[no_mangle]
+pub unsafe extern "C" fn {p}encrypt_blocks(key: *const u8, tweaks: *const u8, inp: *const u8, out: *mut u8,
+                                           n: usize) {{
+    if n == 0 {{
+        return;
+    }}
+    if inp != out as *const u8 {{
+        core::ptr::copy_nonoverlapping(inp, out, n * {nb});
+    }}
+    let blocks = core::slice::from_raw_parts_mut(out as *mut [u8; {nb}], n);
+    let tweaks = core::slice::from_raw_parts(tweaks as *const [u8; 16], n);
+    {ty}::new(&*(key as *const [u8; {nb}])).encrypt_blocks_with_tweaks(blocks, tweaks);
+}}
+"""
+
+
+def _skein_fns(v: Variant, alias: str) -> str:
+    return f"""
+/// # Safety
+/// msg: len bytes; out: out_len writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn bench_rust_skein{v.spec.bits}_hash(msg: *const u8, len: usize, out: *mut u8, out_len: usize) {{
+    let msg: &[u8] = if len == 0 {{ &[] }} else {{ core::slice::from_raw_parts(msg, len) }};
+    {alias}::Skein{v.spec.bits}::hash(msg, core::slice::from_raw_parts_mut(out, out_len));
+}}
+"""
+
+
+def build(variants: list[Variant], workdir: Path, timeout: float | None = None) -> tuple[Path, list[str]]:
+    """Render the crates of ``variants`` (Threefish and Skein, Rust target) into
+    ``workdir/crates``, write the shim crate in ``workdir/shim`` and build it (release, offline).
+    Returns (the static library, the linker arguments it needs).  GenError when cargo fails."""
+    from threefish_gen.verify.rust import cargo_env, crate_of
+    workdir = Path(workdir).resolve()
+    crates, shim = workdir / "crates", workdir / "shim"
+    if crates.exists():
+        shutil.rmtree(crates)
+    deps, body = [], []
+    for i, v in enumerate(variants):
+        files = render_variant(v)
+        write_files(files, crates)
+        toml = next(crates / f for f in files if f.endswith("Cargo.toml"))
+        alias = f"c{i}"
+        deps.append(f'{alias} = {{ path = "{toml.parent.as_posix()}", package = "{crate_of(toml.read_text())}" }}')
+        body.append(_skein_fns(v, alias) if v.primitive == "skein" else _threefish_fns(v, alias))
+    (shim / "src").mkdir(parents=True, exist_ok=True)
+    (shim / "Cargo.toml").write_text(SHIM_TOML.format(deps="\n".join(deps)))
+    (shim / "src" / "lib.rs").write_text("// written by threefish-gen bench (tools/bench/rust_rows.py)\n"
+                                         "#![allow(clippy::missing_safety_doc)]\n" + "".join(body))
+    cmd = ["cargo", "rustc", "--offline", "--release", "--lib", "--", "--print", "native-static-libs"]
+    try:
+        p = subprocess.run(cmd, cwd=shim, env=cargo_env(workdir), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise GenError(f"bench: cargo build of the Rust rows timed out after {timeout:.0f} s") from None
+    out = p.stdout + p.stderr
+    if p.returncode:
+        err = [ln for ln in out.splitlines() if ln.startswith("error")][:2] or out.strip().splitlines()[-2:]
+        raise GenError(f"bench: cargo build of the Rust rows failed: {' / '.join(err)}")
+    lib = workdir / "target" / "release" / "libtfgen_bench_rust.a"
+    if not lib.exists():
+        raise GenError(f"bench: cargo built no {lib.name}")
+    m = re.search(r"native-static-libs: (.*)", out)
+    return lib, (m.group(1).split() if m else NATIVE_LIBS)
