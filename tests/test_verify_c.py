@@ -17,14 +17,15 @@ from threefish_gen.verify.runner import HARNESS, vector_file
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 
 
-@pytest.mark.parametrize("versions", [("1.3",), ("1.1", "1.2")], ids=["v13", "v11-v12"])
-def test_fast_verify_of_the_recommended_scalar_c(versions, tmp_path):
-    """Every size, recommended options, gcc and clang (-O2, ASan+UBSan), big-endian: no FAIL; the
-    builds whose compiler exists PASS; the JSON report says the same as the matrix.  make test
-    runs version 1.3, make verify the other two (tests/conftest.py MATRIX)."""
-    chosen = [v for v in variants("recommended", "c") if v.spec.version in versions]
+@pytest.mark.parametrize("versions, sizes", [(("1.3",), (256,)), (("1.3",), (512, 1024)),
+                                            (("1.1", "1.2"), (256, 512, 1024))], ids=["v13-256", "v13-512-1024", "v11-v12"])
+def test_fast_verify_of_the_recommended_scalar_c(versions, sizes, tmp_path):
+    """Recommended options, gcc and clang (-O2, ASan+UBSan), big-endian: no FAIL; the builds whose
+    compiler exists PASS; the JSON report says the same as the matrix.  make test runs version
+    1.3 at 256 bits, make verify the other sizes and versions (tests/conftest.py MATRIX)."""
+    chosen = [v for v in variants("recommended", "c") if v.spec.version in versions and v.spec.bits in sizes]
     assert len(variants("recommended", "c")) == 18       # 9 Threefish + 9 Skein (--primitive skein)
-    assert len(chosen) == 6 * len(versions)
+    assert len(chosen) == 2 * len(versions) * len(sizes)
     report_path = tmp_path / "report.json"
     rep = matrix.run(chosen, random_count=200, seed=2026, workdir=tmp_path / "w", report_path=report_path)
     # the Skein variants: their checker's builds; Threefish: the C builds + ct (memcheck)
