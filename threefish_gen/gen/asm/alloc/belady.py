@@ -36,10 +36,22 @@ class Belady:
         loop header -- restoring evicted header registers every block costs more than it saves
         under pressure."""
         iv, isa, car, pinned = intervals(self.ops), self.isa, self.car, self.pinned
+        top, bottom = self.top, self.bottom
+        # per class, how many of its values (neither carried nor pinned) are live at each op of
+        # the loop body: +1 where an interval enters [top, bottom), -1 after it ends (one sweep)
+        delta = {c: [0] * (bottom - top + 1) for c in self.pool}
+        for v, (a, b) in iv.items():
+            c = isa.cls(v)
+            lo, hi = max(a, top), min(b, bottom - 1)
+            if c in delta and lo <= hi and v not in car and v not in pinned:
+                delta[c][lo - top] += 1
+                delta[c][hi - top + 1] -= 1
         keep = {}
         for c, rs in self.pool.items():
-            peak = max((sum(1 for v, (a, b) in iv.items() if isa.cls(v) == c and v not in car and v not in pinned
-                            and a <= i <= b) for i in range(self.top, self.bottom)), default=0)
+            peak = live = 0
+            for d in delta[c][:-1]:
+                live += d
+                peak = max(peak, live)
             ncar = sum(1 for v in car if isa.cls(v) == c and v not in pinned)
             keep[c] = ncar + peak <= len(rs)
         return keep
