@@ -651,9 +651,12 @@ def _trips(count: int, step: int, test: Term, nvar: Term, bottom: bool, env: dic
     4096 trips; beyond, by bisection when the test is monotone in the counter (the counter
     itself or the counter shifted right: zero exactly below a bound; a counter that counts up
     against a bound, ``lt(counter, bound)``: zero from the bound on)."""
+    at = dict(env)              # env with the counter set (one copy, not one per trip)
+    name = nvar.args[0]
+
     def zero_at(trips):
-        cur = (count - step * (trips - 1 if bottom else trips)) & MASK
-        return evaluate(test, {**env, nvar.args[0]: cur}) == 0
+        at[name] = (count - step * (trips - 1 if bottom else trips)) & MASK
+        return evaluate(test, at) == 0
 
     first = 1 if bottom else 0
     limit = min(n + 64, first + 4096)

@@ -27,9 +27,15 @@ runs on them unchanged and yields the description's term of every output word.
 from __future__ import annotations
 
 import contextvars
+from operator import attrgetter
 from contextlib import contextmanager
 
 MASK = (1 << 64) - 1
+_ID = attrgetter("id")
+
+
+def _pair_id(p: tuple) -> int:
+    return p[0].id
 
 
 class ScopeError(RuntimeError):
@@ -39,11 +45,15 @@ class ScopeError(RuntimeError):
 class Scope:
     """One proof's terms: the hash-cons table ((op, args) -> term; a term's id is its index in it,
     so ids are dense and ordered by creation) and the caches keyed by its terms."""
-    __slots__ = ("table", "caches")
+    __slots__ = ("table", "caches", "memo")
 
     def __init__(self):
         self.table: dict = {}
         self.caches: dict = {}
+        # results of add / mul / xor by their operands: the normal forms are pure functions of
+        # hash-consed operands, so a repeated operation (the prover's runs repeat most of them)
+        # returns the term it made before instead of re-normalising (same terms, same ids)
+        self.memo: dict = {}
 
     def cache(self, name: str) -> dict:
         """The scope's cache called name (made empty on first use)."""
@@ -68,6 +78,7 @@ def scope():
         _CURRENT.reset(token)
         s.table.clear()         # its terms are garbage now (no cycle through the table to collect)
         s.caches.clear()
+        s.memo.clear()
 
 
 def current() -> Scope:
@@ -87,11 +98,21 @@ def _foreign(s: Scope, args: tuple) -> bool:
     """Whether args hold a term of another scope (args: terms, ints, names, tuples of terms and
     of (term, coefficient) pairs)."""
     for a in args:
-        if type(a) is Term:
+        ta = type(a)
+        if ta is Term:
             if a.scope is not s:
                 return True
-        elif type(a) is tuple and _foreign(s, a):
-            return True
+        elif ta is tuple:
+            for b in a:             # a lin's pairs or a xor's terms: unrolled (hot: every new term)
+                tb = type(b)
+                if tb is Term:
+                    if b.scope is not s:
+                        return True
+                elif tb is tuple:
+                    for c in b:     # a (term, coefficient) pair
+                        tc = type(c)
+                        if (tc is Term and c.scope is not s) or (tc is tuple and _foreign(s, c)):
+                            return True
     return False
 
 
@@ -172,7 +193,7 @@ def _lin(coefs: dict, c: int) -> Term:
         (t, k), = coefs.items()
         if k == 1:
             return t
-    return Term("lin", (tuple(sorted(coefs.items(), key=lambda p: p[0].id)), c))
+    return Term("lin", (tuple(sorted(coefs.items(), key=_pair_id)), c))
 
 
 def _fuse_rotates(coefs: dict) -> None:
@@ -203,7 +224,22 @@ def _fuse_rotates(coefs: dict) -> None:
             coefs[x] = (coefs.get(x, 0) + 1) & MASK
 
 
+def _memo(op: str, a, b, make) -> Term:
+    """``make(a, b)``, once per scope for these operands (the current Scope's memo: a foreign
+    operand is never a key there, so it still reaches Term's check)."""
+    memo = current().memo
+    key = (op, a, b)
+    t = memo.get(key)
+    if t is None:
+        t = memo[key] = make(a, b)
+    return t
+
+
 def add(a: Term, b: Term) -> Term:
+    return _memo("+", a, b, _add)
+
+
+def _add(a: Term, b: Term) -> Term:
     ca, ka = _lin_parts(a)
     cb, kb = _lin_parts(b)
     for t, k in cb.items():
@@ -212,6 +248,10 @@ def add(a: Term, b: Term) -> Term:
 
 
 def mul(a: Term, k: int) -> Term:
+    return _memo("*", a, k, _mul)
+
+
+def _mul(a: Term, k: int) -> Term:
     ca, c = _lin_parts(a)
     return _lin({t: v * k for t, v in ca.items()}, c * k)
 
@@ -242,6 +282,10 @@ def _xor_parts(t: Term) -> tuple[set, int]:
 
 
 def xor(a: Term, b: Term) -> Term:
+    return _memo("^", a, b, _xor)
+
+
+def _xor(a: Term, b: Term) -> Term:
     sa, ka = _xor_parts(a)
     sb, kb = _xor_parts(b)
     s = sa ^ sb
@@ -254,7 +298,7 @@ def xor(a: Term, b: Term) -> Term:
         return const(c)
     if len(s) == 1 and c == 0:
         return next(iter(s))
-    return Term("xor", (tuple(sorted(s, key=lambda t: t.id)), c))
+    return Term("xor", (tuple(sorted(s, key=_ID)), c))
 
 
 def _rotate_pair(a: Term, b: Term) -> Term | None:
@@ -280,7 +324,7 @@ def or_(a: Term, b: Term) -> Term:
         return b
     if vb == 0:
         return a
-    return Term("or", tuple(sorted((a, b), key=lambda t: t.id)))
+    return Term("or", tuple(sorted((a, b), key=_ID)))
 
 
 def _by_count(op: str, x: Term, n: int, fold) -> Term:
