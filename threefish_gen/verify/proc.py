@@ -211,7 +211,7 @@ def reset() -> None:
 @contextlib.contextmanager
 def interruptible():
     """SIGTERM and SIGHUP stop every command and raise gen.output.Interrupted in the main thread
-    (SIGINT: Python's KeyboardInterrupt); any exception leaving the block stops every command,
+    (SIGINT: stop every command, then KeyboardInterrupt); any exception leaving the block stops every command,
     so the caller's temporary folder can be removed with nothing left writing into it."""
     from threefish_gen.gen.output import Interrupted
     main = threading.current_thread() is threading.main_thread()
@@ -221,11 +221,13 @@ def interruptible():
     def on_signal(signum, frame):
         for s in old:                       # a second signal must not interrupt the cleanup
             signal.signal(s, signal.SIG_IGN)
+        # every command killed before the exception unwinds: a thread pool's exit waits for its
+        # running tasks, which (a build under load) took over a minute when SIGINT only raised
         stop_all(signal.Signals(signum).name)
-        raise Interrupted()
+        raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted()
 
     if main:
-        for s in (signal.SIGTERM, signal.SIGHUP):
+        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             old[s] = signal.signal(s, on_signal)
     try:
         yield
