@@ -2755,7 +2755,7 @@ static skein1024_v11_csimd_auto_fly_full_NOINLINE int skein1024_v11_csimd_auto_f
     size_t i, keylen;
     static const unsigned types[4] = { SKEIN1024_V11_CSIMD_AUTO_FLY_FULL_T_PRS, SKEIN1024_V11_CSIMD_AUTO_FLY_FULL_T_PK, SKEIN1024_V11_CSIMD_AUTO_FLY_FULL_T_KDF, SKEIN1024_V11_CSIMD_AUTO_FLY_FULL_T_NON };
     ctx->outlen = 0;
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+    if (outlen == 0 || ((uint64_t)outlen >> 61) != 0) /* 8 * outlen < 2^64 (a shift: no warning with a 32-bit size_t) */
         return 1;
     if (p == NULL)
         p = &none;
@@ -8758,7 +8758,7 @@ static skein1024_v11_csimd_auto_fly_full_NOINLINE void skein1024_v11_csimd_auto_
 static skein1024_v11_csimd_auto_fly_full_NOINLINE int skein1024_v11_csimd_auto_fly_full_hash_many_work(const uint8_t *const *msgs, const size_t *lens, size_t n,
                                                                                                        uint8_t *outs, size_t outlen)
 {
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+    if (outlen == 0 || ((uint64_t)outlen >> 61) != 0) /* 8 * outlen < 2^64 (a shift: no warning with a 32-bit size_t) */
         return 1;
 #if defined(SKEIN1024_V11_CSIMD_AUTO_FLY_FULL_LANES_OK)
     if (n > 1) {

@@ -923,7 +923,7 @@ static skein256_v12_csimd_auto_fly_full_NOINLINE int skein256_v12_csimd_auto_fly
     size_t i, keylen;
     static const unsigned types[4] = { SKEIN256_V12_CSIMD_AUTO_FLY_FULL_T_PRS, SKEIN256_V12_CSIMD_AUTO_FLY_FULL_T_PK, SKEIN256_V12_CSIMD_AUTO_FLY_FULL_T_KDF, SKEIN256_V12_CSIMD_AUTO_FLY_FULL_T_NON };
     ctx->outlen = 0;
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+    if (outlen == 0 || ((uint64_t)outlen >> 61) != 0) /* 8 * outlen < 2^64 (a shift: no warning with a 32-bit size_t) */
         return 1;
     if (p == NULL)
         p = &none;
@@ -3032,7 +3032,7 @@ static skein256_v12_csimd_auto_fly_full_NOINLINE void skein256_v12_csimd_auto_fl
 static skein256_v12_csimd_auto_fly_full_NOINLINE int skein256_v12_csimd_auto_fly_full_hash_many_work(const uint8_t *const *msgs, const size_t *lens, size_t n,
                                                                                                      uint8_t *outs, size_t outlen)
 {
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+    if (outlen == 0 || ((uint64_t)outlen >> 61) != 0) /* 8 * outlen < 2^64 (a shift: no warning with a 32-bit size_t) */
         return 1;
 #if defined(SKEIN256_V12_CSIMD_AUTO_FLY_FULL_LANES_OK)
     if (n > 1) {

@@ -2741,7 +2741,7 @@ static skein1024_v12_c_fly_full_NOINLINE int skein1024_v12_c_fly_full_start_work
     size_t i, keylen;
     static const unsigned types[4] = { SKEIN1024_V12_C_FLY_FULL_T_PRS, SKEIN1024_V12_C_FLY_FULL_T_PK, SKEIN1024_V12_C_FLY_FULL_T_KDF, SKEIN1024_V12_C_FLY_FULL_T_NON };
     ctx->outlen = 0;
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+    if (outlen == 0 || ((uint64_t)outlen >> 61) != 0) /* 8 * outlen < 2^64 (a shift: no warning with a 32-bit size_t) */
         return 1;
     if (p == NULL)
         p = &none;
@@ -3079,7 +3079,7 @@ static skein1024_v12_c_fly_full_NOINLINE void skein1024_v12_c_fly_full_many_each
 static skein1024_v12_c_fly_full_NOINLINE int skein1024_v12_c_fly_full_hash_many_work(const uint8_t *const *msgs, const size_t *lens, size_t n,
                                                                                      uint8_t *outs, size_t outlen)
 {
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+    if (outlen == 0 || ((uint64_t)outlen >> 61) != 0) /* 8 * outlen < 2^64 (a shift: no warning with a 32-bit size_t) */
         return 1;
     skein1024_v12_c_fly_full_many_each(msgs, lens, n, outs, outlen);
     return 0;

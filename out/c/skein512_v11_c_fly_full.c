@@ -1449,7 +1449,7 @@ static skein512_v11_c_fly_full_NOINLINE int skein512_v11_c_fly_full_start_work(s
     size_t i, keylen;
     static const unsigned types[4] = { SKEIN512_V11_C_FLY_FULL_T_PRS, SKEIN512_V11_C_FLY_FULL_T_PK, SKEIN512_V11_C_FLY_FULL_T_KDF, SKEIN512_V11_C_FLY_FULL_T_NON };
     ctx->outlen = 0;
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+    if (outlen == 0 || ((uint64_t)outlen >> 61) != 0) /* 8 * outlen < 2^64 (a shift: no warning with a 32-bit size_t) */
         return 1;
     if (p == NULL)
         p = &none;
@@ -1787,7 +1787,7 @@ static skein512_v11_c_fly_full_NOINLINE void skein512_v11_c_fly_full_many_each(c
 static skein512_v11_c_fly_full_NOINLINE int skein512_v11_c_fly_full_hash_many_work(const uint8_t *const *msgs, const size_t *lens, size_t n,
                                                                                    uint8_t *outs, size_t outlen)
 {
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+    if (outlen == 0 || ((uint64_t)outlen >> 61) != 0) /* 8 * outlen < 2^64 (a shift: no warning with a 32-bit size_t) */
         return 1;
     skein512_v11_c_fly_full_many_each(msgs, lens, n, outs, outlen);
     return 0;

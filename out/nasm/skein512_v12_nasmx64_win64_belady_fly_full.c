@@ -254,7 +254,7 @@ static skein512_v12_nasmx64_win64_belady_fly_full_NOINLINE int skein512_v12_nasm
     size_t i, keylen;
     static const unsigned types[4] = { SKEIN512_V12_NASMX64_WIN64_BELADY_FLY_FULL_T_PRS, SKEIN512_V12_NASMX64_WIN64_BELADY_FLY_FULL_T_PK, SKEIN512_V12_NASMX64_WIN64_BELADY_FLY_FULL_T_KDF, SKEIN512_V12_NASMX64_WIN64_BELADY_FLY_FULL_T_NON };
     ctx->outlen = 0;
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+    if (outlen == 0 || ((uint64_t)outlen >> 61) != 0) /* 8 * outlen < 2^64 (a shift: no warning with a 32-bit size_t) */
         return 1;
     if (p == NULL)
         p = &none;
@@ -592,7 +592,7 @@ static skein512_v12_nasmx64_win64_belady_fly_full_NOINLINE void skein512_v12_nas
 static skein512_v12_nasmx64_win64_belady_fly_full_NOINLINE int skein512_v12_nasmx64_win64_belady_fly_full_hash_many_work(const uint8_t *const *msgs, const size_t *lens, size_t n,
                                                                                                                          uint8_t *outs, size_t outlen)
 {
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+    if (outlen == 0 || ((uint64_t)outlen >> 61) != 0) /* 8 * outlen < 2^64 (a shift: no warning with a 32-bit size_t) */
         return 1;
     skein512_v12_nasmx64_win64_belady_fly_full_many_each(msgs, lens, n, outs, outlen);
     return 0;
