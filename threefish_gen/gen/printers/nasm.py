@@ -587,30 +587,38 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
 
 # ---------------------------------------------------------------- Skein (--primitive skein)
 
-def clear_volatile(alloc, isa: ISA) -> list[str]:
+def clear_volatile(alloc, isa: ISA, zeroed: tuple = ()) -> list[str]:
     """Zero the caller-saved registers the loop used (chaining-value, subkey and message words
     stay in them after the return; the C driver's next call through the PLT, the lazy-binding
-    resolver, would save them on the stack below the wipe).  The callee-saved ones get the
+    resolver, would save them on the stack below the wipe): the general-purpose ones, and where
+    the words live in vector registers (nasm-x86: XMM, all caller-saved in cdecl) those the ABI
+    does not preserve, less ``zeroed`` (the wipe's zero register).  The callee-saved ones get the
     caller's values back from the pops."""
     used = {r for rs in alloc.used.values() for r in rs}
-    regs = [r for r in isa.abi.volatile if r in used]
-    return [f"    xor {r}, {r}" + ("                        ; wipe: the caller-saved registers the loop used"
-                                   if i == 0 else "") for i, r in enumerate(regs)]
+    regs = [f"xor {r}, {r}" for r in isa.abi.volatile if r in used]
+    if isa.data_class != isa.ptr_class:
+        vector = sorted(alloc.used.get(isa.data_class, ()), key=ra.natural)
+        regs += [f"pxor {r}, {r}" for r in vector if r not in isa.abi.callee_saved_vector and r not in zeroed]
+    return [f"    {ins}" + ("                        ; wipe: the caller-saved registers the loop used"
+                             if i == 0 else "") for i, ins in enumerate(regs)]
 
 
 def skein_stack_bytes(no, allocs: dict) -> int:
-    """Stack bytes the UBI blocks loop of nasm-x64 Skein uses below its caller: the return
-    address, the pushed callee-saved registers (the caller's values, possibly its key words), a
-    frame pointer and the slot frame (gen/targets/c.py skein_burns adds it to the C driver's chain)."""
+    """Stack bytes the UBI blocks loop of nasm Skein uses below its caller: the return address,
+    the pushed callee-saved registers (the caller's values, possibly its key words), a frame
+    pointer, the realignment of a frame-pointer frame (cdecl: up to 16 - 4 bytes) and the slot
+    frame (gen/targets/c.py skein_burns adds it to the C driver's chain)."""
     (isa, alloc), = allocs.values()
     frame = Frame(no.abi, alloc, isa)
-    return frame.size + isa.abi.word * (len(frame.pushes) + 2)
+    realign = SLOT_ALIGN - isa.abi.word if isa.abi.frame_pointer else 0
+    return frame.size + isa.abi.word * (len(frame.pushes) + 2) + realign
 
 
 def skein_render(variant, no, allocs: dict) -> dict[str, str]:
-    """nasm-x64 --primitive skein: {stem.asm: the UBI blocks loop} from its checked allocation
-    (the C driver is templates/c/skein.c.j2, rendered by the descriptor).  System V or Win64 (its
-    unwind data), words in GPRs."""
+    """--primitive skein of the nasm targets: {stem.asm: the UBI blocks loop} from its checked
+    allocation (the C driver is templates/c/skein.c.j2, rendered by the descriptor).  nasm-x64:
+    System V or Win64 (its unwind data), words in GPRs; nasm-x86: cdecl (arguments on the stack,
+    a frame-pointer frame realigned to 16), words in XMM registers."""
     (isa, alloc), = allocs.values()
     frame = Frame(no.abi, alloc, isa)
     frame.block_bytes = variant.spec.block_bytes
@@ -620,7 +628,7 @@ def skein_render(variant, no, allocs: dict) -> dict[str, str]:
              regmap=register_map(alloc) if no.annotate != "none" else [], report=report_line(alloc),
              consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts],
              wipe=(wipe_lines(frame.size, isa.abi.stack_pointer, False) if frame.size else [])
-             + clear_volatile(alloc, isa) if no.wipe else [])
+             + clear_volatile(alloc, isa, ("xmm0",) if frame.size else ()) if no.wipe else [])
     abi = isa.abi
     # Win64: the loop's RUNTIME_FUNCTION and UNWIND_INFO (its pushes and frame), as the Threefish files
     unwind = dict(pdata=[f"    dd {name} wrt ..imagebase, {name}.end wrt ..imagebase, {name}_xdata wrt ..imagebase"],

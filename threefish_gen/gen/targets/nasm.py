@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import asm
+from .. import asm, skein
+from ..asm.abi import ABIS
 from ..errors import GenError
 from ..printers import nasm as printer
+from ..spec import Spec
 from ..threefish import Options
-from .base import ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass
+from .base import ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass, is_skein
+from .c import render_skein, skein_context
 
 ALWAYS = ("abi", "strategy")     # target options kept in Variant.extra (and names) even at their default
 
@@ -62,6 +65,9 @@ class NasmOptions:
         return self.lanes or self.interleave > 1
 
 
+# the calling conventions as a Skein render's notes name them
+ABI_NAMES = {"sysv": "System V", "win64": "Win64", "cdecl": "32-bit cdecl"}
+
 # --interleave N: N independent blocks per pass of the GPR loop (the dispatch splits n with a
 # shift, so N is a power of two); nasm-x86 keeps --interleave 1 (see Nasm.interleave_why)
 INTERLEAVE = (1, 2, 4)
@@ -81,6 +87,12 @@ class Nasm(Target):
     # that a set is enumerated without running the allocator (tests/test_nasm.py checks it against
     # the allocator); a render of such a variant fails with one line
     unallocatable: dict = {}
+    # Skein (--primitive skein): the UBI blocks loop in assembly under the C driver
+    # (templates/c/skein.*.j2); the ABIs the sets render it in, the --isa it takes (where its
+    # words live) and those words in the file's notes
+    skein_abis: tuple = ()
+    skein_isa: str = ""
+    skein_words: str = ""
 
     def default_options(self, spec):
         return Options("fly", "full", 1)
@@ -133,6 +145,13 @@ class Nasm(Target):
         if v.options.interleave > 1 and (no.words != "gpr" or no.layout != "scalar"):
             raise GenError(f"--interleave {v.options.interleave} needs --isa gpr (the lanes layouts already run "
                            f"several blocks per pass; --isa sse2 is the x86 stream), not --isa {no.words}")
+        if is_skein(v):
+            if no.words != self.skein_isa or no.layout != "scalar":
+                raise GenError(f"--primitive skein for {self.name} takes --isa {self.skein_isa} ({self.skein_words}"
+                               f"; --abi {' or '.join(self.skein_abis)})"
+                               + (", --layout scalar" if no.layout != "scalar" else ""))
+            if v.options.interleave != 1:
+                raise GenError("--primitive skein takes --interleave 1 (UBI chains its blocks one at a time)")
 
     def options(self, v) -> NasmOptions:
         """The variant's target options, defaults filled in."""
@@ -149,7 +168,10 @@ class Nasm(Target):
 
     def functions(self, v) -> list[tuple[str, str]]:
         """(direction, part) of every function the file holds: a lanes variant has the lanes
-        blocks function and the scalar GPR function (left-over blocks, single blocks)."""
+        blocks function and the scalar GPR function (left-over blocks, single blocks); Skein the
+        UBI blocks loop."""
+        if is_skein(v):
+            return [("ubi", "scalar")]
         return [(d, part) for d in DIRECTIONS for part in self.parts(v)]
 
     def parts(self, v) -> tuple:
@@ -208,6 +230,9 @@ class Nasm(Target):
         return {f: (isa, alloc) for f, (isa, ops, alloc) in assigned.items()}
 
     def passes(self, v):
+        return self.skein_passes(v) if is_skein(v) else self.threefish_passes(v)
+
+    def threefish_passes(self, v):
         no = self.options(v)
         lower = ("lower packed (gen/asm/lower_packed.py)" if no.layout == "packed"
                  else "lower lanes (gen/asm/lowering.py)" if no.lanes
@@ -240,8 +265,10 @@ class Nasm(Target):
 
     def variants(self, which, specs):
         """A set's variants, in order: its candidates less those the allocator cannot fit
-        (:attr:`unallocatable`, data: no allocator runs here)."""
-        return [v for v in self.candidates(which, specs) if not self.unallocatable_by_design(v)]
+        (:attr:`unallocatable`, data: no allocator runs here), then Skein in each of
+        :attr:`skein_abis` (one per size in both sets)."""
+        return ([v for v in self.candidates(which, specs) if not self.unallocatable_by_design(v)]
+                + [self.skein(s, abi) for abi in self.skein_abis for s in specs])
 
     def unallocatable_by_design(self, v) -> bool:
         return any(v.spec.bits in sizes and all(v.get(k) == value for k, value in options)
@@ -259,6 +286,9 @@ class Nasm(Target):
     def recommended_lines(self):
         lines = [f"  {self.name} (every size): " + " ".join(f"--{k} {v}" for k, v in extra)
                  for extra in self.recommended_extra]
+        if self.skein_abis:
+            lines.append(f"  {self.name} skein (--primitive skein, every size): --abi {' and '.join(self.skein_abis)}"
+                         f" --isa {self.skein_isa} --strategy belady")
         if self.recommended_interleave:
             lines.append(f"  {self.name} words in GPRs: " + ", ".join(
                 f"{bits}: --interleave {il}" for bits, il in sorted(self.recommended_interleave.items())))
@@ -276,3 +306,35 @@ class Nasm(Target):
         if isa == "avx512":
             feats.add("avx512f")
         return feats
+
+    # ---------------------------------------------------------------- Skein (--primitive skein)
+
+    def checker(self, v):
+        return "skein-nasm" if is_skein(v) else self.recipe.checker
+
+    def skein(self, spec: Spec, abi: str | None = None):
+        abi = abi or self.skein_abis[0]
+        return self.variant(spec, Options("fly", "full", 1), abi=abi, strategy="belady", primitive="skein")
+
+    def skein_passes(self, v):
+        """The Threefish passes over the UBI blocks loop instead of encrypt/decrypt, then the
+        loop's .asm and the C driver."""
+        ubi = Pass("describe + fuse UBI blocks loop (gen/skein.py)", "spec + options", "UBI Program",
+                   lambda v, _: {("ubi", v.options, 1): skein.ubi_blocks_program(v.spec, v.options)})
+        middle = self.threefish_passes(v)[1:-1]
+        return [ubi, *middle, Pass("print NASM Skein + C driver (gen/printers/nasm.py, templates/c/skein.*)",
+                                   "checked AOp list", ".asm + .c + .h", self.print_skein)]
+
+    def print_skein(self, v, allocs):
+        no = self.options(v)
+        files = printer.skein_render(v, no, allocs)
+        ctx = skein_context(v, skein.ubi_program(v.spec, v.options))
+        ctx["asm_ubi"] = f"{v.prefix}ubi_asm"
+        ctx["asm_stack"] = printer.skein_stack_bytes(no, allocs)
+        abi = ABIS[no.abi]
+        # the loop's calling convention in its C declaration where the host's default differs (Win64)
+        ctx["asm_attr"] = abi.c_attribute
+        ctx["notes"] = ctx["notes"] + [f"UBI blocks loop: {v.stem}.asm (nasm -f {abi.object_format}), "
+                                       f"{ABI_NAMES[abi.name]}, {self.skein_words}"]
+        files.update(render_skein(v, ctx))
+        return files
