@@ -34,6 +34,7 @@ KINDS = {
     "nasm-x64-skein": ["--target", "nasm-x64", "--primitive", "skein"],
     "nasm-x64-win64-skein": ["--target", "nasm-x64", "--abi", "win64", "--primitive", "skein"],
     "nasm-x86": ["--target", "nasm-x86"],
+    "nasm-x86-skein": ["--target", "nasm-x86", "--primitive", "skein"],
     "csharp": ["--target", "csharp"],
     "csharp-skein": ["--target", "csharp", "--primitive", "skein"],
 }

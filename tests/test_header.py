@@ -47,7 +47,7 @@ def kinds(variants):
 def test_every_variant_of_set_all_round_trips():
     targets = {v.target for v in SET_ALL}
     assert targets == set(registry.names()) and len(SET_ALL) > 500
-    # every target that declares --primitive renders both (nasm-x86: Threefish only)
+    # every target that declares --primitive (all of them now) renders both
     skein = {t for t in targets if registry.get(t).option("primitive") is not None}
     assert len(skein) >= 4 and {(v.target, v.primitive) for v in SET_ALL} >= \
         {(t, p) for t in skein for p in ("threefish", "skein")}

@@ -1,5 +1,5 @@
-"""threefish-gen prove --primitive skein: the generated UBI function (gen/prove/skein.py) of the C
-and nasm-x64 renders, by induction over the carried chaining value; mutations are rejected."""
+"""threefish-gen prove --primitive skein: the generated UBI function (gen/prove/skein.py) of the C,
+nasm-x64 and nasm-x86 renders, by induction over the carried chaining value; mutations are rejected."""
 import re
 
 import pytest
@@ -17,7 +17,7 @@ def skein(target, bits, which="recommended", abi="sysv"):
             if v.primitive == "skein" and v.get("abi", abi) == abi]
 
 
-@pytest.mark.parametrize("target", ["c", "nasm-x64", "nasm-x64 win64"])
+@pytest.mark.parametrize("target", ["c", "nasm-x64", "nasm-x64 win64", "nasm-x86 cdecl"])
 @pytest.mark.parametrize("bits", [256, 512, 1024])
 def test_ubi_proves_equivalent(target, bits):
     target, _, abi = target.partition(" ")
@@ -142,6 +142,21 @@ def test_win64_asm_proves_and_rejects_a_changed_rotation(tmp_path):
     assert re.search(rf"{v.prefix}ubi_asm: DIFFERS: .*chaining value word h\[\d\] after one block differs",
                      p.stdout), p.stdout
     assert f"line {line}: rol r13, 13" in p.stdout, p.stdout
+
+
+def test_x86_asm_rejects_a_changed_rotation(tmp_path):
+    """nasm-x86 (cdecl, words in XMM: a rotation is psllq/psrlq/por): the shift left of the first
+    rotation one less DIFFERS, named at its line."""
+    v, = skein("nasm-x86", 256, abi="cdecl")
+    text, line = _edit_nth(committed_source(v), "psllq xmm7, 14", "psllq xmm7, 13", 1)
+    f = tmp_path / "edited.asm"
+    f.write_text(text)
+    p = cli("prove", "--target", "nasm-x86", "--primitive", "skein", "--size", "256", "--constants", "1.3",
+            "--file", str(f))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.search(rf"{v.prefix}ubi_asm: DIFFERS: .*chaining value word h\[\d\] after one block differs",
+                     p.stdout), p.stdout
+    assert f"line {line}: psllq xmm7, 13" in p.stdout, p.stdout
 
 
 def test_asm_rejects_a_dropped_spill_reload(tmp_path):

@@ -1,5 +1,6 @@
 """Skein: the reference model (gen/skein.py) against all 1,368 golden records, and Botan."""
 import os
+import re
 import random
 import shutil
 import subprocess
@@ -236,7 +237,7 @@ def test_tree_model_shapes():
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--target", "nasm-x86"], "not --target nasm-x86"),
+    (["--target", "nasm-x86", "--layout", "packed"], "--primitive skein for nasm-x86 takes --isa sse2"),
     (["--target", "csharp", "--layout", "lanes"], "--primitive skein for csharp takes --layout scalar"),
     (["--interleave", "2"], "--primitive skein takes --interleave 1"),
 ])
@@ -369,6 +370,97 @@ def test_nasm_x64_skein_takes_gpr_only(tmp_path):
                         "--isa", "avx2", "--size", "512", "--constants", "1.3", "--out", str(tmp_path)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "takes --isa gpr" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- nasm-x86
+
+def x86_skein_render(spec):
+    """The nasm-x86 Skein variant of the sets and its files, with what every size must show: the
+    loop in 32-bit cdecl code (a frame-pointer frame realigned to 16 for the XMM spill slots),
+    rotations as shift pairs, the XMM registers it used and eax/ecx/edx zeroed before it returns,
+    the C driver's declaration plain (cdecl is the host's default)."""
+    t = get_target("nasm-x86")
+    v = t.skein(spec)
+    assert v in t.variants("recommended", [spec]) and v in t.variants("all", [spec])
+    files = render_variant(v)
+    asm, c = files[f"{v.stem}.asm"], files[f"{v.stem}.c"]
+    assert sorted(files) == sorted(f"{v.stem}.{x}" for x in ("asm", "c", "h"))
+    assert "bits 32" in asm and "push ebp" in asm and "and esp, -16" in asm and "nasm -f elf32" in c
+    assert asm.count("psllq xmm") >= spec.rounds * spec.nw // 2
+    tail = asm.split(".done:")[1].split("    ret")[0]
+    used = set(re.findall(r"xmm\d", asm.split(".done:")[0].split(".entry:")[1]))
+    assert {f"pxor {r}, {r}" for r in used} <= {ln.split(";")[0].strip() for ln in tail.splitlines()}, tail
+    assert all(f"xor {r}, {r}" in tail for r in ("eax", "ecx", "edx"))
+    assert "__attribute__" not in c.split("ubi_asm(")[0].splitlines()[-1]
+    return t, v, files
+
+
+def few_vectors(spec, path):
+    """A short vector file (hash, MAC, a partial last byte: six records of the model), for make
+    test's nasm-x86 Skein builds; the full file costs 5 s of CPU to make."""
+    nb = spec.block_bytes
+    path.write_text("\n".join([vskein._h(spec, 32, bytes(range(n)), key=b"k" * (n % 3)) for n in (0, 1, nb, 2 * nb + 1)]
+                               + [vskein._b(spec, 32, 8 * nb + 3, bytes(nb + 1)), "E"]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("version,bits,vectors", [("1.3", 256, "few"), ("1.3", 256, "all"), ("1.3", 512, "all"),
+                                                  ("1.3", 1024, "all"), ("1.1", 1024, "all")])
+def test_nasm_x86_skein_rows(tmp_path, version, bits, vectors):
+    """--target nasm-x86 --primitive skein: the UBI blocks loop in 32-bit cdecl code, words in XMM
+    registers (spilled to 16-aligned slots of a realigned frame), under the C driver built -m32:
+    the checker's rows (the C builds as 32-bit programs, sanitizers included; every call through
+    the cdecl ABI thunk) pass every record of the vector file, golden records of bit lengths
+    included.  make test: Skein-256, a few records, gcc -m32 -O2 (its full vector file runs through
+    check in tests/test_check_bytes.py); the matrix: every size, the full file, every build."""
+    spec = get_spec(version, bits)
+    t, v, _ = x86_skein_render(spec)
+    builds = vskein.nasm_builds(t, v)
+    assert [b.name for b in builds] == ["gcc -m32 -O2", "clang -m32 -O2", "gcc -m32 asan+ubsan",
+                                        "clang -m32 asan+ubsan"]
+    if vectors == "few":
+        vec, builds = few_vectors(spec, tmp_path / "vectors.txt"), builds[:1]
+    else:
+        vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 20, 8)
+        golden_bits = [r for r in vskein.golden_records(spec) if int(r["msg_bits"]) % 8]
+        assert golden_bits and sum(ln.startswith("B ") for ln in vec.read_text().splitlines()) > len(golden_bits)
+    for b in builds:
+        if b.missing():
+            pytest.skip(b.missing())
+        wd = tmp_path / b.name.replace(" ", "-").replace("+", "_")
+        wd.mkdir()
+        row = vskein.check_skein(v, b, wd, vec)
+        assert row.status.startswith("PASS"), (b.name, row.detail)
+        assert "cdecl" in row.detail and "callee-saved" in row.detail and row.checks > (100 if vectors == "few" else 1000)
+
+
+@pytest.mark.parametrize("edit", ["rotation", "ebx-not-saved"])
+def test_nasm_x86_skein_changed_copy_fails(tmp_path, edit):
+    """A nasm-x86 Skein file with one rotation count changed, or ebx not saved (the cdecl ABI
+    thunk names it), FAILs its checker's row (check DIR's way: the user's files), on a few
+    records of the model."""
+    from threefish_gen.verify import sources
+    t = get_target("nasm-x86")
+    spec = get_spec("1.3", 256)
+    v = t.skein(spec)
+    files = render_variant(v)
+    name = f"{v.stem}.asm"
+    if edit == "rotation":          # the first rotation count, one less
+        m = re.search(r"psllq xmm\d, (\d+)", files[name])
+        files[name] = files[name][:m.start(1)] + str(int(m.group(1)) - 1) + files[name][m.end(1):]
+    else:
+        for a, b in (("    push ebx\n", "    push eax\n"), ("    pop ebx\n", "    pop eax\n")):
+            assert a in files[name]
+            files[name] = files[name].replace(a, b, 1)
+    assert files[name] != render_variant(v)[name]
+    vec = few_vectors(spec, tmp_path / "vectors.txt")
+    b = vskein.M32_BUILDS[1]
+    if b.missing():
+        pytest.skip(b.missing())
+    with sources.given({v: (files, [])}):
+        row = vskein.check_skein(v, b, tmp_path, vec)
+    assert row.status == "FAIL", (b.name, row.detail)
+    assert edit == "rotation" or "ebx corrupted" in row.detail, row.detail
 
 
 @pytest.mark.parametrize("bits", [256, 512, 1024])

@@ -594,11 +594,11 @@ def skein_scan(tmp_path: Path, args: tuple, bits: int, cc: str, opt: str, monkey
         stem=stem, p=prefix, kl=SKEIN_KL, ml=SKEIN_ML, nb=get_spec("1.3", bits).block_bytes,
         secret=", ".join(f"UINT64_C({w:#018x})" for w in secret)))
     exe = d / "main"
-    objs = []
-    if "nasm-x64" in args:          # the UBI blocks loop in assembly, under the C driver
+    objs, m32 = [], ["-m32"] if "nasm-x86" in args else []
+    if "nasm-x64" in args or m32:   # the UBI blocks loop in assembly, under the C driver (nasm-x86: -m32)
         objs = [str(d / f"{stem}.o")]
-        sh(["nasm", "-f", "elf64", "-o", objs[0], str(d / f"{stem}.asm")])
-    sh([cc, opt, "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,lazy", "-I", str(d), str(d / "main.c"),
+        sh(["nasm", "-f", "elf32" if m32 else "elf64", "-o", objs[0], str(d / f"{stem}.asm")])
+    sh([cc, *m32, opt, "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,lazy", "-I", str(d), str(d / "main.c"),
         str(d / f"{stem}.c"), *objs, "-o", str(exe)])
     p = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
     assert p.stdout.splitlines()[:7] == digests, p.stdout
@@ -606,12 +606,12 @@ def skein_scan(tmp_path: Path, args: tuple, bits: int, cc: str, opt: str, monkey
 
 
 # gcc and clang x every level x scalar C, the SIMD C file (hash_many and tree leaves in AVX2 /
-# AVX-512 lanes where the CPU has them) and nasm-x64 (the C driver over the assembly UBI loop);
-# sizes rotate.  The -O0 and -O2 rows also build the same file with --no-wipe, where the scan
-# must find key material.
+# AVX-512 lanes where the CPU has them), nasm-x64 (the C driver over the assembly UBI loop) and
+# nasm-x86 (the same as a 32-bit program, -m32); sizes rotate.  The -O0 and -O2 rows also build
+# the same file with --no-wipe, where the scan must find key material.
 SKEIN_WIPE_CASES = [(cc, opt, ("--target", *target), (256, 512, 1024)[(i + t + c) % 3])
                     for c, cc in enumerate(("gcc", "clang")) for i, opt in enumerate(LEVELS)
-                    for t, target in enumerate((("c",), ("c-simd", "--isa", "auto"), ("nasm-x64",)))]
+                    for t, target in enumerate((("c",), ("c-simd", "--isa", "auto"), ("nasm-x64",), ("nasm-x86",)))]
 
 
 @pytest.mark.parametrize("cc,opt,args,bits", SKEIN_WIPE_CASES,
@@ -623,8 +623,10 @@ def test_skein_wipe_at_every_optimization_level(cc, opt, args, bits, tmp_path, m
     and clang, first calls included (lazy binding)."""
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} not installed")
-    if "nasm-x64" in args and shutil.which("nasm") is None:
+    if ("nasm-x64" in args or "nasm-x86" in args) and shutil.which("nasm") is None:
         pytest.skip("nasm not installed")
+    if "nasm-x86" in args and not (vnasm.m32_links(cc) and vnasm.runs_32bit_natively()):
+        pytest.skip(f"{cc} -m32 cannot link, or this kernel runs no 32-bit programs")
     if opt in ("-O0", "-O2"):
         kept = skein_scan(tmp_path / "nowipe", (*args, "--no-wipe"), bits, cc, opt, monkeypatch)
         assert kept.returncode == 1 and "secret word" in kept.stdout, kept.stdout + kept.stderr
@@ -1223,8 +1225,10 @@ def test_check_args_macro_aborts_on_overlap_and_null(args, tmp_path):
     prefix), a call with out = in + 8, a NULL pointer with a block to process, or out over the
     key aborts with a message naming the function; in place (in == out) and n = 0 with NULL
     still work.  The library file itself compiles with the macro defined (it defines the functions)."""
-    if "nasm-x64" in args and shutil.which("nasm") is None:
+    if ("nasm-x64" in args or "nasm-x86" in args) and shutil.which("nasm") is None:
         pytest.skip("nasm not installed")
+    if "nasm-x86" in args and not (vnasm.m32_links(cc) and vnasm.runs_32bit_natively()):
+        pytest.skip(f"{cc} -m32 cannot link, or this kernel runs no 32-bit programs")
     from threefish_gen.gen.spec import get_spec
     d, stem = render(tmp_path, *args, "--size", "512", "--constants", "1.3")
     prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)

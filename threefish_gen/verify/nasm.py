@@ -115,7 +115,7 @@ def wine_env(workdir: Path) -> tuple[dict, str]:
     return env, ""
 
 
-_M32: list = []
+_M32: dict = {}     # compiler -> whether -m32 links
 _NATIVE32: list = []
 
 
@@ -148,14 +148,19 @@ def runner_32bit() -> tuple[list[str], str] | None:
 
 
 def _m32_ok() -> bool:
-    if not _M32:
+    return m32_links("gcc")
+
+
+def m32_links(cc: str = "gcc") -> bool:
+    """Can ``cc -m32`` link a C program (with its C library: Debian gcc-multilib)?"""
+    if cc not in _M32:
         import tempfile
         with tempfile.TemporaryDirectory() as d:
             src = Path(d) / "t.c"
             src.write_text("#include <stdio.h>\nint main(void){puts(\"\");return 0;}\n")
-            p = subprocess.run(["gcc", "-m32", str(src), "-o", str(Path(d) / "t")], capture_output=True)
-            _M32.append(p.returncode == 0)
-    return _M32[0]
+            p = subprocess.run([cc, "-m32", str(src), "-o", str(Path(d) / "t")], capture_output=True)
+            _M32[cc] = p.returncode == 0
+    return _M32[cc]
 
 
 X64_BUILDS = (

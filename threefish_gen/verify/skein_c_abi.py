@@ -68,15 +68,49 @@ WINE_BUILD = WineBuild("win64 under wine", vnasm.MINGW, ("-O2", "-std=gnu99", "-
                        install="Debian package gcc-mingw-w64-x86-64")
 
 
+@dataclass(frozen=True)
+class M32Build(Build):
+    """A C build of the nasm-x86 Skein render: the driver and the harness as 32-bit code
+    (``-m32``, Debian gcc-multilib), linked with the elf32 UBI loop; run natively (IA-32
+    emulation) or, the plain builds, under qemu-i386."""
+
+    def missing(self) -> str | None:
+        if shutil.which("nasm") is None:
+            return "nasm not installed (Debian package nasm)"
+        why = super().missing()
+        if why:
+            return why
+        if not vnasm.m32_links(self.cc):
+            return f"{self.cc} -m32 cannot link (Debian package gcc-multilib)"
+        if vnasm.runner_32bit() is None or (vnasm.runner_32bit()[0] and self.thorough):
+            return "this kernel runs no 32-bit programs" + ("" if self.thorough else " and qemu-i386 is missing")
+        return None
+
+    def command(self, exe: Path, *args: str) -> list[str]:
+        return [*vnasm.runner_32bit()[0], str(exe), *args]
+
+
+# the C builds, as 32-bit programs
+M32_BUILDS = tuple(M32Build(b.name.replace(b.cc, f"{b.cc} -m32", 1), b.cc, ("-m32", *b.cflags), b.cxx)
+                   for b in C_BUILDS)
+
+
 def is_win64(variant: Variant) -> bool:
     """A nasm-x64 Skein render whose UBI loop is Win64 code (its object format: win64)."""
     return get_target(variant.target).recipe.language == "nasm" and object_format(variant) == "win64"
 
 
+def is_cdecl(variant: Variant) -> bool:
+    """A nasm-x86 Skein render: its UBI loop is 32-bit cdecl code (object format elf32)."""
+    return get_target(variant.target).recipe.language == "nasm" and object_format(variant) == "elf32"
+
+
 def nasm_builds(target, variant: Variant) -> tuple:
-    """The builds of a nasm-x64 Skein render: the C builds (a Win64 loop assembled as elf64, its
+    """The builds of a nasm Skein render: the C builds (a Win64 loop assembled as elf64, its
     unwind data left out, and called the ms_abi way from the Linux driver) and, for Win64, the
-    Windows build under wine."""
+    Windows build under wine; nasm-x86 (cdecl): the C builds as 32-bit programs (-m32)."""
+    if is_cdecl(variant):
+        return M32_BUILDS
     return C_BUILDS + ((WINE_BUILD,) if is_win64(variant) else ())
 
 
@@ -184,7 +218,7 @@ def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) ->
     files = sources(variant)         # verify: the render; check: the user's files
     libs: tuple = ()
     how = ""
-    if any(n.endswith(".asm") for n in files):          # nasm-x64: the UBI loop is assembled first
+    if any(n.endswith(".asm") for n in files):          # nasm: the UBI loop is assembled first
         if shutil.which("nasm") is None:
             return Row(label, build.name, "SKIPPED", "nasm not installed")
         libs, how, failed = _ubi_objects(variant, build, files, workdir, t0)
@@ -230,19 +264,24 @@ def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) ->
     if build.runner:
         return Row(label, build.name, "PASS (emulated)", f"{detail}; {build.arch} under {build.runner[0]}",
                    time.monotonic() - t0, total)
+    if isinstance(build, M32Build) and vnasm.runner_32bit()[0]:
+        return Row(label, build.name, "PASS (emulated)", f"{detail}; i386 under {vnasm.runner_32bit()[0][0]}",
+                   time.monotonic() - t0, total)
     return Row(label, build.name, "PASS", detail, time.monotonic() - t0, total)
 
 
 def _ubi_objects(variant: Variant, build: Build, files: dict, workdir: Path, t0: float):
-    """Assemble the UBI loop of a nasm-x64 render for ``build``: (what to link, what the row
-    says of it, None) or ((), "", the FAIL row).  System V: the .asm as it is.  Win64: every call
-    goes through the Win64 ABI thunk (verify/abi_check.py: callee-saved registers, xmm6-15, the
-    stack pointer and DF checked after each); on Linux the loop is assembled as elf64 with its
-    unwind data left out (the driver calls it the ms_abi way), under wine (mingw-w64) as
-    ``nasm -f win64`` with its unwind data, which a second program checks."""
+    """Assemble the UBI loop of a nasm render for ``build``: (what to link, what the row says of
+    it, None) or ((), "", the FAIL row).  System V: the .asm as it is.  Win64 and cdecl: every
+    call goes through the ABI thunk of the convention (verify/abi_check.py: callee-saved
+    registers, Win64 also xmm6-15, the stack pointer and DF checked after each).  Win64 on Linux
+    is assembled as elf64 with its unwind data left out (the driver calls it the ms_abi way),
+    under wine (mingw-w64) as ``nasm -f win64`` with its unwind data, which a second program
+    checks; cdecl as elf32 beside the 32-bit thunk."""
     src = workdir / "src"
     name = f"{variant.stem}.asm"
-    if not is_win64(variant):
+    cdecl = is_cdecl(variant)
+    if not is_win64(variant) and not cdecl:
         write_files(files, src)
         obj = workdir / f"{variant.stem}-ubi.o"
         for cmd in object_commands(variant, src, obj):
@@ -251,15 +290,17 @@ def _ubi_objects(variant: Variant, build: Build, files: dict, workdir: Path, t0:
                 return (), "", Row(variant.label(), build.name, "FAIL", "nasm failed: " + _first_lines(out),
                                    time.monotonic() - t0)
         return (str(obj),), "", None
+    abi = "cdecl" if cdecl else "win64"
     wine = isinstance(build, WineBuild)
-    asm = files[name] if wine else abi_check.as_elf64(files[name])
+    asm = files[name] if wine or cdecl else abi_check.as_elf64(files[name])
     write_files({**files, name: asm}, src)
     shim = src / "abi_shim.c"
-    shim.write_text(abi_check.interpose_ubi(src / name, f"{variant.prefix}ubi_asm", "win64",
-                                            ABIS["win64"].c_attribute))
+    shim.write_text(abi_check.interpose_ubi(src / name, f"{variant.prefix}ubi_asm", abi,
+                                            ABIS[abi].c_attribute))
     obj = workdir / f"{variant.stem}-ubi.{'obj' if wine else 'o'}"
-    thunk, thunk_cmd = abi_check.thunk_files(64, src, coff=wine)
-    cmds = [["nasm", "-f", "win64" if wine else "elf64", "-o", str(obj), str(src / name)], thunk_cmd]
+    thunk, thunk_cmd = abi_check.thunk_files(32 if cdecl else 64, src, coff=wine)
+    fmt = "win64" if wine else object_format(variant) if cdecl else "elf64"
+    cmds = [["nasm", "-f", fmt, "-o", str(obj), str(src / name)], thunk_cmd]
     if wine:
         (src / "unwind.c").write_text(abi_check.unwind_check(src / name))   # exports its labels first
     for cmd in cmds:
@@ -273,6 +314,9 @@ def _ubi_objects(variant: Variant, build: Build, files: dict, workdir: Path, t0:
         if rc:
             return (), "", Row(variant.label(), build.name, "FAIL", "unwind check link failed: "
                                + _first_lines(out), time.monotonic() - t0)
-    how = ("; Windows build under wine" if wine else "; Win64 UBI loop called the ms_abi way on Linux") \
-        + "; callee-saved registers, xmm6-15, stack pointer and DF checked after every call"
+    if cdecl:
+        how = "; 32-bit cdecl UBI loop; callee-saved registers, stack pointer and DF checked after every call"
+    else:
+        how = ("; Windows build under wine" if wine else "; Win64 UBI loop called the ms_abi way on Linux") \
+            + "; callee-saved registers, xmm6-15, stack pointer and DF checked after every call"
     return (str(shim), str(obj), str(thunk.with_suffix(".o"))), how, None

@@ -177,7 +177,7 @@ class C(Target):
             "            --primitive skein: Skein hash/MAC/personalization/tree (init, init_ex, init_tree,",
             "            update, final, hash, mac, hash_many); with --isa avx2|avx512|auto hash_many and tree",
             "            leaves run in SIMD lanes; --target csharp --primitive skein: static class;",
-            "            --target nasm-x64 --primitive skein: the UBI loop in assembly + the C driver"]
+            "            --target nasm-x64|nasm-x86 --primitive skein: the UBI loop in assembly + the C driver"]
 
     def passes(self, v):
         if is_skein(v):

@@ -1,7 +1,7 @@
 """Target ``nasm-x86``: NASM 32-bit cdecl, 64-bit words in SSE2 XMM registers."""
 from __future__ import annotations
 
-from .base import Recipe
+from .base import PRIMITIVE_OPTION, Recipe
 from .nasm import Nasm, schema
 
 
@@ -10,7 +10,7 @@ class NasmX86(Nasm):
     summary = "NASM 32-bit cdecl, words in SSE2 XMM registers"
     machine = "x86"
     recipe = Recipe(checker="nasm", language="nasm", word_bits=32)
-    schema = schema(("cdecl",), ("shift",), ("sse2",), ("scalar", "packed"))
+    schema = schema(("cdecl",), ("shift",), ("sse2",), ("scalar", "packed")) + (PRIMITIVE_OPTION,)
     interleave_why = ("64-bit words live in the 8 XMM registers: one block of Threefish-256 with its key and "
                       "tweak words already spills, a second block would only add spills")
     recommended_extra = [(("abi", "cdecl"), ("strategy", "belady"))]
@@ -18,11 +18,17 @@ class NasmX86(Nasm):
                  + [(("abi", "cdecl"), ("layout", "packed"), ("strategy", s))
                     for s in ("belady", "linear-scan", "named")])
     unallocatable = {(("layout", "packed"), ("strategy", "named")): (1024,)}   # 16 words in 8 XMMs
+    # Skein (--primitive skein): the UBI blocks loop with one word per XMM register (its spills
+    # in 16-aligned stack slots, as the Threefish kernels), under the C driver; one per size
+    skein_abis = ("cdecl",)
+    skein_isa = "sse2"
+    skein_words = "words in SSE2 XMM registers"
 
     def list_lines(self):
         return ["  nasm-x86  NASM 32-bit cdecl, words in SSE2 XMM registers (one per register); needs SSE2;",
                 "            --layout packed: one block in XMM pairs (A = even, B = odd words; also nasm-x64 --isa sse2)",
-                "            --strategy, --registers (XMM budget 1..8), --pin as for nasm-x64"]
+                "            --strategy, --registers (XMM budget 1..8), --pin as for nasm-x64;",
+                "            --primitive skein: the UBI blocks loop in 32-bit SSE2 assembly under the Skein C driver"]
 
 
 TARGET = NasmX86()
