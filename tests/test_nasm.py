@@ -7,6 +7,7 @@ toolchain or CPU support is missing are SKIPPED with the reason.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -71,7 +72,7 @@ def test_x64_sanitized_harness_and_win64(version, tmp_path, vectors):
 
 
 @needs_nasm
-@pytest.mark.parametrize("kw", [dict(rotate="rorx"), dict(registers=6), dict(pin="x"), dict(schedule="interleave"),
+@pytest.mark.parametrize("kw", [dict(rotate="rorx"), dict(rotate="shld"), dict(rotate="mix"), dict(registers=6), dict(pin="x"), dict(schedule="interleave"),
                                 dict(keys_table=True), dict(pin="k,in,out", strategy="linear-scan"),
                                 dict(isa="sse2"), dict(isa="sse2", registers=8),
                                 dict(strategy="linear-scan", registers=9)])
@@ -87,6 +88,27 @@ def test_x64_options(kw, tmp_path, vectors):
 @pytest.mark.parametrize("strategy", ["belady", "linear-scan"])
 def test_x86_harness(bits, strategy, tmp_path, vectors):
     run_check(variant("nasm-x86", bits, strategy=strategy), vnasm.X86_BUILDS[0], tmp_path, vectors)
+
+
+@pytest.mark.parametrize("rotate, counts", [("shld", {"shld": 576}), ("mix", {"rol": 288, "shld": 288})])
+def test_rotate_shld_and_mix_spell_the_rotates_and_prove(rotate, counts):
+    """--rotate shld: every GPR rotate of Threefish-512's four functions is shld r, r, n (the same
+    register twice: a rotate); mix: rol and shld by turns, half each.  The prover reads shld and
+    finds both equivalent to the description; shld with another register as its source is refused."""
+    from threefish_gen.gen.prove import prove_text
+    v = variant("nasm-x64", 512, "1.3", rotate=rotate)
+    asm = render_variant(v)[f"{v.stem}.asm"]
+    got = {k: len(re.findall(rf"^\s+{k} \w+, \w+, \d+\s*(;|$)" if k == "shld" else rf"^\s+{k} \w+, \d+\s*(;|$)",
+                             asm, re.M)) for k in ("rol", "shld")}
+    assert {k: n for k, n in got.items() if n} == counts
+    assert all(m.group(1) == m.group(2) for m in re.finditer(r"^\s+shld (\w+), (\w+), \d+", asm, re.M))
+    rep = prove_text(v, "nasm", 64, asm)
+    assert not rep.failed, rep.lines
+    m = re.search(r"^(\s+shld )(\w+), \w+,", asm, re.M)
+    other = "rax" if m.group(2) != "rax" else "rbx"
+    bad = asm[:m.start()] + f"{m.group(1)}{m.group(2)}, {other}," + asm[m.end():]
+    with pytest.raises(GenError, match="shld of two different registers"):
+        prove_text(v, "nasm", 64, bad)
 
 
 def test_output_deterministic_and_annotated():

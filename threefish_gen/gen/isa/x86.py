@@ -420,6 +420,11 @@ X64_OPS = {
     "rol": "rol {d}, {n}",
 }
 X64_RORX = {"rol": "rorx {d}, {d}, {m}"}      # BMI2: rotate right by 64-n, flags untouched
+# shld d, d, n: a rotate left by n (both operands the same register) on another port than rol/rorx
+# on Intel cores from Ice Lake / Golden Cove on (rol and rorx share the two shift ports p0/p6, shld
+# runs on p1: SUPERCOP's skein512256/sandy uses it); --rotate mix alternates rol and shld.
+X64_SHLD = {"rol": "shld {d}, {d}, {n}"}
+X64_ROTATES = {"rol": {}, "rorx": X64_RORX, "shld": X64_SHLD}
 X86_XMM_OPS = {
     ("mov", "rr"): "movdqa {d}, {s}",
     ("mov", "rm"): "movq {d}, {s}",         # 64-bit load: any alignment

@@ -14,7 +14,7 @@ import re
 from .. import asm as ra
 from ..asm import ISA, Imm, PtrMem, Reg, Slot
 from ..asm.abi import ABI
-from ..isa.x86 import X64_OPS, X64_RORX, X86_GPR_OPS, X86_PACKED_OPS, X86_XMM_OPS, YMM_OPS, ZMM_OPS
+from ..isa.x86 import X64_OPS, X64_ROTATES, X86_GPR_OPS, X86_PACKED_OPS, X86_XMM_OPS, YMM_OPS, ZMM_OPS
 from . import render_template
 from .nasm_cpu import cpu_support
 
@@ -202,7 +202,7 @@ def instruction(op, frame: Frame, rotate: str) -> str:
     if op.kind == "guard":
         return f"test {s}, {s}" if isinstance(op.src, Reg) else f"cmp {s}, 0"
     if frame.isa.abi.word == 8 and op.cls != "xmm":
-        table = dict(X64_OPS, **(X64_RORX if rotate == "rorx" else {}))
+        table = dict(X64_OPS, **X64_ROTATES[rotate])
         if op.kind == "mov" and isinstance(op.src, Imm) and op.src.value >= 1 << 32:
             return f"mov {d}, {s}"
         pat = table[op.kind]
@@ -237,6 +237,18 @@ def _statement_texts(code) -> list[str]:
     return [t if t is not None else "" for t in texts]
 
 
+def _rotates(code, rotate: str) -> list[str]:
+    """The rotate instruction of each op (--rotate): one for all, or ``mix``: rol and shld by
+    turns over the function's GPR rotates (half on the shift ports, half on shld's port)."""
+    if rotate != "mix":
+        return [rotate] * len(code)
+    out, k = [], 0
+    for op in code:
+        out.append(("rol", "shld")[k % 2])
+        k += op.kind == "rol" and op.cls == "gpr"
+    return out
+
+
 def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> list[str]:
     """The instructions of one function.  annotate: ``full`` every instruction with its comment,
     padded into a column; ``brief`` one comment line per description statement before the
@@ -244,7 +256,7 @@ def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> 
     if annotate != "full":
         return _function_lines_brief(alloc, frame, rotate, annotate == "brief")
     lines: list[str] = []
-    for op in alloc.code:
+    for op, rot in zip(alloc.code, _rotates(alloc.code, rotate)):
         if op.kind == "note":
             lines.append(f"; {op.text}")
         elif op.kind == "top":
@@ -253,7 +265,7 @@ def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> 
         elif op.kind == "bottom":
             lines.append(f"    jnz .loop                           ; {op.text}")
         else:
-            ins = instruction(op, frame, rotate)
+            ins = instruction(op, frame, rot)
             lines.append(f"    {ins:<36}; {op.text}")
             if op.kind == "guard":
                 lines.append(f"    {'jz .done':<36}; no blocks")
@@ -263,7 +275,7 @@ def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> 
 def _function_lines_brief(alloc, frame: Frame, rotate: str, comments: bool) -> list[str]:
     lines: list[str] = []
     last = None
-    for op, text in zip(alloc.code, _statement_texts(alloc.code)):
+    for op, text, rot in zip(alloc.code, _statement_texts(alloc.code), _rotates(alloc.code, rotate)):
         if op.kind == "note":
             if comments:
                 lines.append(f"; {op.text}")
@@ -277,7 +289,7 @@ def _function_lines_brief(alloc, frame: Frame, rotate: str, comments: bool) -> l
         elif op.kind == "bottom":
             lines.append("    jnz .loop")
         else:
-            lines.append(f"    {instruction(op, frame, rotate)}")
+            lines.append(f"    {instruction(op, frame, rot)}")
             if op.kind == "guard":
                 lines.append("    jz .done")
     return lines

@@ -384,6 +384,10 @@ class NasmMachine(Machine):
                 st.zf = r
         elif op == "rorx":
             self.write_gpr(a[0], rotl(self.read(a[1]), 64 - _count(a[2])))
+        elif op == "shld":              # shld d, s, n: d = (d << n) | (s >> (64 - n)); a rotate when s is d
+            if a[0] != a[1] or not self.wide:
+                raise Unsupported(f"line {ln.no}: shld of two different registers")
+            self.dest(a[0], rotl(self.read(a[0]), _count(a[2])))
         elif op == "lea":
             _, addr, _ = self.address(a[1])
             self.write_gpr(a[0], addr)

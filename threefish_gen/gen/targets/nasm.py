@@ -132,8 +132,8 @@ class Nasm(Target):
     def validate(self, v):
         """Combinations of options (each value was checked against the schema already)."""
         no = self.options(v)
-        if no.words != "gpr" and no.rotate == "rorx":
-            raise GenError("--rotate rorx needs the words in GPRs (--isa gpr)")
+        if no.words != "gpr" and no.rotate in ("rorx", "shld", "mix"):
+            raise GenError(f"--rotate {no.rotate} needs the words in GPRs (--isa gpr)")
         if no.layout == "packed":
             if no.words != "sse2":
                 raise GenError(f"--layout packed needs the words in XMM: nasm-x86, or nasm-x64 --isa sse2"

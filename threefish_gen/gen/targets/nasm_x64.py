@@ -10,7 +10,7 @@ class NasmX64(Nasm):
     summary = "NASM x86-64 (System V or Win64), words in GPRs or ymm/zmm lanes; register allocators"
     machine = "x86-64"
     recipe = Recipe(checker="nasm", language="nasm")
-    schema = schema(("sysv", "win64"), ("rol", "rorx"), ("gpr", "sse2", "avx2", "avx512"), ("scalar", "packed")) \
+    schema = schema(("sysv", "win64"), ("rol", "rorx", "shld", "mix"), ("gpr", "sse2", "avx2", "avx512"), ("scalar", "packed")) \
         + (PRIMITIVE_OPTION,)
     interleave = INTERLEAVE
     recommended_extra = [(("abi", "sysv"), ("strategy", "belady")), (("abi", "win64"), ("strategy", "belady")),
@@ -18,8 +18,8 @@ class NasmX64(Nasm):
                          (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))]
     # verify --set all: every strategy (named fails by design where the words do not fit: left out)
     all_extra = ([(("abi", "sysv"), ("strategy", s)) for s in ("belady", "linear-scan", "named")]
-                 + [(("abi", "sysv"), ("rotate", "rorx"), ("strategy", "belady")),
-                    (("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady")),
+                 + [(("abi", "sysv"), ("rotate", r), ("strategy", "belady")) for r in ("rorx", "shld", "mix")]
+                 + [(("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady")),
                     (("abi", "sysv"), ("isa", "sse2"), ("layout", "packed"), ("strategy", "belady")),
                     (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
                     (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))])
@@ -37,7 +37,8 @@ class NasmX64(Nasm):
     skein_words = "words in GPRs"
 
     def list_lines(self):
-        return ["  nasm-x64  NASM x86-64, words in GPRs; --abi sysv|win64, --rotate rol|rorx (rorx: BMI2);",
+        return ["  nasm-x64  NASM x86-64, words in GPRs; --abi sysv|win64, --rotate rol|rorx|shld|mix (rorx: BMI2;",
+                "            shld: shld r, r, n, off the shift ports on Intel Golden Cove; mix: rol and shld by turns);",
                 "            --strategy named|linear-scan|belady, --registers N, --pin k,t,x,p|names; any x86-64",
                 "            --isa gpr (default) | sse2 (words in XMM, as nasm-x86; SSE2) |",
                 "            avx2 (lanes: 4 blocks per pass in ymm; needs AVX2; sysv) |",
