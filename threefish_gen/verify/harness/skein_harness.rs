@@ -78,35 +78,26 @@ trait Inc {
     fn fin_reset(&mut self, out: &mut [u8]);
 }
 
-impl Inc for Sk {
-    fn up(&mut self, d: &[u8]) {
-        self.update(d)
-    }
-    fn bits(&mut self, d: &[u8], n: usize) -> Result<(), SkError> {
-        self.update_bits(d, n)
-    }
-    fn fin(self, out: &mut [u8]) {
-        self.finalize_into(out)
-    }
-    fn fin_reset(&mut self, out: &mut [u8]) {
-        self.finalize_into_reset(out)
-    }
+// the plain and the tree state have the same incremental methods: one impl for both
+macro_rules! impl_inc {
+    ($($t:ty),*) => {$(
+        impl Inc for $t {
+            fn up(&mut self, d: &[u8]) {
+                self.update(d)
+            }
+            fn bits(&mut self, d: &[u8], n: usize) -> Result<(), SkError> {
+                self.update_bits(d, n)
+            }
+            fn fin(self, out: &mut [u8]) {
+                self.finalize_into(out)
+            }
+            fn fin_reset(&mut self, out: &mut [u8]) {
+                self.finalize_into_reset(out)
+            }
+        }
+    )*};
 }
-
-impl Inc for SkTree {
-    fn up(&mut self, d: &[u8]) {
-        self.update(d)
-    }
-    fn bits(&mut self, d: &[u8], n: usize) -> Result<(), SkError> {
-        self.update_bits(d, n)
-    }
-    fn fin(self, out: &mut [u8]) {
-        self.finalize_into(out)
-    }
-    fn fin_reset(&mut self, out: &mut [u8]) {
-        self.finalize_into_reset(out)
-    }
-}
+impl_inc!(Sk, SkTree);
 
 /// The digest of `f` written into a guarded buffer at offset `off`: (digest ok, guards ok).
 fn guarded(want: &[u8], off: usize, f: impl FnOnce(&mut [u8])) -> (bool, bool) {
