@@ -142,7 +142,7 @@ def _prove_threefish(v: Variant, language: str, word_bits: int, text: str) -> Re
 def _nasm_jobs(text: str, word_bits: int, v: Variant) -> list:
     prog = nasm.Program(text)
     heads = prog.heads()
-    abi = v.get("abi", "sysv" if word_bits == 64 else "cdecl")
+    abi = nasm.abi_of(v)
 
     def job(name):
         def make(args):

@@ -15,6 +15,13 @@ from ..isa.common import Plain
 from .engine import INPUTS, Machine, ProveError, TermLanes, Unsupported, address_text, base_of, kind, split_top
 from .terms import MASK, Term, add, and_, const, mul, or_, rotl, shr, sub, value, var, xor
 
+
+def abi_of(v) -> str:
+    """The calling convention of an assembly variant: its own, else its target's default (the
+    descriptor's option, not a name written here)."""
+    from ..targets import get as get_target
+    return v.get("abi") or get_target(v.target).option("abi").default
+
 GPR64 = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp") + tuple(f"r{i}" for i in range(8, 16))
 GPR32 = {"eax": "rax", "ebx": "rbx", "ecx": "rcx", "edx": "rdx", "esi": "rsi", "edi": "rdi", "ebp": "rbp",
          "esp": "rsp", **{f"r{i}d": f"r{i}" for i in range(8, 16)}}

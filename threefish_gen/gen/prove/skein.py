@@ -35,7 +35,7 @@ from .cfamily import heads as loop_heads
 from .csharp import CsMachine, Program as CsProgram, describe, paths
 from .engine import (Context, ProveError, Unsupported, _scale, after_loop, base_of, classify, first_divergence,
                      first_run, general_run, kind, prove_function, record, stem)
-from .nasm import NasmMachine, Program as NasmProgram
+from .nasm import NasmMachine, Program as NasmProgram, abi_of
 from .expect import expected
 from .terms import MASK, Term, add, and_, const, show, sub, value, var, xor
 
@@ -291,7 +291,7 @@ def _cs_jobs(text: str, v):
 def _nasm_jobs(text: str, word_bits: int, v) -> list:
     prog = NasmProgram(text)
     heads = prog.heads()
-    abi = v.get("abi", "sysv")
+    abi = abi_of(v)
 
     def job(name):
         def make():
