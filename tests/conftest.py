@@ -152,7 +152,9 @@ MATRIX: dict[str, str] = {
     "test_rust": r"^test_checker_rows_matrix\[(?!256-table-loop-i2-cargo)|^test_checker_fails_a_broken_crate_matrix\[(?!256-wipe-missing)"
                  # Skein: the check of an unedited crate, and every row but the golden file on 256
                  r"|^test_skein_check_reads_a_crate_and_fails_an_edited_byte\[as-rendered\]"
-                 r"|^test_skein_checker_rows\[(?!256-golden-file-release)",
+                 r"|^test_skein_checker_rows\[(?!256-golden-file-release)"
+                 # verify --target rust through the CLI: the Threefish crate's rows in make test
+                 r"|^test_verify_target_rust_runs_every_row_matrix\[256-(skein|both)\]",
 }
 # Tests of many CPU-seconds (over 15 on a 2-core Zen 3, measured with a CPU-time plugin over a
 # whole run), started first: pytest-xdist hands tests out in collection order, so a long test

@@ -282,9 +282,11 @@ def prove(target, size, version, keys, unroll, interleave, prefix, which, file, 
 @click.option("--cache-dir", default="build/verify-cache", show_default=True,
               help="result cache: PASS rows whose inputs are unchanged are reused")
 @click.option("--no-cache", is_flag=True, help="run every row (the cache is neither read nor written)")
+@click.option("--primitive", "primitives", multiple=True, type=click.Choice(["threefish", "skein"]),
+              help="restrict to the variants of this primitive (repeatable; default: both)")
 @click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets, junit_path,
-           shard, merge, cache_dir, no_cache, reports):
+           shard, merge, cache_dir, no_cache, primitives, reports):
     """Build every variant and run the harness (C: gcc and clang plus ASan/UBSan; nasm: assembled
     and linked with the C harness; C#: one project run under each JIT ISA setting).
 
@@ -310,7 +312,8 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
         raise click.UsageError("--shard needs --seed: every shard of one run must check the same vectors")
     specs = _specs(tuple(int(s) for s in sizes), versions)
     targets = targets or registry.names()
-    chosen = list(dict.fromkeys(v for t in targets for v in registry.variants(which, t, specs=specs)))
+    chosen = list(dict.fromkeys(v for t in targets for v in registry.variants(which, t, specs=specs)
+                                if not primitives or v.primitive in primitives))
     from threefish_gen.verify import proc
     with proc.interruptible():       # SIGTERM/SIGHUP/SIGINT: every build and harness is killed
         rep = matrix.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
