@@ -132,7 +132,7 @@ class Nasm(Target):
     def validate(self, v):
         """Combinations of options (each value was checked against the schema already)."""
         no = self.options(v)
-        if no.words != "gpr" and no.rotate in ("rorx", "shld", "mix"):
+        if no.words != "gpr" and no.rotate != self.option("rotate").default:   # rorx, shld, mix: GPR forms
             raise GenError(f"--rotate {no.rotate} needs the words in GPRs (--isa gpr)")
         if no.layout == "packed":
             if no.words != "sse2":
