@@ -62,10 +62,8 @@ class NasmBuild:
             return "nasm not installed (Debian package nasm)"
         if self.run and shutil.which("gcc") is None:
             return "gcc not installed"
-        if self.run and "-m32" in self.cflags and not _m32_ok():
-            return "gcc -m32 cannot link (Debian package gcc-12-multilib)"
-        if self.run and "-m32" in self.cflags and runner_32bit() is None:
-            return "this kernel cannot run 32-bit programs and qemu-i386 (Debian qemu-user) is missing"
+        if self.run and "-m32" in self.cflags and (why := m32_missing("gcc")):
+            return why
         if self.fmt == "win64-wine" and shutil.which(MINGW) is None:
             return f"{MINGW} not installed (Debian package gcc-mingw-w64-x86-64)"
         if self.fmt == "win64-wine" and wine() is None:
@@ -149,6 +147,19 @@ def runner_32bit() -> tuple[list[str], str] | None:
 
 def _m32_ok() -> bool:
     return m32_links("gcc")
+
+
+def m32_missing(cc: str = "gcc", native_only: bool = False) -> str | None:
+    """Why a ``cc -m32`` harness cannot be built and run here, or None: it must link, and run
+    natively or under qemu-i386 (``native_only``: natively, e.g. a sanitizer build).  The NASM
+    x86 rows and the nasm-x86 Skein builds (verify/skein_c_abi.py) ask the same."""
+    if not m32_links(cc):
+        return f"{cc} -m32 cannot link (Debian package gcc-12-multilib)"
+    runner = runner_32bit()
+    if runner is None or (native_only and runner[0]):
+        return "this kernel cannot run 32-bit programs" + (
+            "" if native_only else " and qemu-i386 (Debian qemu-user) is missing")
+    return None
 
 
 def m32_links(cc: str = "gcc") -> bool:

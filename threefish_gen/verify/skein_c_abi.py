@@ -77,14 +77,7 @@ class M32Build(Build):
     def missing(self) -> str | None:
         if shutil.which("nasm") is None:
             return "nasm not installed (Debian package nasm)"
-        why = super().missing()
-        if why:
-            return why
-        if not vnasm.m32_links(self.cc):
-            return f"{self.cc} -m32 cannot link (Debian package gcc-multilib)"
-        if vnasm.runner_32bit() is None or (vnasm.runner_32bit()[0] and self.thorough):
-            return "this kernel runs no 32-bit programs" + ("" if self.thorough else " and qemu-i386 is missing")
-        return None
+        return super().missing() or vnasm.m32_missing(self.cc, native_only=self.thorough)
 
     def command(self, exe: Path, *args: str) -> list[str]:
         return [*vnasm.runner_32bit()[0], str(exe), *args]
