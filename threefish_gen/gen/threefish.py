@@ -11,8 +11,9 @@ Options (see :class:`Options`):
   words (k[(s+i) mod (Nw+1)] + t[..] + s), ``table`` precomputes the whole
   subkey table first and adds table words.
 * ``unroll``: ``full`` unrolls every round (the permutation is free renaming),
-  ``loop`` loops over 8-round cycles (two subkey injections per cycle, indices
-  affine in the loop counter).
+  ``loop`` loops over 8-round cycles (two subkey injections per cycle, key-ring
+  indices affine in the loop counter; the three tweak words rotate through their
+  values once per cycle, so no tweak ring is stored and read).
 * ``interleave``: how many independent blocks ``encrypt_blocks`` processes per
   pass (their rounds interleaved for instruction-level parallelism).
 """
@@ -76,7 +77,9 @@ class _Schedule:
         t2 ^= t1
         self.tweak = [t0, t1, t2]
         self.table = f"ks{'abcd'[block]}" if blocks > 1 else "ks"
-        self.tring = f"tr{'abcd'[block]}" if blocks > 1 else "tr"
+        # the loop form (keys fly) rotates the tweak words through a spare value, defined here,
+        # before the loop (a value first defined inside a loop is refused by some printers)
+        self.spare = b.val(f"{tn}s", t0) if opts.unroll == "loop" and opts.keys == "fly" else None
         if opts.keys == "table":
             # Precompute every subkey word of this block into the table ks[s*Nw + i].
             tmp = b.val(f"{tn}k", key[0])
@@ -90,13 +93,24 @@ class _Schedule:
                     elif i == nw - 1 and s:
                         tmp += s
                     b.store(Mem(self.table, s * nw + i), tmp)
-        elif opts.unroll == "loop":
-            # Tweak ring tr[j] = t[j mod 3], so that subkey s can index it with an affine s.
-            for j in range(spec.subkeys + 1):
-                b.store(Mem(self.tring, j), self.tweak[j % 3])
 
-    def inject(self, x: list[Val], s: int | Idx, sign: int) -> None:
-        """x += subkey s (sign = +1) or x -= subkey s (sign = -1)."""
+    def rotate(self, step: int) -> None:
+        """The loop form's tweak words, rotated by one place through a spare value (moves, no
+        arithmetic): step +1, t[i] <- t[i-1 mod 3] (the next 8-round cycle of encrypt), step -1,
+        t[i] <- t[i+1 mod 3] (decrypt's cycles run backwards)."""
+        t, b, spare = self.tweak, self.b, self.spare
+        b.emit(Op("mov", spare.name, t[0].name))
+        dst = 0
+        while (src := (dst - step) % 3) != 0:
+            b.emit(Op("mov", t[dst].name, t[src].name))
+            dst = src
+        b.emit(Op("mov", t[dst].name, spare.name))
+
+    def inject(self, x: list[Val], s: int | Idx, sign: int, pos: int | None = None) -> None:
+        """x += subkey s (sign = +1) or x -= subkey s (sign = -1).  pos (the loop form, keys
+        fly): the subkey's place in its 8-round cycle; the tweak words then hold
+        t[s-pos mod 3], t[s-pos+1 mod 3], t[s-pos+2 mod 3] (rotated once per cycle), so the
+        subkey adds tweak values pos and pos+1."""
         nw = self.spec.nw
 
         def acc(v: Val, operand) -> None:
@@ -110,17 +124,18 @@ class _Schedule:
             for i in range(nw):
                 acc(x[i], Mem(self.table, Idx(si.base * nw + i, si.scale * nw)))
             return
-        if isinstance(s, Idx):  # loop: key ring kr[s+i], tweak ring tr[s], tr[s+1], kc[s]
+        tw = (s % 3, (s + 1) % 3) if pos is None else (pos, pos + 1)
+        if isinstance(s, Idx):  # loop: key ring kr[s+i], counter ring kc[s], the rotated tweak words
             for i in range(nw - 1):
                 acc(x[i], Mem("kr", Idx(s.base + i, s.scale)))
             acc(x[nw - 1], Mem("kc", s))
-            acc(x[nw - 3], Mem(self.tring, s))
-            acc(x[nw - 2], Mem(self.tring, Idx(s.base + 1, s.scale)))
+            acc(x[nw - 3], self.tweak[tw[0]])
+            acc(x[nw - 2], self.tweak[tw[1]])
             return
         for i in range(nw):
             acc(x[i], self.key[(s + i) % (nw + 1)])
-        acc(x[nw - 3], self.tweak[s % 3])
-        acc(x[nw - 2], self.tweak[(s + 1) % 3])
+        acc(x[nw - 3], self.tweak[tw[0]])
+        acc(x[nw - 2], self.tweak[tw[1]])
         if s:
             acc(x[nw - 1], s)
 
@@ -176,11 +191,14 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
         src = "in"
         state.append([b.val(f"{xn}{i}", Mem(src, blk * nw + i)) for i in range(nw)])
 
-    def inject(s, sign):
+    # The loop form with keys on the fly rotates the tweak words once per cycle (_Schedule.rotate)
+    rotating = options.unroll == "loop" and options.keys == "fly"
+
+    def inject(s, sign, pos=None):
         b.tag = ("key", s)
         b.note(f"{'add' if sign > 0 else 'subtract'} subkey {s}")
         for blk in range(blocks):
-            sched[blk].inject(state[blk], s, sign)
+            sched[blk].inject(state[blk], s, sign, pos if rotating else None)
         b.tag = ()
 
     def mix_round(d: int, rd: int) -> None:
@@ -222,10 +240,14 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
             with b.loop(cycles):
                 for d in range(8):
                     if d % 4 == 0:
-                        inject(Idx(d // 4, 2), +1)
+                        inject(Idx(d // 4, 2), +1, d // 4)
                     mix_round(f"8c+{d}", d)
                 _check_identity(state, names_before)
-        inject(rounds // 4, +1)
+                if rotating:
+                    b.note("next cycle's tweak words: t[i] <- t[i-1 mod 3]")
+                    for sc in sched:
+                        sc.rotate(+1)
+        inject(rounds // 4, +1, 0)
     else:
         inject(rounds // 4, -1)
         if options.unroll == "full":
@@ -235,13 +257,22 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
                     inject(d // 4, -1)
         else:
             names_before = [[v.name for v in st] for st in state]
+            if rotating:
+                # the last cycle's tweak words: t[i] <- t[(2*(cycles-1) + i) mod 3]
+                for _ in range(2 * (cycles - 1) % 3):
+                    for sc in sched:
+                        sc.rotate(-1)
             with b.loop(cycles):
                 # counter c' = 0.. runs cycles backwards: cycle = cycles-1-c'
                 for d in reversed(range(8)):
                     unmix_round(f"8c'+{d}", d)
                     if d % 4 == 0:
-                        inject(Idx(2 * (cycles - 1) + d // 4, -2), -1)
+                        inject(Idx(2 * (cycles - 1) + d // 4, -2), -1, d // 4)
                 _check_identity(state, names_before)
+                if rotating:
+                    b.note("previous cycle's tweak words: t[i] <- t[i+1 mod 3]")
+                    for sc in sched:
+                        sc.rotate(-1)
 
     b.note("store the block(s)")
     for blk, st in enumerate(state):

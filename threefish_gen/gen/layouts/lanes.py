@@ -12,7 +12,7 @@ word permutation stays free renaming).  What changes:
 * key words computed once per call (the description's ``setup``, kept as scalar
   ops) are broadcast to every lane in the program's prologue (``bk0`` = <k0, k0,
   ...>), so are setup arrays (``bkr``);
-* arrays local to the body (subkey table ``ks``, tweak ring ``tr``) become
+* arrays local to the body (the subkey table ``ks`` of keys table) become
   arrays of vectors.
 
 Description block ``b`` (when the description interleaves blocks) owns lanes of

@@ -10,7 +10,7 @@ the one-block methods (``in`` and ``out`` are the same ``&mut [u8; NB]``: every 
 before any is stored, as the description orders them), or, in the interleaved body of the
 ``_blocks`` methods, ``tw[b]`` and ``blk[b]`` of a group of B blocks (``&[[u8; 16]; B]``,
 ``&mut [[u8; NB]; B]``).  Arrays the setup stores (the key and counter rings of ``--unroll loop``)
-are fields of the key schedule struct; arrays the body stores (tweak rings, subkey tables) are
+are fields of the key schedule struct; arrays the body stores (the subkey tables of keys table) are
 locals of the method.
 """
 from __future__ import annotations
