@@ -237,10 +237,10 @@ def _run(exe, isa=None):
 def test_dispatcher_table_zen3_takes_its_row(dispatcher_exe):
     exes, want = dispatcher_exe
     bulk, small, got = _run(exes["zen3"])
-    assert bulk == "avx2 lanes fly/full/i1 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)"
+    assert bulk == "avx2 lanes fly/loop/i1 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)"
     assert small == "scalar"
     assert got == want                              # the Zen 3 path computes Threefish-512
-    assert _run(exes["zen3"], "avx2")[0].startswith("avx2 lanes fly/full/i1 (cpu rule zen3")
+    assert _run(exes["zen3"], "avx2")[0].startswith("avx2 lanes fly/loop/i1 (cpu rule zen3")
 
 
 def test_dispatcher_table_zen4_takes_its_row_where_the_cpu_allows_it(dispatcher_exe):
@@ -251,9 +251,9 @@ def test_dispatcher_table_zen4_takes_its_row_where_the_cpu_allows_it(dispatcher_
     if {"avx512f", "avx512vl"} <= cpu_flags():
         assert bulk == "avx512 lanes fly/full/i2 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)"
     else:
-        assert bulk.startswith("avx2 lanes fly/full/i2 (default rule"), bulk
+        assert bulk.startswith("avx2 lanes fly/loop/i1 (default rule"), bulk
     assert (small, got) == ("scalar", want)
-    assert _run(exes["zen4"], "avx2")[0].startswith("avx2 lanes fly/full/i2 (default rule")
+    assert _run(exes["zen4"], "avx2")[0].startswith("avx2 lanes fly/loop/i1 (default rule")
 
 
 def test_zen4_model_ranges():
@@ -268,9 +268,10 @@ def test_dispatcher_table_unknown_cpu_takes_the_default_rule(dispatcher_exe):
     exes, want = dispatcher_exe
     bulk, _, got = _run(exes["other"])
     top = "avx512" if {"avx512f", "avx512vl"} <= cpu_flags() else "avx2"
-    assert bulk == f"{top} lanes fly/full/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
+    path = {"avx512": "fly/full/i2", "avx2": "fly/loop/i1"}[top]     # c_simd.RECOMMENDED[512]
+    assert bulk == f"{top} lanes {path} (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
     assert got == want
-    assert _run(exes["other"], "avx2")[0].startswith("avx2 lanes fly/full/i2 (default rule")
+    assert _run(exes["other"], "avx2")[0].startswith("avx2 lanes fly/loop/i1 (default rule")
     assert _run(exes["other"], "scalar")[:2] == ("scalar", "scalar")
 
 
@@ -286,7 +287,7 @@ def test_zen3_model_ranges():
     assert r.matches("AuthenticAMD", 0x19, 0x21) and r.matches("AuthenticAMD", 0x19, 0x01)
     assert not r.matches("AuthenticAMD", 0x19, 0x11) and not r.matches("AuthenticAMD", 0x19, 0x61)
     assert not r.matches("GenuineIntel", 0x19, 0x21)
-    assert (r.options, dict(r.values)) == (Options("fly", "full", 1), {"isa": "avx2", "layout": "lanes"})
+    assert (r.options, dict(r.values)) == (Options("fly", "loop", 1), {"isa": "avx2", "layout": "lanes"})
 
 
 def test_intel_model_ranges():
@@ -315,7 +316,7 @@ def test_dispatcher_table_intel_takes_its_row_where_the_cpu_allows_it(dispatcher
     if {"avx512f", "avx512vl"} <= cpu_flags():
         assert bulk == "avx512 lanes fly/full/i2 (cpu rule intel-spr-emr: GenuineIntel family 0x06 models 0x8f,0xcf)"
     else:
-        assert bulk.startswith("avx2 lanes fly/full/i2 (default rule"), bulk
+        assert bulk.startswith("avx2 lanes fly/loop/i1 (default rule"), bulk
     assert (small, got) == ("scalar", want)
 
 

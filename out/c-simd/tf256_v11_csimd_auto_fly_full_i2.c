@@ -7,10 +7,10 @@
  * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path); dispatch_path(n) names the path and the rule that chose it
  * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
  * path avx512: c-simd avx512 lanes 256 v1.1 fly/full/i2 (n >= 8; default)
- * path avx2: c-simd avx2 lanes 256 v1.1 fly/full/i2 (n >= 4; default)
- * path neon: c-simd neon lanes 256 v1.1 fly/full/i2 (n >= 2; default)
+ * path avx2: c-simd avx2 lanes 256 v1.1 fly/loop/i2 (n >= 4; default)
+ * path neon: c-simd neon lanes 256 v1.1 fly/loop/i2 (n >= 2; default)
  * CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; threefish-gen tune on Intel Xeon family 6 model 0xcf (Emerald Rapids), 2026-11-25: shared/profiles/intel-emr.json): avx512 lanes fly/full/i3
- * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i2
+ * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; paired bench of the c-simd AVX2 lanes kernels on AMD EPYC (Zen 3, family 0x19 model 0x01), 2026-11-27, two runs with every other process stopped): avx2 lanes fly/loop/i2
  * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i4
  * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i4
  */
@@ -7397,7 +7397,9 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
 static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
                                                                        const uint8_t *in, uint8_t *out, size_t n)
 {
-    uint64_t k0, k1, k2, k3, k4;
+    uint64_t k0, k1, k2, k3, k4, kt;
+    uint64_t kr[21];
+    uint64_t kc[19];
     if (n == 0) /* before any load: n = 0 touches no pointer */
         return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -7410,16 +7412,102 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
     k4 ^= k1;
     k4 ^= k2;
     k4 ^= k3;
+    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
+    kr[0] = k0;
+    kr[1] = k1;
+    kr[2] = k2;
+    kr[3] = k3;
+    kr[4] = k4;
+    kr[5] = k0;
+    kr[6] = k1;
+    kr[7] = k2;
+    kr[8] = k3;
+    kr[9] = k4;
+    kr[10] = k0;
+    kr[11] = k1;
+    kr[12] = k2;
+    kr[13] = k3;
+    kr[14] = k4;
+    kr[15] = k0;
+    kr[16] = k1;
+    kr[17] = k2;
+    kr[18] = k3;
+    kr[19] = k4;
+    kr[20] = k0;
+    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
+    kc[0] = k3;
+    kt = k4;
+    kt += 1;
+    kc[1] = kt;
+    kt = k0;
+    kt += 2;
+    kc[2] = kt;
+    kt = k1;
+    kt += 3;
+    kc[3] = kt;
+    kt = k2;
+    kt += 4;
+    kc[4] = kt;
+    kt = k3;
+    kt += 5;
+    kc[5] = kt;
+    kt = k4;
+    kt += 6;
+    kc[6] = kt;
+    kt = k0;
+    kt += 7;
+    kc[7] = kt;
+    kt = k1;
+    kt += 8;
+    kc[8] = kt;
+    kt = k2;
+    kt += 9;
+    kc[9] = kt;
+    kt = k3;
+    kt += 10;
+    kc[10] = kt;
+    kt = k4;
+    kt += 11;
+    kc[11] = kt;
+    kt = k0;
+    kt += 12;
+    kc[12] = kt;
+    kt = k1;
+    kt += 13;
+    kc[13] = kt;
+    kt = k2;
+    kt += 14;
+    kc[14] = kt;
+    kt = k3;
+    kt += 15;
+    kc[15] = kt;
+    kt = k4;
+    kt += 16;
+    kc[16] = kt;
+    kt = k0;
+    kt += 17;
+    kc[17] = kt;
+    kt = k1;
+    kt += 18;
+    kc[18] = kt;
     if (n >= 4) {
         const __m256i bk0 = _mm256_set1_epi64x((long long)(k0));
         const __m256i bk1 = _mm256_set1_epi64x((long long)(k1));
-        const __m256i bk2 = _mm256_set1_epi64x((long long)(k2));
         const __m256i bk3 = _mm256_set1_epi64x((long long)(k3));
         const __m256i bk4 = _mm256_set1_epi64x((long long)(k4));
+        __m256i bkc[19];
+        unsigned j_bkc;
+        for (j_bkc = 0; j_bkc < 19; j_bkc++)
+            bkc[j_bkc] = _mm256_set1_epi64x((long long)(kc[j_bkc]));
+        __m256i bkr[21];
+        unsigned j_bkr;
+        for (j_bkr = 0; j_bkr < 21; j_bkr++)
+            bkr[j_bkr] = _mm256_set1_epi64x((long long)(kr[j_bkr]));
         const __m256i rot56 = _mm256_setr_epi8(1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8, 1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8);
         for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
-            __m256i vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
-            __m256i vxb0, vxb1, vxb2, vxb3;
+            __m256i vta0, vta1, vta2, vtas, vtb0, vtb1, vtb2, vtbs, vxa0, vxa1;
+            __m256i vxa2, vxa3, vxb0, vxb1, vxb2, vxb3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -7437,6 +7525,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
             }
             vta2 = vta0;
             vta2 = _mm256_xor_si256(vta2, vta1);
+            vtas = vta0;
             /* block 1: tweak t2 = t0 ^ t1 */
             {
                 const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
@@ -7454,6 +7543,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
             }
             vtb2 = vtb0;
             vtb2 = _mm256_xor_si256(vtb2, vtb1);
+            vtbs = vtb0;
             {
                 const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
                 const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
@@ -7490,1210 +7580,147 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
                 vxb2 = s2_2;
                 vxb3 = s2_3;
             }
-            /* add subkey 0 */
-            vxa0 = _mm256_add_epi64(vxa0, bk0);
-            vxa1 = _mm256_add_epi64(vxa1, bk1);
-            vxa2 = _mm256_add_epi64(vxa2, bk2);
-            vxa3 = _mm256_add_epi64(vxa3, bk3);
-            vxa1 = _mm256_add_epi64(vxa1, vta0);
-            vxa2 = _mm256_add_epi64(vxa2, vta1);
-            vxb0 = _mm256_add_epi64(vxb0, bk0);
-            vxb1 = _mm256_add_epi64(vxb1, bk1);
-            vxb2 = _mm256_add_epi64(vxb2, bk2);
-            vxb3 = _mm256_add_epi64(vxb3, bk3);
-            vxb1 = _mm256_add_epi64(vxb1, vtb0);
-            vxb2 = _mm256_add_epi64(vxb2, vtb1);
-            /* round 0 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 5), _mm256_srli_epi64(vxa1, 59));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 5), _mm256_srli_epi64(vxb1, 59));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot56);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot56);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 1 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 36), _mm256_srli_epi64(vxa3, 28));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 36), _mm256_srli_epi64(vxb3, 28));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 28), _mm256_srli_epi64(vxa1, 36));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 28), _mm256_srli_epi64(vxb1, 36));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 2 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 13), _mm256_srli_epi64(vxa1, 51));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 13), _mm256_srli_epi64(vxb1, 51));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 3 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 58), _mm256_srli_epi64(vxa3, 6));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 58), _mm256_srli_epi64(vxb3, 6));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 44), _mm256_srli_epi64(vxa1, 20));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 44), _mm256_srli_epi64(vxb1, 20));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 1 */
-            vxa0 = _mm256_add_epi64(vxa0, bk1);
-            vxa1 = _mm256_add_epi64(vxa1, bk2);
-            vxa2 = _mm256_add_epi64(vxa2, bk3);
-            vxa3 = _mm256_add_epi64(vxa3, bk4);
-            vxa1 = _mm256_add_epi64(vxa1, vta1);
-            vxa2 = _mm256_add_epi64(vxa2, vta2);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x1))));
-            vxb0 = _mm256_add_epi64(vxb0, bk1);
-            vxb1 = _mm256_add_epi64(vxb1, bk2);
-            vxb2 = _mm256_add_epi64(vxb2, bk3);
-            vxb3 = _mm256_add_epi64(vxb3, bk4);
-            vxb1 = _mm256_add_epi64(vxb1, vtb1);
-            vxb2 = _mm256_add_epi64(vxb2, vtb2);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x1))));
-            /* round 4 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 26), _mm256_srli_epi64(vxa1, 38));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 26), _mm256_srli_epi64(vxb1, 38));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 20), _mm256_srli_epi64(vxa3, 44));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 20), _mm256_srli_epi64(vxb3, 44));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 5 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 53), _mm256_srli_epi64(vxa3, 11));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 53), _mm256_srli_epi64(vxb3, 11));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 35), _mm256_srli_epi64(vxa1, 29));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 35), _mm256_srli_epi64(vxb1, 29));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 6 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 11), _mm256_srli_epi64(vxa1, 53));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 11), _mm256_srli_epi64(vxb1, 53));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 7 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 2 */
-            vxa0 = _mm256_add_epi64(vxa0, bk2);
-            vxa1 = _mm256_add_epi64(vxa1, bk3);
-            vxa2 = _mm256_add_epi64(vxa2, bk4);
-            vxa3 = _mm256_add_epi64(vxa3, bk0);
-            vxa1 = _mm256_add_epi64(vxa1, vta2);
-            vxa2 = _mm256_add_epi64(vxa2, vta0);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x2))));
-            vxb0 = _mm256_add_epi64(vxb0, bk2);
-            vxb1 = _mm256_add_epi64(vxb1, bk3);
-            vxb2 = _mm256_add_epi64(vxb2, bk4);
-            vxb3 = _mm256_add_epi64(vxb3, bk0);
-            vxb1 = _mm256_add_epi64(vxb1, vtb2);
-            vxb2 = _mm256_add_epi64(vxb2, vtb0);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x2))));
-            /* round 8 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 5), _mm256_srli_epi64(vxa1, 59));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 5), _mm256_srli_epi64(vxb1, 59));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot56);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot56);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 9 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 36), _mm256_srli_epi64(vxa3, 28));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 36), _mm256_srli_epi64(vxb3, 28));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 28), _mm256_srli_epi64(vxa1, 36));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 28), _mm256_srli_epi64(vxb1, 36));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 10 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 13), _mm256_srli_epi64(vxa1, 51));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 13), _mm256_srli_epi64(vxb1, 51));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 11 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 58), _mm256_srli_epi64(vxa3, 6));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 58), _mm256_srli_epi64(vxb3, 6));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 44), _mm256_srli_epi64(vxa1, 20));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 44), _mm256_srli_epi64(vxb1, 20));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 3 */
-            vxa0 = _mm256_add_epi64(vxa0, bk3);
-            vxa1 = _mm256_add_epi64(vxa1, bk4);
-            vxa2 = _mm256_add_epi64(vxa2, bk0);
-            vxa3 = _mm256_add_epi64(vxa3, bk1);
-            vxa1 = _mm256_add_epi64(vxa1, vta0);
-            vxa2 = _mm256_add_epi64(vxa2, vta1);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x3))));
-            vxb0 = _mm256_add_epi64(vxb0, bk3);
-            vxb1 = _mm256_add_epi64(vxb1, bk4);
-            vxb2 = _mm256_add_epi64(vxb2, bk0);
-            vxb3 = _mm256_add_epi64(vxb3, bk1);
-            vxb1 = _mm256_add_epi64(vxb1, vtb0);
-            vxb2 = _mm256_add_epi64(vxb2, vtb1);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x3))));
-            /* round 12 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 26), _mm256_srli_epi64(vxa1, 38));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 26), _mm256_srli_epi64(vxb1, 38));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 20), _mm256_srli_epi64(vxa3, 44));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 20), _mm256_srli_epi64(vxb3, 44));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 13 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 53), _mm256_srli_epi64(vxa3, 11));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 53), _mm256_srli_epi64(vxb3, 11));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 35), _mm256_srli_epi64(vxa1, 29));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 35), _mm256_srli_epi64(vxb1, 29));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 14 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 11), _mm256_srli_epi64(vxa1, 53));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 11), _mm256_srli_epi64(vxb1, 53));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 15 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 4 */
-            vxa0 = _mm256_add_epi64(vxa0, bk4);
-            vxa1 = _mm256_add_epi64(vxa1, bk0);
-            vxa2 = _mm256_add_epi64(vxa2, bk1);
-            vxa3 = _mm256_add_epi64(vxa3, bk2);
-            vxa1 = _mm256_add_epi64(vxa1, vta1);
-            vxa2 = _mm256_add_epi64(vxa2, vta2);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x4))));
-            vxb0 = _mm256_add_epi64(vxb0, bk4);
-            vxb1 = _mm256_add_epi64(vxb1, bk0);
-            vxb2 = _mm256_add_epi64(vxb2, bk1);
-            vxb3 = _mm256_add_epi64(vxb3, bk2);
-            vxb1 = _mm256_add_epi64(vxb1, vtb1);
-            vxb2 = _mm256_add_epi64(vxb2, vtb2);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x4))));
-            /* round 16 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 5), _mm256_srli_epi64(vxa1, 59));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 5), _mm256_srli_epi64(vxb1, 59));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot56);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot56);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 17 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 36), _mm256_srli_epi64(vxa3, 28));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 36), _mm256_srli_epi64(vxb3, 28));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 28), _mm256_srli_epi64(vxa1, 36));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 28), _mm256_srli_epi64(vxb1, 36));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 18 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 13), _mm256_srli_epi64(vxa1, 51));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 13), _mm256_srli_epi64(vxb1, 51));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 19 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 58), _mm256_srli_epi64(vxa3, 6));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 58), _mm256_srli_epi64(vxb3, 6));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 44), _mm256_srli_epi64(vxa1, 20));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 44), _mm256_srli_epi64(vxb1, 20));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 5 */
-            vxa0 = _mm256_add_epi64(vxa0, bk0);
-            vxa1 = _mm256_add_epi64(vxa1, bk1);
-            vxa2 = _mm256_add_epi64(vxa2, bk2);
-            vxa3 = _mm256_add_epi64(vxa3, bk3);
-            vxa1 = _mm256_add_epi64(vxa1, vta2);
-            vxa2 = _mm256_add_epi64(vxa2, vta0);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x5))));
-            vxb0 = _mm256_add_epi64(vxb0, bk0);
-            vxb1 = _mm256_add_epi64(vxb1, bk1);
-            vxb2 = _mm256_add_epi64(vxb2, bk2);
-            vxb3 = _mm256_add_epi64(vxb3, bk3);
-            vxb1 = _mm256_add_epi64(vxb1, vtb2);
-            vxb2 = _mm256_add_epi64(vxb2, vtb0);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x5))));
-            /* round 20 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 26), _mm256_srli_epi64(vxa1, 38));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 26), _mm256_srli_epi64(vxb1, 38));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 20), _mm256_srli_epi64(vxa3, 44));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 20), _mm256_srli_epi64(vxb3, 44));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 21 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 53), _mm256_srli_epi64(vxa3, 11));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 53), _mm256_srli_epi64(vxb3, 11));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 35), _mm256_srli_epi64(vxa1, 29));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 35), _mm256_srli_epi64(vxb1, 29));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 22 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 11), _mm256_srli_epi64(vxa1, 53));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 11), _mm256_srli_epi64(vxb1, 53));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 23 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 6 */
-            vxa0 = _mm256_add_epi64(vxa0, bk1);
-            vxa1 = _mm256_add_epi64(vxa1, bk2);
-            vxa2 = _mm256_add_epi64(vxa2, bk3);
-            vxa3 = _mm256_add_epi64(vxa3, bk4);
-            vxa1 = _mm256_add_epi64(vxa1, vta0);
-            vxa2 = _mm256_add_epi64(vxa2, vta1);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x6))));
-            vxb0 = _mm256_add_epi64(vxb0, bk1);
-            vxb1 = _mm256_add_epi64(vxb1, bk2);
-            vxb2 = _mm256_add_epi64(vxb2, bk3);
-            vxb3 = _mm256_add_epi64(vxb3, bk4);
-            vxb1 = _mm256_add_epi64(vxb1, vtb0);
-            vxb2 = _mm256_add_epi64(vxb2, vtb1);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x6))));
-            /* round 24 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 5), _mm256_srli_epi64(vxa1, 59));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 5), _mm256_srli_epi64(vxb1, 59));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot56);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot56);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 25 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 36), _mm256_srli_epi64(vxa3, 28));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 36), _mm256_srli_epi64(vxb3, 28));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 28), _mm256_srli_epi64(vxa1, 36));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 28), _mm256_srli_epi64(vxb1, 36));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 26 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 13), _mm256_srli_epi64(vxa1, 51));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 13), _mm256_srli_epi64(vxb1, 51));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 27 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 58), _mm256_srli_epi64(vxa3, 6));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 58), _mm256_srli_epi64(vxb3, 6));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 44), _mm256_srli_epi64(vxa1, 20));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 44), _mm256_srli_epi64(vxb1, 20));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 7 */
-            vxa0 = _mm256_add_epi64(vxa0, bk2);
-            vxa1 = _mm256_add_epi64(vxa1, bk3);
-            vxa2 = _mm256_add_epi64(vxa2, bk4);
-            vxa3 = _mm256_add_epi64(vxa3, bk0);
-            vxa1 = _mm256_add_epi64(vxa1, vta1);
-            vxa2 = _mm256_add_epi64(vxa2, vta2);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x7))));
-            vxb0 = _mm256_add_epi64(vxb0, bk2);
-            vxb1 = _mm256_add_epi64(vxb1, bk3);
-            vxb2 = _mm256_add_epi64(vxb2, bk4);
-            vxb3 = _mm256_add_epi64(vxb3, bk0);
-            vxb1 = _mm256_add_epi64(vxb1, vtb1);
-            vxb2 = _mm256_add_epi64(vxb2, vtb2);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x7))));
-            /* round 28 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 26), _mm256_srli_epi64(vxa1, 38));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 26), _mm256_srli_epi64(vxb1, 38));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 20), _mm256_srli_epi64(vxa3, 44));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 20), _mm256_srli_epi64(vxb3, 44));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 29 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 53), _mm256_srli_epi64(vxa3, 11));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 53), _mm256_srli_epi64(vxb3, 11));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 35), _mm256_srli_epi64(vxa1, 29));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 35), _mm256_srli_epi64(vxb1, 29));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 30 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 11), _mm256_srli_epi64(vxa1, 53));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 11), _mm256_srli_epi64(vxb1, 53));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 31 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 8 */
-            vxa0 = _mm256_add_epi64(vxa0, bk3);
-            vxa1 = _mm256_add_epi64(vxa1, bk4);
-            vxa2 = _mm256_add_epi64(vxa2, bk0);
-            vxa3 = _mm256_add_epi64(vxa3, bk1);
-            vxa1 = _mm256_add_epi64(vxa1, vta2);
-            vxa2 = _mm256_add_epi64(vxa2, vta0);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x8))));
-            vxb0 = _mm256_add_epi64(vxb0, bk3);
-            vxb1 = _mm256_add_epi64(vxb1, bk4);
-            vxb2 = _mm256_add_epi64(vxb2, bk0);
-            vxb3 = _mm256_add_epi64(vxb3, bk1);
-            vxb1 = _mm256_add_epi64(vxb1, vtb2);
-            vxb2 = _mm256_add_epi64(vxb2, vtb0);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x8))));
-            /* round 32 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 5), _mm256_srli_epi64(vxa1, 59));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 5), _mm256_srli_epi64(vxb1, 59));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot56);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot56);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 33 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 36), _mm256_srli_epi64(vxa3, 28));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 36), _mm256_srli_epi64(vxb3, 28));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 28), _mm256_srli_epi64(vxa1, 36));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 28), _mm256_srli_epi64(vxb1, 36));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 34 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 13), _mm256_srli_epi64(vxa1, 51));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 13), _mm256_srli_epi64(vxb1, 51));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 35 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 58), _mm256_srli_epi64(vxa3, 6));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 58), _mm256_srli_epi64(vxb3, 6));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 44), _mm256_srli_epi64(vxa1, 20));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 44), _mm256_srli_epi64(vxb1, 20));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 9 */
-            vxa0 = _mm256_add_epi64(vxa0, bk4);
-            vxa1 = _mm256_add_epi64(vxa1, bk0);
-            vxa2 = _mm256_add_epi64(vxa2, bk1);
-            vxa3 = _mm256_add_epi64(vxa3, bk2);
-            vxa1 = _mm256_add_epi64(vxa1, vta0);
-            vxa2 = _mm256_add_epi64(vxa2, vta1);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x9))));
-            vxb0 = _mm256_add_epi64(vxb0, bk4);
-            vxb1 = _mm256_add_epi64(vxb1, bk0);
-            vxb2 = _mm256_add_epi64(vxb2, bk1);
-            vxb3 = _mm256_add_epi64(vxb3, bk2);
-            vxb1 = _mm256_add_epi64(vxb1, vtb0);
-            vxb2 = _mm256_add_epi64(vxb2, vtb1);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x9))));
-            /* round 36 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 26), _mm256_srli_epi64(vxa1, 38));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 26), _mm256_srli_epi64(vxb1, 38));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 20), _mm256_srli_epi64(vxa3, 44));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 20), _mm256_srli_epi64(vxb3, 44));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 37 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 53), _mm256_srli_epi64(vxa3, 11));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 53), _mm256_srli_epi64(vxb3, 11));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 35), _mm256_srli_epi64(vxa1, 29));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 35), _mm256_srli_epi64(vxb1, 29));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 38 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 11), _mm256_srli_epi64(vxa1, 53));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 11), _mm256_srli_epi64(vxb1, 53));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 39 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 10 */
-            vxa0 = _mm256_add_epi64(vxa0, bk0);
-            vxa1 = _mm256_add_epi64(vxa1, bk1);
-            vxa2 = _mm256_add_epi64(vxa2, bk2);
-            vxa3 = _mm256_add_epi64(vxa3, bk3);
-            vxa1 = _mm256_add_epi64(vxa1, vta1);
-            vxa2 = _mm256_add_epi64(vxa2, vta2);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xa))));
-            vxb0 = _mm256_add_epi64(vxb0, bk0);
-            vxb1 = _mm256_add_epi64(vxb1, bk1);
-            vxb2 = _mm256_add_epi64(vxb2, bk2);
-            vxb3 = _mm256_add_epi64(vxb3, bk3);
-            vxb1 = _mm256_add_epi64(vxb1, vtb1);
-            vxb2 = _mm256_add_epi64(vxb2, vtb2);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xa))));
-            /* round 40 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 5), _mm256_srli_epi64(vxa1, 59));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 5), _mm256_srli_epi64(vxb1, 59));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot56);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot56);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 41 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 36), _mm256_srli_epi64(vxa3, 28));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 36), _mm256_srli_epi64(vxb3, 28));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 28), _mm256_srli_epi64(vxa1, 36));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 28), _mm256_srli_epi64(vxb1, 36));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 42 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 13), _mm256_srli_epi64(vxa1, 51));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 13), _mm256_srli_epi64(vxb1, 51));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 43 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 58), _mm256_srli_epi64(vxa3, 6));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 58), _mm256_srli_epi64(vxb3, 6));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 44), _mm256_srli_epi64(vxa1, 20));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 44), _mm256_srli_epi64(vxb1, 20));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 11 */
-            vxa0 = _mm256_add_epi64(vxa0, bk1);
-            vxa1 = _mm256_add_epi64(vxa1, bk2);
-            vxa2 = _mm256_add_epi64(vxa2, bk3);
-            vxa3 = _mm256_add_epi64(vxa3, bk4);
-            vxa1 = _mm256_add_epi64(vxa1, vta2);
-            vxa2 = _mm256_add_epi64(vxa2, vta0);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xb))));
-            vxb0 = _mm256_add_epi64(vxb0, bk1);
-            vxb1 = _mm256_add_epi64(vxb1, bk2);
-            vxb2 = _mm256_add_epi64(vxb2, bk3);
-            vxb3 = _mm256_add_epi64(vxb3, bk4);
-            vxb1 = _mm256_add_epi64(vxb1, vtb2);
-            vxb2 = _mm256_add_epi64(vxb2, vtb0);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xb))));
-            /* round 44 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 26), _mm256_srli_epi64(vxa1, 38));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 26), _mm256_srli_epi64(vxb1, 38));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 20), _mm256_srli_epi64(vxa3, 44));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 20), _mm256_srli_epi64(vxb3, 44));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 45 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 53), _mm256_srli_epi64(vxa3, 11));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 53), _mm256_srli_epi64(vxb3, 11));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 35), _mm256_srli_epi64(vxa1, 29));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 35), _mm256_srli_epi64(vxb1, 29));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 46 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 11), _mm256_srli_epi64(vxa1, 53));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 11), _mm256_srli_epi64(vxb1, 53));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 47 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 12 */
-            vxa0 = _mm256_add_epi64(vxa0, bk2);
-            vxa1 = _mm256_add_epi64(vxa1, bk3);
-            vxa2 = _mm256_add_epi64(vxa2, bk4);
-            vxa3 = _mm256_add_epi64(vxa3, bk0);
-            vxa1 = _mm256_add_epi64(vxa1, vta0);
-            vxa2 = _mm256_add_epi64(vxa2, vta1);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xc))));
-            vxb0 = _mm256_add_epi64(vxb0, bk2);
-            vxb1 = _mm256_add_epi64(vxb1, bk3);
-            vxb2 = _mm256_add_epi64(vxb2, bk4);
-            vxb3 = _mm256_add_epi64(vxb3, bk0);
-            vxb1 = _mm256_add_epi64(vxb1, vtb0);
-            vxb2 = _mm256_add_epi64(vxb2, vtb1);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xc))));
-            /* round 48 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 5), _mm256_srli_epi64(vxa1, 59));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 5), _mm256_srli_epi64(vxb1, 59));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot56);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot56);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 49 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 36), _mm256_srli_epi64(vxa3, 28));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 36), _mm256_srli_epi64(vxb3, 28));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 28), _mm256_srli_epi64(vxa1, 36));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 28), _mm256_srli_epi64(vxb1, 36));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 50 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 13), _mm256_srli_epi64(vxa1, 51));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 13), _mm256_srli_epi64(vxb1, 51));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 51 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 58), _mm256_srli_epi64(vxa3, 6));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 58), _mm256_srli_epi64(vxb3, 6));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 44), _mm256_srli_epi64(vxa1, 20));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 44), _mm256_srli_epi64(vxb1, 20));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 13 */
-            vxa0 = _mm256_add_epi64(vxa0, bk3);
-            vxa1 = _mm256_add_epi64(vxa1, bk4);
-            vxa2 = _mm256_add_epi64(vxa2, bk0);
-            vxa3 = _mm256_add_epi64(vxa3, bk1);
-            vxa1 = _mm256_add_epi64(vxa1, vta1);
-            vxa2 = _mm256_add_epi64(vxa2, vta2);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xd))));
-            vxb0 = _mm256_add_epi64(vxb0, bk3);
-            vxb1 = _mm256_add_epi64(vxb1, bk4);
-            vxb2 = _mm256_add_epi64(vxb2, bk0);
-            vxb3 = _mm256_add_epi64(vxb3, bk1);
-            vxb1 = _mm256_add_epi64(vxb1, vtb1);
-            vxb2 = _mm256_add_epi64(vxb2, vtb2);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xd))));
-            /* round 52 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 26), _mm256_srli_epi64(vxa1, 38));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 26), _mm256_srli_epi64(vxb1, 38));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 20), _mm256_srli_epi64(vxa3, 44));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 20), _mm256_srli_epi64(vxb3, 44));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 53 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 53), _mm256_srli_epi64(vxa3, 11));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 53), _mm256_srli_epi64(vxb3, 11));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 35), _mm256_srli_epi64(vxa1, 29));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 35), _mm256_srli_epi64(vxb1, 29));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 54 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 11), _mm256_srli_epi64(vxa1, 53));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 11), _mm256_srli_epi64(vxb1, 53));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 55 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 14 */
-            vxa0 = _mm256_add_epi64(vxa0, bk4);
-            vxa1 = _mm256_add_epi64(vxa1, bk0);
-            vxa2 = _mm256_add_epi64(vxa2, bk1);
-            vxa3 = _mm256_add_epi64(vxa3, bk2);
-            vxa1 = _mm256_add_epi64(vxa1, vta2);
-            vxa2 = _mm256_add_epi64(vxa2, vta0);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xe))));
-            vxb0 = _mm256_add_epi64(vxb0, bk4);
-            vxb1 = _mm256_add_epi64(vxb1, bk0);
-            vxb2 = _mm256_add_epi64(vxb2, bk1);
-            vxb3 = _mm256_add_epi64(vxb3, bk2);
-            vxb1 = _mm256_add_epi64(vxb1, vtb2);
-            vxb2 = _mm256_add_epi64(vxb2, vtb0);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xe))));
-            /* round 56 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 5), _mm256_srli_epi64(vxa1, 59));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 5), _mm256_srli_epi64(vxb1, 59));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot56);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot56);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 57 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 36), _mm256_srli_epi64(vxa3, 28));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 36), _mm256_srli_epi64(vxb3, 28));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 28), _mm256_srli_epi64(vxa1, 36));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 28), _mm256_srli_epi64(vxb1, 36));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 58 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 13), _mm256_srli_epi64(vxa1, 51));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 13), _mm256_srli_epi64(vxb1, 51));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 59 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 58), _mm256_srli_epi64(vxa3, 6));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 58), _mm256_srli_epi64(vxb3, 6));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 44), _mm256_srli_epi64(vxa1, 20));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 44), _mm256_srli_epi64(vxb1, 20));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 15 */
-            vxa0 = _mm256_add_epi64(vxa0, bk0);
-            vxa1 = _mm256_add_epi64(vxa1, bk1);
-            vxa2 = _mm256_add_epi64(vxa2, bk2);
-            vxa3 = _mm256_add_epi64(vxa3, bk3);
-            vxa1 = _mm256_add_epi64(vxa1, vta0);
-            vxa2 = _mm256_add_epi64(vxa2, vta1);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xf))));
-            vxb0 = _mm256_add_epi64(vxb0, bk0);
-            vxb1 = _mm256_add_epi64(vxb1, bk1);
-            vxb2 = _mm256_add_epi64(vxb2, bk2);
-            vxb3 = _mm256_add_epi64(vxb3, bk3);
-            vxb1 = _mm256_add_epi64(vxb1, vtb0);
-            vxb2 = _mm256_add_epi64(vxb2, vtb1);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xf))));
-            /* round 60 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 26), _mm256_srli_epi64(vxa1, 38));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 26), _mm256_srli_epi64(vxb1, 38));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 20), _mm256_srli_epi64(vxa3, 44));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 20), _mm256_srli_epi64(vxb3, 44));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 61 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 53), _mm256_srli_epi64(vxa3, 11));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 53), _mm256_srli_epi64(vxb3, 11));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 35), _mm256_srli_epi64(vxa1, 29));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 35), _mm256_srli_epi64(vxb1, 29));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 62 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 11), _mm256_srli_epi64(vxa1, 53));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 11), _mm256_srli_epi64(vxb1, 53));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 63 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 16 */
-            vxa0 = _mm256_add_epi64(vxa0, bk1);
-            vxa1 = _mm256_add_epi64(vxa1, bk2);
-            vxa2 = _mm256_add_epi64(vxa2, bk3);
-            vxa3 = _mm256_add_epi64(vxa3, bk4);
-            vxa1 = _mm256_add_epi64(vxa1, vta1);
-            vxa2 = _mm256_add_epi64(vxa2, vta2);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x10))));
-            vxb0 = _mm256_add_epi64(vxb0, bk1);
-            vxb1 = _mm256_add_epi64(vxb1, bk2);
-            vxb2 = _mm256_add_epi64(vxb2, bk3);
-            vxb3 = _mm256_add_epi64(vxb3, bk4);
-            vxb1 = _mm256_add_epi64(vxb1, vtb1);
-            vxb2 = _mm256_add_epi64(vxb2, vtb2);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x10))));
-            /* round 64 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 5), _mm256_srli_epi64(vxa1, 59));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 5), _mm256_srli_epi64(vxb1, 59));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot56);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot56);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 65 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 36), _mm256_srli_epi64(vxa3, 28));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 36), _mm256_srli_epi64(vxb3, 28));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 28), _mm256_srli_epi64(vxa1, 36));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 28), _mm256_srli_epi64(vxb1, 36));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 66 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 13), _mm256_srli_epi64(vxa1, 51));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 13), _mm256_srli_epi64(vxb1, 51));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 67 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 58), _mm256_srli_epi64(vxa3, 6));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 58), _mm256_srli_epi64(vxb3, 6));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 44), _mm256_srli_epi64(vxa1, 20));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 44), _mm256_srli_epi64(vxb1, 20));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* add subkey 17 */
-            vxa0 = _mm256_add_epi64(vxa0, bk2);
-            vxa1 = _mm256_add_epi64(vxa1, bk3);
-            vxa2 = _mm256_add_epi64(vxa2, bk4);
-            vxa3 = _mm256_add_epi64(vxa3, bk0);
-            vxa1 = _mm256_add_epi64(vxa1, vta2);
-            vxa2 = _mm256_add_epi64(vxa2, vta0);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x11))));
-            vxb0 = _mm256_add_epi64(vxb0, bk2);
-            vxb1 = _mm256_add_epi64(vxb1, bk3);
-            vxb2 = _mm256_add_epi64(vxb2, bk4);
-            vxb3 = _mm256_add_epi64(vxb3, bk0);
-            vxb1 = _mm256_add_epi64(vxb1, vtb2);
-            vxb2 = _mm256_add_epi64(vxb2, vtb0);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x11))));
-            /* round 68 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 26), _mm256_srli_epi64(vxa1, 38));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 26), _mm256_srli_epi64(vxb1, 38));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 20), _mm256_srli_epi64(vxa3, 44));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 20), _mm256_srli_epi64(vxb3, 44));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 69 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 53), _mm256_srli_epi64(vxa3, 11));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 53), _mm256_srli_epi64(vxb3, 11));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 35), _mm256_srli_epi64(vxa1, 29));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 35), _mm256_srli_epi64(vxb1, 29));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            /* round 70 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 11), _mm256_srli_epi64(vxa1, 53));
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 11), _mm256_srli_epi64(vxb1, 53));
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            /* round 71 */
-            vxa0 = _mm256_add_epi64(vxa0, vxa3);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxb0 = _mm256_add_epi64(vxb0, vxb3);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxa2 = _mm256_add_epi64(vxa2, vxa1);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxb2 = _mm256_add_epi64(vxb2, vxb1);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
+            for (c = 0; c < 9; c++) {
+                /* add subkey 2*c */
+                vxa0 = _mm256_add_epi64(vxa0, bkr[2 * c]);
+                vxa1 = _mm256_add_epi64(vxa1, bkr[1 + 2 * c]);
+                vxa2 = _mm256_add_epi64(vxa2, bkr[2 + 2 * c]);
+                vxa3 = _mm256_add_epi64(vxa3, bkc[2 * c]);
+                vxa1 = _mm256_add_epi64(vxa1, vta0);
+                vxa2 = _mm256_add_epi64(vxa2, vta1);
+                vxb0 = _mm256_add_epi64(vxb0, bkr[2 * c]);
+                vxb1 = _mm256_add_epi64(vxb1, bkr[1 + 2 * c]);
+                vxb2 = _mm256_add_epi64(vxb2, bkr[2 + 2 * c]);
+                vxb3 = _mm256_add_epi64(vxb3, bkc[2 * c]);
+                vxb1 = _mm256_add_epi64(vxb1, vtb0);
+                vxb2 = _mm256_add_epi64(vxb2, vtb1);
+                /* round 8*c + 0 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 5), _mm256_srli_epi64(vxa1, 59));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 5), _mm256_srli_epi64(vxb1, 59));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot56);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot56);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 8*c + 1 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 36), _mm256_srli_epi64(vxa3, 28));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 36), _mm256_srli_epi64(vxb3, 28));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 28), _mm256_srli_epi64(vxa1, 36));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 28), _mm256_srli_epi64(vxb1, 36));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* round 8*c + 2 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 13), _mm256_srli_epi64(vxa1, 51));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 13), _mm256_srli_epi64(vxb1, 51));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 8*c + 3 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 58), _mm256_srli_epi64(vxa3, 6));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 58), _mm256_srli_epi64(vxb3, 6));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 44), _mm256_srli_epi64(vxa1, 20));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 44), _mm256_srli_epi64(vxb1, 20));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* add subkey 1 + 2*c */
+                vxa0 = _mm256_add_epi64(vxa0, bkr[1 + 2 * c]);
+                vxa1 = _mm256_add_epi64(vxa1, bkr[2 + 2 * c]);
+                vxa2 = _mm256_add_epi64(vxa2, bkr[3 + 2 * c]);
+                vxa3 = _mm256_add_epi64(vxa3, bkc[1 + 2 * c]);
+                vxa1 = _mm256_add_epi64(vxa1, vta1);
+                vxa2 = _mm256_add_epi64(vxa2, vta2);
+                vxb0 = _mm256_add_epi64(vxb0, bkr[1 + 2 * c]);
+                vxb1 = _mm256_add_epi64(vxb1, bkr[2 + 2 * c]);
+                vxb2 = _mm256_add_epi64(vxb2, bkr[3 + 2 * c]);
+                vxb3 = _mm256_add_epi64(vxb3, bkc[1 + 2 * c]);
+                vxb1 = _mm256_add_epi64(vxb1, vtb1);
+                vxb2 = _mm256_add_epi64(vxb2, vtb2);
+                /* round 8*c + 4 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 26), _mm256_srli_epi64(vxa1, 38));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 26), _mm256_srli_epi64(vxb1, 38));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 20), _mm256_srli_epi64(vxa3, 44));
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 20), _mm256_srli_epi64(vxb3, 44));
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 8*c + 5 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 53), _mm256_srli_epi64(vxa3, 11));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 53), _mm256_srli_epi64(vxb3, 11));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 35), _mm256_srli_epi64(vxa1, 29));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 35), _mm256_srli_epi64(vxb1, 29));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* round 8*c + 6 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 11), _mm256_srli_epi64(vxa1, 53));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 11), _mm256_srli_epi64(vxb1, 53));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 8*c + 7 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* next cycle's tweak words: t[i] <- t[i-1 mod 3] */
+                vtas = vta0;
+                vta0 = vta2;
+                vta2 = vta1;
+                vta1 = vtas;
+                vtbs = vtb0;
+                vtb0 = vtb2;
+                vtb2 = vtb1;
+                vtb1 = vtbs;
+            }
             /* add subkey 18 */
             vxa0 = _mm256_add_epi64(vxa0, bk3);
             vxa1 = _mm256_add_epi64(vxa1, bk4);
@@ -8740,7 +7767,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
             }
         }
         for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
-            __m256i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            __m256i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -8758,6 +7786,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
             }
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
+            vts = vt0;
             {
                 const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
                 const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
@@ -8776,653 +7805,83 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
                 vx2 = s2_2;
                 vx3 = s2_3;
             }
-            /* add subkey 0 */
-            vx0 = _mm256_add_epi64(vx0, bk0);
-            vx1 = _mm256_add_epi64(vx1, bk1);
-            vx2 = _mm256_add_epi64(vx2, bk2);
-            vx3 = _mm256_add_epi64(vx3, bk3);
-            vx1 = _mm256_add_epi64(vx1, vt0);
-            vx2 = _mm256_add_epi64(vx2, vt1);
-            /* round 0 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 5), _mm256_srli_epi64(vx1, 59));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_shuffle_epi8(vx3, rot56);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 1 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 28), _mm256_srli_epi64(vx1, 36));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 2 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 3 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 58), _mm256_srli_epi64(vx3, 6));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 1 */
-            vx0 = _mm256_add_epi64(vx0, bk1);
-            vx1 = _mm256_add_epi64(vx1, bk2);
-            vx2 = _mm256_add_epi64(vx2, bk3);
-            vx3 = _mm256_add_epi64(vx3, bk4);
-            vx1 = _mm256_add_epi64(vx1, vt1);
-            vx2 = _mm256_add_epi64(vx2, vt2);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x1))));
-            /* round 4 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 26), _mm256_srli_epi64(vx1, 38));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 20), _mm256_srli_epi64(vx3, 44));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 5 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 35), _mm256_srli_epi64(vx1, 29));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 6 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 11), _mm256_srli_epi64(vx1, 53));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 7 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 2 */
-            vx0 = _mm256_add_epi64(vx0, bk2);
-            vx1 = _mm256_add_epi64(vx1, bk3);
-            vx2 = _mm256_add_epi64(vx2, bk4);
-            vx3 = _mm256_add_epi64(vx3, bk0);
-            vx1 = _mm256_add_epi64(vx1, vt2);
-            vx2 = _mm256_add_epi64(vx2, vt0);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x2))));
-            /* round 8 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 5), _mm256_srli_epi64(vx1, 59));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_shuffle_epi8(vx3, rot56);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 9 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 28), _mm256_srli_epi64(vx1, 36));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 10 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 11 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 58), _mm256_srli_epi64(vx3, 6));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 3 */
-            vx0 = _mm256_add_epi64(vx0, bk3);
-            vx1 = _mm256_add_epi64(vx1, bk4);
-            vx2 = _mm256_add_epi64(vx2, bk0);
-            vx3 = _mm256_add_epi64(vx3, bk1);
-            vx1 = _mm256_add_epi64(vx1, vt0);
-            vx2 = _mm256_add_epi64(vx2, vt1);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x3))));
-            /* round 12 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 26), _mm256_srli_epi64(vx1, 38));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 20), _mm256_srli_epi64(vx3, 44));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 13 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 35), _mm256_srli_epi64(vx1, 29));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 14 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 11), _mm256_srli_epi64(vx1, 53));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 15 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 4 */
-            vx0 = _mm256_add_epi64(vx0, bk4);
-            vx1 = _mm256_add_epi64(vx1, bk0);
-            vx2 = _mm256_add_epi64(vx2, bk1);
-            vx3 = _mm256_add_epi64(vx3, bk2);
-            vx1 = _mm256_add_epi64(vx1, vt1);
-            vx2 = _mm256_add_epi64(vx2, vt2);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x4))));
-            /* round 16 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 5), _mm256_srli_epi64(vx1, 59));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_shuffle_epi8(vx3, rot56);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 17 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 28), _mm256_srli_epi64(vx1, 36));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 18 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 19 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 58), _mm256_srli_epi64(vx3, 6));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 5 */
-            vx0 = _mm256_add_epi64(vx0, bk0);
-            vx1 = _mm256_add_epi64(vx1, bk1);
-            vx2 = _mm256_add_epi64(vx2, bk2);
-            vx3 = _mm256_add_epi64(vx3, bk3);
-            vx1 = _mm256_add_epi64(vx1, vt2);
-            vx2 = _mm256_add_epi64(vx2, vt0);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x5))));
-            /* round 20 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 26), _mm256_srli_epi64(vx1, 38));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 20), _mm256_srli_epi64(vx3, 44));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 21 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 35), _mm256_srli_epi64(vx1, 29));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 22 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 11), _mm256_srli_epi64(vx1, 53));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 23 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 6 */
-            vx0 = _mm256_add_epi64(vx0, bk1);
-            vx1 = _mm256_add_epi64(vx1, bk2);
-            vx2 = _mm256_add_epi64(vx2, bk3);
-            vx3 = _mm256_add_epi64(vx3, bk4);
-            vx1 = _mm256_add_epi64(vx1, vt0);
-            vx2 = _mm256_add_epi64(vx2, vt1);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x6))));
-            /* round 24 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 5), _mm256_srli_epi64(vx1, 59));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_shuffle_epi8(vx3, rot56);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 25 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 28), _mm256_srli_epi64(vx1, 36));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 26 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 27 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 58), _mm256_srli_epi64(vx3, 6));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 7 */
-            vx0 = _mm256_add_epi64(vx0, bk2);
-            vx1 = _mm256_add_epi64(vx1, bk3);
-            vx2 = _mm256_add_epi64(vx2, bk4);
-            vx3 = _mm256_add_epi64(vx3, bk0);
-            vx1 = _mm256_add_epi64(vx1, vt1);
-            vx2 = _mm256_add_epi64(vx2, vt2);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x7))));
-            /* round 28 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 26), _mm256_srli_epi64(vx1, 38));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 20), _mm256_srli_epi64(vx3, 44));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 29 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 35), _mm256_srli_epi64(vx1, 29));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 30 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 11), _mm256_srli_epi64(vx1, 53));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 31 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 8 */
-            vx0 = _mm256_add_epi64(vx0, bk3);
-            vx1 = _mm256_add_epi64(vx1, bk4);
-            vx2 = _mm256_add_epi64(vx2, bk0);
-            vx3 = _mm256_add_epi64(vx3, bk1);
-            vx1 = _mm256_add_epi64(vx1, vt2);
-            vx2 = _mm256_add_epi64(vx2, vt0);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x8))));
-            /* round 32 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 5), _mm256_srli_epi64(vx1, 59));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_shuffle_epi8(vx3, rot56);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 33 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 28), _mm256_srli_epi64(vx1, 36));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 34 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 35 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 58), _mm256_srli_epi64(vx3, 6));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 9 */
-            vx0 = _mm256_add_epi64(vx0, bk4);
-            vx1 = _mm256_add_epi64(vx1, bk0);
-            vx2 = _mm256_add_epi64(vx2, bk1);
-            vx3 = _mm256_add_epi64(vx3, bk2);
-            vx1 = _mm256_add_epi64(vx1, vt0);
-            vx2 = _mm256_add_epi64(vx2, vt1);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x9))));
-            /* round 36 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 26), _mm256_srli_epi64(vx1, 38));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 20), _mm256_srli_epi64(vx3, 44));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 37 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 35), _mm256_srli_epi64(vx1, 29));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 38 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 11), _mm256_srli_epi64(vx1, 53));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 39 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 10 */
-            vx0 = _mm256_add_epi64(vx0, bk0);
-            vx1 = _mm256_add_epi64(vx1, bk1);
-            vx2 = _mm256_add_epi64(vx2, bk2);
-            vx3 = _mm256_add_epi64(vx3, bk3);
-            vx1 = _mm256_add_epi64(vx1, vt1);
-            vx2 = _mm256_add_epi64(vx2, vt2);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xa))));
-            /* round 40 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 5), _mm256_srli_epi64(vx1, 59));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_shuffle_epi8(vx3, rot56);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 41 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 28), _mm256_srli_epi64(vx1, 36));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 42 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 43 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 58), _mm256_srli_epi64(vx3, 6));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 11 */
-            vx0 = _mm256_add_epi64(vx0, bk1);
-            vx1 = _mm256_add_epi64(vx1, bk2);
-            vx2 = _mm256_add_epi64(vx2, bk3);
-            vx3 = _mm256_add_epi64(vx3, bk4);
-            vx1 = _mm256_add_epi64(vx1, vt2);
-            vx2 = _mm256_add_epi64(vx2, vt0);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xb))));
-            /* round 44 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 26), _mm256_srli_epi64(vx1, 38));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 20), _mm256_srli_epi64(vx3, 44));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 45 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 35), _mm256_srli_epi64(vx1, 29));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 46 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 11), _mm256_srli_epi64(vx1, 53));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 47 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 12 */
-            vx0 = _mm256_add_epi64(vx0, bk2);
-            vx1 = _mm256_add_epi64(vx1, bk3);
-            vx2 = _mm256_add_epi64(vx2, bk4);
-            vx3 = _mm256_add_epi64(vx3, bk0);
-            vx1 = _mm256_add_epi64(vx1, vt0);
-            vx2 = _mm256_add_epi64(vx2, vt1);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xc))));
-            /* round 48 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 5), _mm256_srli_epi64(vx1, 59));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_shuffle_epi8(vx3, rot56);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 49 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 28), _mm256_srli_epi64(vx1, 36));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 50 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 51 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 58), _mm256_srli_epi64(vx3, 6));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 13 */
-            vx0 = _mm256_add_epi64(vx0, bk3);
-            vx1 = _mm256_add_epi64(vx1, bk4);
-            vx2 = _mm256_add_epi64(vx2, bk0);
-            vx3 = _mm256_add_epi64(vx3, bk1);
-            vx1 = _mm256_add_epi64(vx1, vt1);
-            vx2 = _mm256_add_epi64(vx2, vt2);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xd))));
-            /* round 52 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 26), _mm256_srli_epi64(vx1, 38));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 20), _mm256_srli_epi64(vx3, 44));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 53 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 35), _mm256_srli_epi64(vx1, 29));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 54 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 11), _mm256_srli_epi64(vx1, 53));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 55 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 14 */
-            vx0 = _mm256_add_epi64(vx0, bk4);
-            vx1 = _mm256_add_epi64(vx1, bk0);
-            vx2 = _mm256_add_epi64(vx2, bk1);
-            vx3 = _mm256_add_epi64(vx3, bk2);
-            vx1 = _mm256_add_epi64(vx1, vt2);
-            vx2 = _mm256_add_epi64(vx2, vt0);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xe))));
-            /* round 56 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 5), _mm256_srli_epi64(vx1, 59));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_shuffle_epi8(vx3, rot56);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 57 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 28), _mm256_srli_epi64(vx1, 36));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 58 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 59 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 58), _mm256_srli_epi64(vx3, 6));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 15 */
-            vx0 = _mm256_add_epi64(vx0, bk0);
-            vx1 = _mm256_add_epi64(vx1, bk1);
-            vx2 = _mm256_add_epi64(vx2, bk2);
-            vx3 = _mm256_add_epi64(vx3, bk3);
-            vx1 = _mm256_add_epi64(vx1, vt0);
-            vx2 = _mm256_add_epi64(vx2, vt1);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xf))));
-            /* round 60 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 26), _mm256_srli_epi64(vx1, 38));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 20), _mm256_srli_epi64(vx3, 44));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 61 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 35), _mm256_srli_epi64(vx1, 29));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 62 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 11), _mm256_srli_epi64(vx1, 53));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 63 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 16 */
-            vx0 = _mm256_add_epi64(vx0, bk1);
-            vx1 = _mm256_add_epi64(vx1, bk2);
-            vx2 = _mm256_add_epi64(vx2, bk3);
-            vx3 = _mm256_add_epi64(vx3, bk4);
-            vx1 = _mm256_add_epi64(vx1, vt1);
-            vx2 = _mm256_add_epi64(vx2, vt2);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x10))));
-            /* round 64 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 5), _mm256_srli_epi64(vx1, 59));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_shuffle_epi8(vx3, rot56);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 65 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 28), _mm256_srli_epi64(vx1, 36));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 66 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 67 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 58), _mm256_srli_epi64(vx3, 6));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* add subkey 17 */
-            vx0 = _mm256_add_epi64(vx0, bk2);
-            vx1 = _mm256_add_epi64(vx1, bk3);
-            vx2 = _mm256_add_epi64(vx2, bk4);
-            vx3 = _mm256_add_epi64(vx3, bk0);
-            vx1 = _mm256_add_epi64(vx1, vt2);
-            vx2 = _mm256_add_epi64(vx2, vt0);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x11))));
-            /* round 68 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 26), _mm256_srli_epi64(vx1, 38));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 20), _mm256_srli_epi64(vx3, 44));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 69 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 35), _mm256_srli_epi64(vx1, 29));
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            /* round 70 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 11), _mm256_srli_epi64(vx1, 53));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            /* round 71 */
-            vx0 = _mm256_add_epi64(vx0, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
-            vx1 = _mm256_xor_si256(vx1, vx2);
+            for (c = 0; c < 9; c++) {
+                /* add subkey 2*c */
+                vx0 = _mm256_add_epi64(vx0, bkr[2 * c]);
+                vx1 = _mm256_add_epi64(vx1, bkr[1 + 2 * c]);
+                vx2 = _mm256_add_epi64(vx2, bkr[2 + 2 * c]);
+                vx3 = _mm256_add_epi64(vx3, bkc[2 * c]);
+                vx1 = _mm256_add_epi64(vx1, vt0);
+                vx2 = _mm256_add_epi64(vx2, vt1);
+                /* round 8*c + 0 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 5), _mm256_srli_epi64(vx1, 59));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_shuffle_epi8(vx3, rot56);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 8*c + 1 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 28), _mm256_srli_epi64(vx1, 36));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* round 8*c + 2 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 8*c + 3 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 58), _mm256_srli_epi64(vx3, 6));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* add subkey 1 + 2*c */
+                vx0 = _mm256_add_epi64(vx0, bkr[1 + 2 * c]);
+                vx1 = _mm256_add_epi64(vx1, bkr[2 + 2 * c]);
+                vx2 = _mm256_add_epi64(vx2, bkr[3 + 2 * c]);
+                vx3 = _mm256_add_epi64(vx3, bkc[1 + 2 * c]);
+                vx1 = _mm256_add_epi64(vx1, vt1);
+                vx2 = _mm256_add_epi64(vx2, vt2);
+                /* round 8*c + 4 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 26), _mm256_srli_epi64(vx1, 38));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 20), _mm256_srli_epi64(vx3, 44));
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 8*c + 5 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 35), _mm256_srli_epi64(vx1, 29));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* round 8*c + 6 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 11), _mm256_srli_epi64(vx1, 53));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 8*c + 7 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* next cycle's tweak words: t[i] <- t[i-1 mod 3] */
+                vts = vt0;
+                vt0 = vt2;
+                vt2 = vt1;
+                vt1 = vts;
+            }
             /* add subkey 18 */
             vx0 = _mm256_add_epi64(vx0, bk3);
             vx1 = _mm256_add_epi64(vx1, bk4);
@@ -9456,7 +7915,9 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
 static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
                                                                        const uint8_t *in, uint8_t *out, size_t n)
 {
-    uint64_t k0, k1, k2, k3, k4;
+    uint64_t k0, k1, k2, k3, k4, kt;
+    uint64_t kr[21];
+    uint64_t kc[19];
     if (n == 0) /* before any load: n = 0 touches no pointer */
         return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -9469,16 +7930,102 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
     k4 ^= k1;
     k4 ^= k2;
     k4 ^= k3;
+    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
+    kr[0] = k0;
+    kr[1] = k1;
+    kr[2] = k2;
+    kr[3] = k3;
+    kr[4] = k4;
+    kr[5] = k0;
+    kr[6] = k1;
+    kr[7] = k2;
+    kr[8] = k3;
+    kr[9] = k4;
+    kr[10] = k0;
+    kr[11] = k1;
+    kr[12] = k2;
+    kr[13] = k3;
+    kr[14] = k4;
+    kr[15] = k0;
+    kr[16] = k1;
+    kr[17] = k2;
+    kr[18] = k3;
+    kr[19] = k4;
+    kr[20] = k0;
+    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
+    kc[0] = k3;
+    kt = k4;
+    kt += 1;
+    kc[1] = kt;
+    kt = k0;
+    kt += 2;
+    kc[2] = kt;
+    kt = k1;
+    kt += 3;
+    kc[3] = kt;
+    kt = k2;
+    kt += 4;
+    kc[4] = kt;
+    kt = k3;
+    kt += 5;
+    kc[5] = kt;
+    kt = k4;
+    kt += 6;
+    kc[6] = kt;
+    kt = k0;
+    kt += 7;
+    kc[7] = kt;
+    kt = k1;
+    kt += 8;
+    kc[8] = kt;
+    kt = k2;
+    kt += 9;
+    kc[9] = kt;
+    kt = k3;
+    kt += 10;
+    kc[10] = kt;
+    kt = k4;
+    kt += 11;
+    kc[11] = kt;
+    kt = k0;
+    kt += 12;
+    kc[12] = kt;
+    kt = k1;
+    kt += 13;
+    kc[13] = kt;
+    kt = k2;
+    kt += 14;
+    kc[14] = kt;
+    kt = k3;
+    kt += 15;
+    kc[15] = kt;
+    kt = k4;
+    kt += 16;
+    kc[16] = kt;
+    kt = k0;
+    kt += 17;
+    kc[17] = kt;
+    kt = k1;
+    kt += 18;
+    kc[18] = kt;
     if (n >= 4) {
         const __m256i bk0 = _mm256_set1_epi64x((long long)(k0));
         const __m256i bk1 = _mm256_set1_epi64x((long long)(k1));
-        const __m256i bk2 = _mm256_set1_epi64x((long long)(k2));
         const __m256i bk3 = _mm256_set1_epi64x((long long)(k3));
         const __m256i bk4 = _mm256_set1_epi64x((long long)(k4));
+        __m256i bkc[19];
+        unsigned j_bkc;
+        for (j_bkc = 0; j_bkc < 19; j_bkc++)
+            bkc[j_bkc] = _mm256_set1_epi64x((long long)(kc[j_bkc]));
+        __m256i bkr[21];
+        unsigned j_bkr;
+        for (j_bkr = 0; j_bkr < 21; j_bkr++)
+            bkr[j_bkr] = _mm256_set1_epi64x((long long)(kr[j_bkr]));
         const __m256i rot8 = _mm256_setr_epi8(7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14, 7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14);
         for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
-            __m256i vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
-            __m256i vxb0, vxb1, vxb2, vxb3;
+            __m256i vta0, vta1, vta2, vtas, vtb0, vtb1, vtb2, vtbs, vxa0, vxa1;
+            __m256i vxa2, vxa3, vxb0, vxb1, vxb2, vxb3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -9496,6 +8043,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
             }
             vta2 = vta0;
             vta2 = _mm256_xor_si256(vta2, vta1);
+            vtas = vta0;
             /* block 1: tweak t2 = t0 ^ t1 */
             {
                 const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
@@ -9513,6 +8061,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
             }
             vtb2 = vtb0;
             vtb2 = _mm256_xor_si256(vtb2, vtb1);
+            vtbs = vtb0;
             {
                 const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
                 const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
@@ -9564,1210 +8113,155 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
             vxb1 = _mm256_sub_epi64(vxb1, vtb0);
             vxb2 = _mm256_sub_epi64(vxb2, vtb1);
             vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
-            /* inverse round 71 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 70 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 53), _mm256_srli_epi64(vxa1, 11));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 53), _mm256_srli_epi64(vxb1, 11));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 69 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 11), _mm256_srli_epi64(vxa3, 53));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 11), _mm256_srli_epi64(vxb3, 53));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 29), _mm256_srli_epi64(vxa1, 35));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 29), _mm256_srli_epi64(vxb1, 35));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 68 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 38), _mm256_srli_epi64(vxa1, 26));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 38), _mm256_srli_epi64(vxb1, 26));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 44), _mm256_srli_epi64(vxa3, 20));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 44), _mm256_srli_epi64(vxb3, 20));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 17 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk2);
-            vxa1 = _mm256_sub_epi64(vxa1, bk3);
-            vxa2 = _mm256_sub_epi64(vxa2, bk4);
-            vxa3 = _mm256_sub_epi64(vxa3, bk0);
-            vxa1 = _mm256_sub_epi64(vxa1, vta2);
-            vxa2 = _mm256_sub_epi64(vxa2, vta0);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x11))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk2);
-            vxb1 = _mm256_sub_epi64(vxb1, bk3);
-            vxb2 = _mm256_sub_epi64(vxb2, bk4);
-            vxb3 = _mm256_sub_epi64(vxb3, bk0);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x11))));
-            /* inverse round 67 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 6), _mm256_srli_epi64(vxa3, 58));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 6), _mm256_srli_epi64(vxb3, 58));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 20), _mm256_srli_epi64(vxa1, 44));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 20), _mm256_srli_epi64(vxb1, 44));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 66 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 51), _mm256_srli_epi64(vxa1, 13));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 51), _mm256_srli_epi64(vxb1, 13));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 65 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 28), _mm256_srli_epi64(vxa3, 36));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 28), _mm256_srli_epi64(vxb3, 36));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 36), _mm256_srli_epi64(vxa1, 28));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 36), _mm256_srli_epi64(vxb1, 28));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 64 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 59), _mm256_srli_epi64(vxa1, 5));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 59), _mm256_srli_epi64(vxb1, 5));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot8);
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot8);
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 16 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk1);
-            vxa1 = _mm256_sub_epi64(vxa1, bk2);
-            vxa2 = _mm256_sub_epi64(vxa2, bk3);
-            vxa3 = _mm256_sub_epi64(vxa3, bk4);
-            vxa1 = _mm256_sub_epi64(vxa1, vta1);
-            vxa2 = _mm256_sub_epi64(vxa2, vta2);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x10))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk1);
-            vxb1 = _mm256_sub_epi64(vxb1, bk2);
-            vxb2 = _mm256_sub_epi64(vxb2, bk3);
-            vxb3 = _mm256_sub_epi64(vxb3, bk4);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x10))));
-            /* inverse round 63 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 62 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 53), _mm256_srli_epi64(vxa1, 11));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 53), _mm256_srli_epi64(vxb1, 11));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 61 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 11), _mm256_srli_epi64(vxa3, 53));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 11), _mm256_srli_epi64(vxb3, 53));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 29), _mm256_srli_epi64(vxa1, 35));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 29), _mm256_srli_epi64(vxb1, 35));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 60 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 38), _mm256_srli_epi64(vxa1, 26));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 38), _mm256_srli_epi64(vxb1, 26));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 44), _mm256_srli_epi64(vxa3, 20));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 44), _mm256_srli_epi64(vxb3, 20));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 15 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk0);
-            vxa1 = _mm256_sub_epi64(vxa1, bk1);
-            vxa2 = _mm256_sub_epi64(vxa2, bk2);
-            vxa3 = _mm256_sub_epi64(vxa3, bk3);
-            vxa1 = _mm256_sub_epi64(vxa1, vta0);
-            vxa2 = _mm256_sub_epi64(vxa2, vta1);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xf))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk0);
-            vxb1 = _mm256_sub_epi64(vxb1, bk1);
-            vxb2 = _mm256_sub_epi64(vxb2, bk2);
-            vxb3 = _mm256_sub_epi64(vxb3, bk3);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xf))));
-            /* inverse round 59 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 6), _mm256_srli_epi64(vxa3, 58));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 6), _mm256_srli_epi64(vxb3, 58));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 20), _mm256_srli_epi64(vxa1, 44));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 20), _mm256_srli_epi64(vxb1, 44));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 58 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 51), _mm256_srli_epi64(vxa1, 13));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 51), _mm256_srli_epi64(vxb1, 13));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 57 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 28), _mm256_srli_epi64(vxa3, 36));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 28), _mm256_srli_epi64(vxb3, 36));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 36), _mm256_srli_epi64(vxa1, 28));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 36), _mm256_srli_epi64(vxb1, 28));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 56 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 59), _mm256_srli_epi64(vxa1, 5));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 59), _mm256_srli_epi64(vxb1, 5));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot8);
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot8);
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 14 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk4);
-            vxa1 = _mm256_sub_epi64(vxa1, bk0);
-            vxa2 = _mm256_sub_epi64(vxa2, bk1);
-            vxa3 = _mm256_sub_epi64(vxa3, bk2);
-            vxa1 = _mm256_sub_epi64(vxa1, vta2);
-            vxa2 = _mm256_sub_epi64(vxa2, vta0);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xe))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk4);
-            vxb1 = _mm256_sub_epi64(vxb1, bk0);
-            vxb2 = _mm256_sub_epi64(vxb2, bk1);
-            vxb3 = _mm256_sub_epi64(vxb3, bk2);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xe))));
-            /* inverse round 55 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 54 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 53), _mm256_srli_epi64(vxa1, 11));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 53), _mm256_srli_epi64(vxb1, 11));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 53 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 11), _mm256_srli_epi64(vxa3, 53));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 11), _mm256_srli_epi64(vxb3, 53));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 29), _mm256_srli_epi64(vxa1, 35));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 29), _mm256_srli_epi64(vxb1, 35));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 52 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 38), _mm256_srli_epi64(vxa1, 26));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 38), _mm256_srli_epi64(vxb1, 26));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 44), _mm256_srli_epi64(vxa3, 20));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 44), _mm256_srli_epi64(vxb3, 20));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 13 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk3);
-            vxa1 = _mm256_sub_epi64(vxa1, bk4);
-            vxa2 = _mm256_sub_epi64(vxa2, bk0);
-            vxa3 = _mm256_sub_epi64(vxa3, bk1);
-            vxa1 = _mm256_sub_epi64(vxa1, vta1);
-            vxa2 = _mm256_sub_epi64(vxa2, vta2);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xd))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk3);
-            vxb1 = _mm256_sub_epi64(vxb1, bk4);
-            vxb2 = _mm256_sub_epi64(vxb2, bk0);
-            vxb3 = _mm256_sub_epi64(vxb3, bk1);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xd))));
-            /* inverse round 51 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 6), _mm256_srli_epi64(vxa3, 58));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 6), _mm256_srli_epi64(vxb3, 58));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 20), _mm256_srli_epi64(vxa1, 44));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 20), _mm256_srli_epi64(vxb1, 44));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 50 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 51), _mm256_srli_epi64(vxa1, 13));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 51), _mm256_srli_epi64(vxb1, 13));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 49 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 28), _mm256_srli_epi64(vxa3, 36));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 28), _mm256_srli_epi64(vxb3, 36));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 36), _mm256_srli_epi64(vxa1, 28));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 36), _mm256_srli_epi64(vxb1, 28));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 48 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 59), _mm256_srli_epi64(vxa1, 5));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 59), _mm256_srli_epi64(vxb1, 5));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot8);
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot8);
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 12 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk2);
-            vxa1 = _mm256_sub_epi64(vxa1, bk3);
-            vxa2 = _mm256_sub_epi64(vxa2, bk4);
-            vxa3 = _mm256_sub_epi64(vxa3, bk0);
-            vxa1 = _mm256_sub_epi64(vxa1, vta0);
-            vxa2 = _mm256_sub_epi64(vxa2, vta1);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xc))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk2);
-            vxb1 = _mm256_sub_epi64(vxb1, bk3);
-            vxb2 = _mm256_sub_epi64(vxb2, bk4);
-            vxb3 = _mm256_sub_epi64(vxb3, bk0);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xc))));
-            /* inverse round 47 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 46 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 53), _mm256_srli_epi64(vxa1, 11));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 53), _mm256_srli_epi64(vxb1, 11));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 45 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 11), _mm256_srli_epi64(vxa3, 53));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 11), _mm256_srli_epi64(vxb3, 53));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 29), _mm256_srli_epi64(vxa1, 35));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 29), _mm256_srli_epi64(vxb1, 35));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 44 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 38), _mm256_srli_epi64(vxa1, 26));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 38), _mm256_srli_epi64(vxb1, 26));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 44), _mm256_srli_epi64(vxa3, 20));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 44), _mm256_srli_epi64(vxb3, 20));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 11 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk1);
-            vxa1 = _mm256_sub_epi64(vxa1, bk2);
-            vxa2 = _mm256_sub_epi64(vxa2, bk3);
-            vxa3 = _mm256_sub_epi64(vxa3, bk4);
-            vxa1 = _mm256_sub_epi64(vxa1, vta2);
-            vxa2 = _mm256_sub_epi64(vxa2, vta0);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xb))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk1);
-            vxb1 = _mm256_sub_epi64(vxb1, bk2);
-            vxb2 = _mm256_sub_epi64(vxb2, bk3);
-            vxb3 = _mm256_sub_epi64(vxb3, bk4);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xb))));
-            /* inverse round 43 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 6), _mm256_srli_epi64(vxa3, 58));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 6), _mm256_srli_epi64(vxb3, 58));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 20), _mm256_srli_epi64(vxa1, 44));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 20), _mm256_srli_epi64(vxb1, 44));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 42 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 51), _mm256_srli_epi64(vxa1, 13));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 51), _mm256_srli_epi64(vxb1, 13));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 41 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 28), _mm256_srli_epi64(vxa3, 36));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 28), _mm256_srli_epi64(vxb3, 36));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 36), _mm256_srli_epi64(vxa1, 28));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 36), _mm256_srli_epi64(vxb1, 28));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 40 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 59), _mm256_srli_epi64(vxa1, 5));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 59), _mm256_srli_epi64(vxb1, 5));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot8);
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot8);
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 10 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk0);
-            vxa1 = _mm256_sub_epi64(vxa1, bk1);
-            vxa2 = _mm256_sub_epi64(vxa2, bk2);
-            vxa3 = _mm256_sub_epi64(vxa3, bk3);
-            vxa1 = _mm256_sub_epi64(vxa1, vta1);
-            vxa2 = _mm256_sub_epi64(vxa2, vta2);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0xa))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk0);
-            vxb1 = _mm256_sub_epi64(vxb1, bk1);
-            vxb2 = _mm256_sub_epi64(vxb2, bk2);
-            vxb3 = _mm256_sub_epi64(vxb3, bk3);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0xa))));
-            /* inverse round 39 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 38 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 53), _mm256_srli_epi64(vxa1, 11));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 53), _mm256_srli_epi64(vxb1, 11));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 37 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 11), _mm256_srli_epi64(vxa3, 53));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 11), _mm256_srli_epi64(vxb3, 53));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 29), _mm256_srli_epi64(vxa1, 35));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 29), _mm256_srli_epi64(vxb1, 35));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 36 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 38), _mm256_srli_epi64(vxa1, 26));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 38), _mm256_srli_epi64(vxb1, 26));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 44), _mm256_srli_epi64(vxa3, 20));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 44), _mm256_srli_epi64(vxb3, 20));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 9 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk4);
-            vxa1 = _mm256_sub_epi64(vxa1, bk0);
-            vxa2 = _mm256_sub_epi64(vxa2, bk1);
-            vxa3 = _mm256_sub_epi64(vxa3, bk2);
-            vxa1 = _mm256_sub_epi64(vxa1, vta0);
-            vxa2 = _mm256_sub_epi64(vxa2, vta1);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x9))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk4);
-            vxb1 = _mm256_sub_epi64(vxb1, bk0);
-            vxb2 = _mm256_sub_epi64(vxb2, bk1);
-            vxb3 = _mm256_sub_epi64(vxb3, bk2);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x9))));
-            /* inverse round 35 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 6), _mm256_srli_epi64(vxa3, 58));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 6), _mm256_srli_epi64(vxb3, 58));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 20), _mm256_srli_epi64(vxa1, 44));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 20), _mm256_srli_epi64(vxb1, 44));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 34 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 51), _mm256_srli_epi64(vxa1, 13));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 51), _mm256_srli_epi64(vxb1, 13));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 33 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 28), _mm256_srli_epi64(vxa3, 36));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 28), _mm256_srli_epi64(vxb3, 36));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 36), _mm256_srli_epi64(vxa1, 28));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 36), _mm256_srli_epi64(vxb1, 28));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 32 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 59), _mm256_srli_epi64(vxa1, 5));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 59), _mm256_srli_epi64(vxb1, 5));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot8);
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot8);
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 8 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk3);
-            vxa1 = _mm256_sub_epi64(vxa1, bk4);
-            vxa2 = _mm256_sub_epi64(vxa2, bk0);
-            vxa3 = _mm256_sub_epi64(vxa3, bk1);
-            vxa1 = _mm256_sub_epi64(vxa1, vta2);
-            vxa2 = _mm256_sub_epi64(vxa2, vta0);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x8))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk3);
-            vxb1 = _mm256_sub_epi64(vxb1, bk4);
-            vxb2 = _mm256_sub_epi64(vxb2, bk0);
-            vxb3 = _mm256_sub_epi64(vxb3, bk1);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x8))));
-            /* inverse round 31 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 30 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 53), _mm256_srli_epi64(vxa1, 11));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 53), _mm256_srli_epi64(vxb1, 11));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 29 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 11), _mm256_srli_epi64(vxa3, 53));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 11), _mm256_srli_epi64(vxb3, 53));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 29), _mm256_srli_epi64(vxa1, 35));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 29), _mm256_srli_epi64(vxb1, 35));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 28 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 38), _mm256_srli_epi64(vxa1, 26));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 38), _mm256_srli_epi64(vxb1, 26));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 44), _mm256_srli_epi64(vxa3, 20));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 44), _mm256_srli_epi64(vxb3, 20));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 7 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk2);
-            vxa1 = _mm256_sub_epi64(vxa1, bk3);
-            vxa2 = _mm256_sub_epi64(vxa2, bk4);
-            vxa3 = _mm256_sub_epi64(vxa3, bk0);
-            vxa1 = _mm256_sub_epi64(vxa1, vta1);
-            vxa2 = _mm256_sub_epi64(vxa2, vta2);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x7))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk2);
-            vxb1 = _mm256_sub_epi64(vxb1, bk3);
-            vxb2 = _mm256_sub_epi64(vxb2, bk4);
-            vxb3 = _mm256_sub_epi64(vxb3, bk0);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x7))));
-            /* inverse round 27 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 6), _mm256_srli_epi64(vxa3, 58));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 6), _mm256_srli_epi64(vxb3, 58));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 20), _mm256_srli_epi64(vxa1, 44));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 20), _mm256_srli_epi64(vxb1, 44));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 26 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 51), _mm256_srli_epi64(vxa1, 13));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 51), _mm256_srli_epi64(vxb1, 13));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 25 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 28), _mm256_srli_epi64(vxa3, 36));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 28), _mm256_srli_epi64(vxb3, 36));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 36), _mm256_srli_epi64(vxa1, 28));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 36), _mm256_srli_epi64(vxb1, 28));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 24 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 59), _mm256_srli_epi64(vxa1, 5));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 59), _mm256_srli_epi64(vxb1, 5));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot8);
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot8);
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 6 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk1);
-            vxa1 = _mm256_sub_epi64(vxa1, bk2);
-            vxa2 = _mm256_sub_epi64(vxa2, bk3);
-            vxa3 = _mm256_sub_epi64(vxa3, bk4);
-            vxa1 = _mm256_sub_epi64(vxa1, vta0);
-            vxa2 = _mm256_sub_epi64(vxa2, vta1);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x6))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk1);
-            vxb1 = _mm256_sub_epi64(vxb1, bk2);
-            vxb2 = _mm256_sub_epi64(vxb2, bk3);
-            vxb3 = _mm256_sub_epi64(vxb3, bk4);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x6))));
-            /* inverse round 23 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 22 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 53), _mm256_srli_epi64(vxa1, 11));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 53), _mm256_srli_epi64(vxb1, 11));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 21 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 11), _mm256_srli_epi64(vxa3, 53));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 11), _mm256_srli_epi64(vxb3, 53));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 29), _mm256_srli_epi64(vxa1, 35));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 29), _mm256_srli_epi64(vxb1, 35));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 20 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 38), _mm256_srli_epi64(vxa1, 26));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 38), _mm256_srli_epi64(vxb1, 26));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 44), _mm256_srli_epi64(vxa3, 20));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 44), _mm256_srli_epi64(vxb3, 20));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 5 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk0);
-            vxa1 = _mm256_sub_epi64(vxa1, bk1);
-            vxa2 = _mm256_sub_epi64(vxa2, bk2);
-            vxa3 = _mm256_sub_epi64(vxa3, bk3);
-            vxa1 = _mm256_sub_epi64(vxa1, vta2);
-            vxa2 = _mm256_sub_epi64(vxa2, vta0);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x5))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk0);
-            vxb1 = _mm256_sub_epi64(vxb1, bk1);
-            vxb2 = _mm256_sub_epi64(vxb2, bk2);
-            vxb3 = _mm256_sub_epi64(vxb3, bk3);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x5))));
-            /* inverse round 19 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 6), _mm256_srli_epi64(vxa3, 58));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 6), _mm256_srli_epi64(vxb3, 58));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 20), _mm256_srli_epi64(vxa1, 44));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 20), _mm256_srli_epi64(vxb1, 44));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 18 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 51), _mm256_srli_epi64(vxa1, 13));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 51), _mm256_srli_epi64(vxb1, 13));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 17 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 28), _mm256_srli_epi64(vxa3, 36));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 28), _mm256_srli_epi64(vxb3, 36));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 36), _mm256_srli_epi64(vxa1, 28));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 36), _mm256_srli_epi64(vxb1, 28));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 16 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 59), _mm256_srli_epi64(vxa1, 5));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 59), _mm256_srli_epi64(vxb1, 5));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot8);
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot8);
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 4 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk4);
-            vxa1 = _mm256_sub_epi64(vxa1, bk0);
-            vxa2 = _mm256_sub_epi64(vxa2, bk1);
-            vxa3 = _mm256_sub_epi64(vxa3, bk2);
-            vxa1 = _mm256_sub_epi64(vxa1, vta1);
-            vxa2 = _mm256_sub_epi64(vxa2, vta2);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x4))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk4);
-            vxb1 = _mm256_sub_epi64(vxb1, bk0);
-            vxb2 = _mm256_sub_epi64(vxb2, bk1);
-            vxb3 = _mm256_sub_epi64(vxb3, bk2);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x4))));
-            /* inverse round 15 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 14 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 53), _mm256_srli_epi64(vxa1, 11));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 53), _mm256_srli_epi64(vxb1, 11));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 13 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 11), _mm256_srli_epi64(vxa3, 53));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 11), _mm256_srli_epi64(vxb3, 53));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 29), _mm256_srli_epi64(vxa1, 35));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 29), _mm256_srli_epi64(vxb1, 35));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 12 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 38), _mm256_srli_epi64(vxa1, 26));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 38), _mm256_srli_epi64(vxb1, 26));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 44), _mm256_srli_epi64(vxa3, 20));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 44), _mm256_srli_epi64(vxb3, 20));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 3 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk3);
-            vxa1 = _mm256_sub_epi64(vxa1, bk4);
-            vxa2 = _mm256_sub_epi64(vxa2, bk0);
-            vxa3 = _mm256_sub_epi64(vxa3, bk1);
-            vxa1 = _mm256_sub_epi64(vxa1, vta0);
-            vxa2 = _mm256_sub_epi64(vxa2, vta1);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x3))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk3);
-            vxb1 = _mm256_sub_epi64(vxb1, bk4);
-            vxb2 = _mm256_sub_epi64(vxb2, bk0);
-            vxb3 = _mm256_sub_epi64(vxb3, bk1);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x3))));
-            /* inverse round 11 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 6), _mm256_srli_epi64(vxa3, 58));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 6), _mm256_srli_epi64(vxb3, 58));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 20), _mm256_srli_epi64(vxa1, 44));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 20), _mm256_srli_epi64(vxb1, 44));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 10 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 51), _mm256_srli_epi64(vxa1, 13));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 51), _mm256_srli_epi64(vxb1, 13));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 9 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 28), _mm256_srli_epi64(vxa3, 36));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 28), _mm256_srli_epi64(vxb3, 36));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 36), _mm256_srli_epi64(vxa1, 28));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 36), _mm256_srli_epi64(vxb1, 28));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 8 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 59), _mm256_srli_epi64(vxa1, 5));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 59), _mm256_srli_epi64(vxb1, 5));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot8);
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot8);
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 2 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk2);
-            vxa1 = _mm256_sub_epi64(vxa1, bk3);
-            vxa2 = _mm256_sub_epi64(vxa2, bk4);
-            vxa3 = _mm256_sub_epi64(vxa3, bk0);
-            vxa1 = _mm256_sub_epi64(vxa1, vta2);
-            vxa2 = _mm256_sub_epi64(vxa2, vta0);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x2))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk2);
-            vxb1 = _mm256_sub_epi64(vxb1, bk3);
-            vxb2 = _mm256_sub_epi64(vxb2, bk4);
-            vxb3 = _mm256_sub_epi64(vxb3, bk0);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x2))));
-            /* inverse round 7 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 6 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 53), _mm256_srli_epi64(vxa1, 11));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 53), _mm256_srli_epi64(vxb1, 11));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 5 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 11), _mm256_srli_epi64(vxa3, 53));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 11), _mm256_srli_epi64(vxb3, 53));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 29), _mm256_srli_epi64(vxa1, 35));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 29), _mm256_srli_epi64(vxb1, 35));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 4 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 38), _mm256_srli_epi64(vxa1, 26));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 38), _mm256_srli_epi64(vxb1, 26));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 44), _mm256_srli_epi64(vxa3, 20));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 44), _mm256_srli_epi64(vxb3, 20));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 1 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk1);
-            vxa1 = _mm256_sub_epi64(vxa1, bk2);
-            vxa2 = _mm256_sub_epi64(vxa2, bk3);
-            vxa3 = _mm256_sub_epi64(vxa3, bk4);
-            vxa1 = _mm256_sub_epi64(vxa1, vta1);
-            vxa2 = _mm256_sub_epi64(vxa2, vta2);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x1))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk1);
-            vxb1 = _mm256_sub_epi64(vxb1, bk2);
-            vxb2 = _mm256_sub_epi64(vxb2, bk3);
-            vxb3 = _mm256_sub_epi64(vxb3, bk4);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x1))));
-            /* inverse round 3 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 6), _mm256_srli_epi64(vxa3, 58));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 6), _mm256_srli_epi64(vxb3, 58));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 20), _mm256_srli_epi64(vxa1, 44));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 20), _mm256_srli_epi64(vxb1, 44));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 2 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 51), _mm256_srli_epi64(vxa1, 13));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 51), _mm256_srli_epi64(vxb1, 13));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* inverse round 1 */
-            vxa3 = _mm256_xor_si256(vxa3, vxa0);
-            vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 28), _mm256_srli_epi64(vxa3, 36));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb0);
-            vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 28), _mm256_srli_epi64(vxb3, 36));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm256_xor_si256(vxa1, vxa2);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 36), _mm256_srli_epi64(vxa1, 28));
-            vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb2);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 36), _mm256_srli_epi64(vxb1, 28));
-            vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-            /* inverse round 0 */
-            vxa1 = _mm256_xor_si256(vxa1, vxa0);
-            vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 59), _mm256_srli_epi64(vxa1, 5));
-            vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm256_xor_si256(vxb1, vxb0);
-            vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 59), _mm256_srli_epi64(vxb1, 5));
-            vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm256_xor_si256(vxa3, vxa2);
-            vxa3 = _mm256_shuffle_epi8(vxa3, rot8);
-            vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm256_xor_si256(vxb3, vxb2);
-            vxb3 = _mm256_shuffle_epi8(vxb3, rot8);
-            vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 0 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk0);
-            vxa1 = _mm256_sub_epi64(vxa1, bk1);
-            vxa2 = _mm256_sub_epi64(vxa2, bk2);
-            vxa3 = _mm256_sub_epi64(vxa3, bk3);
-            vxa1 = _mm256_sub_epi64(vxa1, vta0);
-            vxa2 = _mm256_sub_epi64(vxa2, vta1);
-            vxb0 = _mm256_sub_epi64(vxb0, bk0);
-            vxb1 = _mm256_sub_epi64(vxb1, bk1);
-            vxb2 = _mm256_sub_epi64(vxb2, bk2);
-            vxb3 = _mm256_sub_epi64(vxb3, bk3);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb1);
+            vtas = vta0;
+            vta0 = vta1;
+            vta1 = vta2;
+            vta2 = vtas;
+            vtbs = vtb0;
+            vtb0 = vtb1;
+            vtb1 = vtb2;
+            vtb2 = vtbs;
+            for (c = 0; c < 9; c++) {
+                /* inverse round 8*c' + 7 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 8*c' + 6 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 53), _mm256_srli_epi64(vxa1, 11));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 53), _mm256_srli_epi64(vxb1, 11));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* inverse round 8*c' + 5 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 11), _mm256_srli_epi64(vxa3, 53));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 11), _mm256_srli_epi64(vxb3, 53));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 29), _mm256_srli_epi64(vxa1, 35));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 29), _mm256_srli_epi64(vxb1, 35));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 8*c' + 4 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 38), _mm256_srli_epi64(vxa1, 26));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 38), _mm256_srli_epi64(vxb1, 26));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 44), _mm256_srli_epi64(vxa3, 20));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 44), _mm256_srli_epi64(vxb3, 20));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* subtract subkey 17 - 2*c */
+                vxa0 = _mm256_sub_epi64(vxa0, bkr[17 - 2 * c]);
+                vxa1 = _mm256_sub_epi64(vxa1, bkr[18 - 2 * c]);
+                vxa2 = _mm256_sub_epi64(vxa2, bkr[19 - 2 * c]);
+                vxa3 = _mm256_sub_epi64(vxa3, bkc[17 - 2 * c]);
+                vxa1 = _mm256_sub_epi64(vxa1, vta1);
+                vxa2 = _mm256_sub_epi64(vxa2, vta2);
+                vxb0 = _mm256_sub_epi64(vxb0, bkr[17 - 2 * c]);
+                vxb1 = _mm256_sub_epi64(vxb1, bkr[18 - 2 * c]);
+                vxb2 = _mm256_sub_epi64(vxb2, bkr[19 - 2 * c]);
+                vxb3 = _mm256_sub_epi64(vxb3, bkc[17 - 2 * c]);
+                vxb1 = _mm256_sub_epi64(vxb1, vtb1);
+                vxb2 = _mm256_sub_epi64(vxb2, vtb2);
+                /* inverse round 8*c' + 3 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 6), _mm256_srli_epi64(vxa3, 58));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 6), _mm256_srli_epi64(vxb3, 58));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 20), _mm256_srli_epi64(vxa1, 44));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 20), _mm256_srli_epi64(vxb1, 44));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 8*c' + 2 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 51), _mm256_srli_epi64(vxa1, 13));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 51), _mm256_srli_epi64(vxb1, 13));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* inverse round 8*c' + 1 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 28), _mm256_srli_epi64(vxa3, 36));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 28), _mm256_srli_epi64(vxb3, 36));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 36), _mm256_srli_epi64(vxa1, 28));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 36), _mm256_srli_epi64(vxb1, 28));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 8*c' + 0 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 59), _mm256_srli_epi64(vxa1, 5));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 59), _mm256_srli_epi64(vxb1, 5));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot8);
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot8);
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* subtract subkey 16 - 2*c */
+                vxa0 = _mm256_sub_epi64(vxa0, bkr[16 - 2 * c]);
+                vxa1 = _mm256_sub_epi64(vxa1, bkr[17 - 2 * c]);
+                vxa2 = _mm256_sub_epi64(vxa2, bkr[18 - 2 * c]);
+                vxa3 = _mm256_sub_epi64(vxa3, bkc[16 - 2 * c]);
+                vxa1 = _mm256_sub_epi64(vxa1, vta0);
+                vxa2 = _mm256_sub_epi64(vxa2, vta1);
+                vxb0 = _mm256_sub_epi64(vxb0, bkr[16 - 2 * c]);
+                vxb1 = _mm256_sub_epi64(vxb1, bkr[17 - 2 * c]);
+                vxb2 = _mm256_sub_epi64(vxb2, bkr[18 - 2 * c]);
+                vxb3 = _mm256_sub_epi64(vxb3, bkc[16 - 2 * c]);
+                vxb1 = _mm256_sub_epi64(vxb1, vtb0);
+                vxb2 = _mm256_sub_epi64(vxb2, vtb1);
+                /* previous cycle's tweak words: t[i] <- t[i+1 mod 3] */
+                vtas = vta0;
+                vta0 = vta1;
+                vta1 = vta2;
+                vta2 = vtas;
+                vtbs = vtb0;
+                vtb0 = vtb1;
+                vtb1 = vtb2;
+                vtb2 = vtbs;
+            }
             /* store the block(s) */
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxa0, vxa1);
@@ -10799,7 +8293,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
             }
         }
         for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
-            __m256i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            __m256i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -10817,6 +8312,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
             }
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
+            vts = vt0;
             {
                 const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
                 const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
@@ -10843,653 +8339,87 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
             vx1 = _mm256_sub_epi64(vx1, vt0);
             vx2 = _mm256_sub_epi64(vx2, vt1);
             vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
-            /* inverse round 71 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 70 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 53), _mm256_srli_epi64(vx1, 11));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 69 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 29), _mm256_srli_epi64(vx1, 35));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 68 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 38), _mm256_srli_epi64(vx1, 26));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 44), _mm256_srli_epi64(vx3, 20));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 17 */
-            vx0 = _mm256_sub_epi64(vx0, bk2);
-            vx1 = _mm256_sub_epi64(vx1, bk3);
-            vx2 = _mm256_sub_epi64(vx2, bk4);
-            vx3 = _mm256_sub_epi64(vx3, bk0);
-            vx1 = _mm256_sub_epi64(vx1, vt2);
-            vx2 = _mm256_sub_epi64(vx2, vt0);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x11))));
-            /* inverse round 67 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 6), _mm256_srli_epi64(vx3, 58));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 66 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 65 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 36), _mm256_srli_epi64(vx1, 28));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 64 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 59), _mm256_srli_epi64(vx1, 5));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_shuffle_epi8(vx3, rot8);
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 16 */
-            vx0 = _mm256_sub_epi64(vx0, bk1);
-            vx1 = _mm256_sub_epi64(vx1, bk2);
-            vx2 = _mm256_sub_epi64(vx2, bk3);
-            vx3 = _mm256_sub_epi64(vx3, bk4);
-            vx1 = _mm256_sub_epi64(vx1, vt1);
-            vx2 = _mm256_sub_epi64(vx2, vt2);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x10))));
-            /* inverse round 63 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 62 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 53), _mm256_srli_epi64(vx1, 11));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 61 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 29), _mm256_srli_epi64(vx1, 35));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 60 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 38), _mm256_srli_epi64(vx1, 26));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 44), _mm256_srli_epi64(vx3, 20));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 15 */
-            vx0 = _mm256_sub_epi64(vx0, bk0);
-            vx1 = _mm256_sub_epi64(vx1, bk1);
-            vx2 = _mm256_sub_epi64(vx2, bk2);
-            vx3 = _mm256_sub_epi64(vx3, bk3);
-            vx1 = _mm256_sub_epi64(vx1, vt0);
-            vx2 = _mm256_sub_epi64(vx2, vt1);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xf))));
-            /* inverse round 59 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 6), _mm256_srli_epi64(vx3, 58));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 58 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 57 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 36), _mm256_srli_epi64(vx1, 28));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 56 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 59), _mm256_srli_epi64(vx1, 5));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_shuffle_epi8(vx3, rot8);
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 14 */
-            vx0 = _mm256_sub_epi64(vx0, bk4);
-            vx1 = _mm256_sub_epi64(vx1, bk0);
-            vx2 = _mm256_sub_epi64(vx2, bk1);
-            vx3 = _mm256_sub_epi64(vx3, bk2);
-            vx1 = _mm256_sub_epi64(vx1, vt2);
-            vx2 = _mm256_sub_epi64(vx2, vt0);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xe))));
-            /* inverse round 55 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 54 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 53), _mm256_srli_epi64(vx1, 11));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 53 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 29), _mm256_srli_epi64(vx1, 35));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 52 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 38), _mm256_srli_epi64(vx1, 26));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 44), _mm256_srli_epi64(vx3, 20));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 13 */
-            vx0 = _mm256_sub_epi64(vx0, bk3);
-            vx1 = _mm256_sub_epi64(vx1, bk4);
-            vx2 = _mm256_sub_epi64(vx2, bk0);
-            vx3 = _mm256_sub_epi64(vx3, bk1);
-            vx1 = _mm256_sub_epi64(vx1, vt1);
-            vx2 = _mm256_sub_epi64(vx2, vt2);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xd))));
-            /* inverse round 51 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 6), _mm256_srli_epi64(vx3, 58));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 50 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 49 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 36), _mm256_srli_epi64(vx1, 28));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 48 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 59), _mm256_srli_epi64(vx1, 5));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_shuffle_epi8(vx3, rot8);
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 12 */
-            vx0 = _mm256_sub_epi64(vx0, bk2);
-            vx1 = _mm256_sub_epi64(vx1, bk3);
-            vx2 = _mm256_sub_epi64(vx2, bk4);
-            vx3 = _mm256_sub_epi64(vx3, bk0);
-            vx1 = _mm256_sub_epi64(vx1, vt0);
-            vx2 = _mm256_sub_epi64(vx2, vt1);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xc))));
-            /* inverse round 47 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 46 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 53), _mm256_srli_epi64(vx1, 11));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 45 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 29), _mm256_srli_epi64(vx1, 35));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 44 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 38), _mm256_srli_epi64(vx1, 26));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 44), _mm256_srli_epi64(vx3, 20));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 11 */
-            vx0 = _mm256_sub_epi64(vx0, bk1);
-            vx1 = _mm256_sub_epi64(vx1, bk2);
-            vx2 = _mm256_sub_epi64(vx2, bk3);
-            vx3 = _mm256_sub_epi64(vx3, bk4);
-            vx1 = _mm256_sub_epi64(vx1, vt2);
-            vx2 = _mm256_sub_epi64(vx2, vt0);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xb))));
-            /* inverse round 43 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 6), _mm256_srli_epi64(vx3, 58));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 42 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 41 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 36), _mm256_srli_epi64(vx1, 28));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 40 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 59), _mm256_srli_epi64(vx1, 5));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_shuffle_epi8(vx3, rot8);
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 10 */
-            vx0 = _mm256_sub_epi64(vx0, bk0);
-            vx1 = _mm256_sub_epi64(vx1, bk1);
-            vx2 = _mm256_sub_epi64(vx2, bk2);
-            vx3 = _mm256_sub_epi64(vx3, bk3);
-            vx1 = _mm256_sub_epi64(vx1, vt1);
-            vx2 = _mm256_sub_epi64(vx2, vt2);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0xa))));
-            /* inverse round 39 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 38 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 53), _mm256_srli_epi64(vx1, 11));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 37 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 29), _mm256_srli_epi64(vx1, 35));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 36 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 38), _mm256_srli_epi64(vx1, 26));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 44), _mm256_srli_epi64(vx3, 20));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 9 */
-            vx0 = _mm256_sub_epi64(vx0, bk4);
-            vx1 = _mm256_sub_epi64(vx1, bk0);
-            vx2 = _mm256_sub_epi64(vx2, bk1);
-            vx3 = _mm256_sub_epi64(vx3, bk2);
-            vx1 = _mm256_sub_epi64(vx1, vt0);
-            vx2 = _mm256_sub_epi64(vx2, vt1);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x9))));
-            /* inverse round 35 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 6), _mm256_srli_epi64(vx3, 58));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 34 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 33 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 36), _mm256_srli_epi64(vx1, 28));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 32 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 59), _mm256_srli_epi64(vx1, 5));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_shuffle_epi8(vx3, rot8);
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 8 */
-            vx0 = _mm256_sub_epi64(vx0, bk3);
-            vx1 = _mm256_sub_epi64(vx1, bk4);
-            vx2 = _mm256_sub_epi64(vx2, bk0);
-            vx3 = _mm256_sub_epi64(vx3, bk1);
-            vx1 = _mm256_sub_epi64(vx1, vt2);
-            vx2 = _mm256_sub_epi64(vx2, vt0);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x8))));
-            /* inverse round 31 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 30 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 53), _mm256_srli_epi64(vx1, 11));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 29 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 29), _mm256_srli_epi64(vx1, 35));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 28 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 38), _mm256_srli_epi64(vx1, 26));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 44), _mm256_srli_epi64(vx3, 20));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 7 */
-            vx0 = _mm256_sub_epi64(vx0, bk2);
-            vx1 = _mm256_sub_epi64(vx1, bk3);
-            vx2 = _mm256_sub_epi64(vx2, bk4);
-            vx3 = _mm256_sub_epi64(vx3, bk0);
-            vx1 = _mm256_sub_epi64(vx1, vt1);
-            vx2 = _mm256_sub_epi64(vx2, vt2);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x7))));
-            /* inverse round 27 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 6), _mm256_srli_epi64(vx3, 58));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 26 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 25 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 36), _mm256_srli_epi64(vx1, 28));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 24 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 59), _mm256_srli_epi64(vx1, 5));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_shuffle_epi8(vx3, rot8);
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 6 */
-            vx0 = _mm256_sub_epi64(vx0, bk1);
-            vx1 = _mm256_sub_epi64(vx1, bk2);
-            vx2 = _mm256_sub_epi64(vx2, bk3);
-            vx3 = _mm256_sub_epi64(vx3, bk4);
-            vx1 = _mm256_sub_epi64(vx1, vt0);
-            vx2 = _mm256_sub_epi64(vx2, vt1);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x6))));
-            /* inverse round 23 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 22 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 53), _mm256_srli_epi64(vx1, 11));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 21 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 29), _mm256_srli_epi64(vx1, 35));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 20 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 38), _mm256_srli_epi64(vx1, 26));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 44), _mm256_srli_epi64(vx3, 20));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 5 */
-            vx0 = _mm256_sub_epi64(vx0, bk0);
-            vx1 = _mm256_sub_epi64(vx1, bk1);
-            vx2 = _mm256_sub_epi64(vx2, bk2);
-            vx3 = _mm256_sub_epi64(vx3, bk3);
-            vx1 = _mm256_sub_epi64(vx1, vt2);
-            vx2 = _mm256_sub_epi64(vx2, vt0);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x5))));
-            /* inverse round 19 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 6), _mm256_srli_epi64(vx3, 58));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 18 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 17 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 36), _mm256_srli_epi64(vx1, 28));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 16 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 59), _mm256_srli_epi64(vx1, 5));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_shuffle_epi8(vx3, rot8);
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 4 */
-            vx0 = _mm256_sub_epi64(vx0, bk4);
-            vx1 = _mm256_sub_epi64(vx1, bk0);
-            vx2 = _mm256_sub_epi64(vx2, bk1);
-            vx3 = _mm256_sub_epi64(vx3, bk2);
-            vx1 = _mm256_sub_epi64(vx1, vt1);
-            vx2 = _mm256_sub_epi64(vx2, vt2);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x4))));
-            /* inverse round 15 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 14 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 53), _mm256_srli_epi64(vx1, 11));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 13 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 29), _mm256_srli_epi64(vx1, 35));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 12 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 38), _mm256_srli_epi64(vx1, 26));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 44), _mm256_srli_epi64(vx3, 20));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 3 */
-            vx0 = _mm256_sub_epi64(vx0, bk3);
-            vx1 = _mm256_sub_epi64(vx1, bk4);
-            vx2 = _mm256_sub_epi64(vx2, bk0);
-            vx3 = _mm256_sub_epi64(vx3, bk1);
-            vx1 = _mm256_sub_epi64(vx1, vt0);
-            vx2 = _mm256_sub_epi64(vx2, vt1);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x3))));
-            /* inverse round 11 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 6), _mm256_srli_epi64(vx3, 58));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 10 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 9 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 36), _mm256_srli_epi64(vx1, 28));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 8 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 59), _mm256_srli_epi64(vx1, 5));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_shuffle_epi8(vx3, rot8);
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 2 */
-            vx0 = _mm256_sub_epi64(vx0, bk2);
-            vx1 = _mm256_sub_epi64(vx1, bk3);
-            vx2 = _mm256_sub_epi64(vx2, bk4);
-            vx3 = _mm256_sub_epi64(vx3, bk0);
-            vx1 = _mm256_sub_epi64(vx1, vt2);
-            vx2 = _mm256_sub_epi64(vx2, vt0);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x2))));
-            /* inverse round 7 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 6 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 53), _mm256_srli_epi64(vx1, 11));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 5 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 29), _mm256_srli_epi64(vx1, 35));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 4 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 38), _mm256_srli_epi64(vx1, 26));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 44), _mm256_srli_epi64(vx3, 20));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 1 */
-            vx0 = _mm256_sub_epi64(vx0, bk1);
-            vx1 = _mm256_sub_epi64(vx1, bk2);
-            vx2 = _mm256_sub_epi64(vx2, bk3);
-            vx3 = _mm256_sub_epi64(vx3, bk4);
-            vx1 = _mm256_sub_epi64(vx1, vt1);
-            vx2 = _mm256_sub_epi64(vx2, vt2);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x1))));
-            /* inverse round 3 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 6), _mm256_srli_epi64(vx3, 58));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 2 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* inverse round 1 */
-            vx3 = _mm256_xor_si256(vx3, vx0);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
-            vx0 = _mm256_sub_epi64(vx0, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx2);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 36), _mm256_srli_epi64(vx1, 28));
-            vx2 = _mm256_sub_epi64(vx2, vx1);
-            /* inverse round 0 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 59), _mm256_srli_epi64(vx1, 5));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_shuffle_epi8(vx3, rot8);
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            /* subtract subkey 0 */
-            vx0 = _mm256_sub_epi64(vx0, bk0);
-            vx1 = _mm256_sub_epi64(vx1, bk1);
-            vx2 = _mm256_sub_epi64(vx2, bk2);
-            vx3 = _mm256_sub_epi64(vx3, bk3);
-            vx1 = _mm256_sub_epi64(vx1, vt0);
-            vx2 = _mm256_sub_epi64(vx2, vt1);
+            vts = vt0;
+            vt0 = vt1;
+            vt1 = vt2;
+            vt2 = vts;
+            for (c = 0; c < 9; c++) {
+                /* inverse round 8*c' + 7 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 8*c' + 6 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 53), _mm256_srli_epi64(vx1, 11));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* inverse round 8*c' + 5 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 29), _mm256_srli_epi64(vx1, 35));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 8*c' + 4 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 38), _mm256_srli_epi64(vx1, 26));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 44), _mm256_srli_epi64(vx3, 20));
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* subtract subkey 17 - 2*c */
+                vx0 = _mm256_sub_epi64(vx0, bkr[17 - 2 * c]);
+                vx1 = _mm256_sub_epi64(vx1, bkr[18 - 2 * c]);
+                vx2 = _mm256_sub_epi64(vx2, bkr[19 - 2 * c]);
+                vx3 = _mm256_sub_epi64(vx3, bkc[17 - 2 * c]);
+                vx1 = _mm256_sub_epi64(vx1, vt1);
+                vx2 = _mm256_sub_epi64(vx2, vt2);
+                /* inverse round 8*c' + 3 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 6), _mm256_srli_epi64(vx3, 58));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 8*c' + 2 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* inverse round 8*c' + 1 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 36), _mm256_srli_epi64(vx1, 28));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 8*c' + 0 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 59), _mm256_srli_epi64(vx1, 5));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_shuffle_epi8(vx3, rot8);
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* subtract subkey 16 - 2*c */
+                vx0 = _mm256_sub_epi64(vx0, bkr[16 - 2 * c]);
+                vx1 = _mm256_sub_epi64(vx1, bkr[17 - 2 * c]);
+                vx2 = _mm256_sub_epi64(vx2, bkr[18 - 2 * c]);
+                vx3 = _mm256_sub_epi64(vx3, bkc[16 - 2 * c]);
+                vx1 = _mm256_sub_epi64(vx1, vt0);
+                vx2 = _mm256_sub_epi64(vx2, vt1);
+                /* previous cycle's tweak words: t[i] <- t[i+1 mod 3] */
+                vts = vt0;
+                vt0 = vt1;
+                vt1 = vt2;
+                vt2 = vts;
+            }
             /* store the block(s) */
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx0, vx1);
@@ -11529,7 +8459,9 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
 static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
                                                                        const uint8_t *in, uint8_t *out, size_t n)
 {
-    uint64_t k0, k1, k2, k3, k4;
+    uint64_t k0, k1, k2, k3, k4, kt;
+    uint64_t kr[21];
+    uint64_t kc[19];
     if (n == 0) /* before any load: n = 0 touches no pointer */
         return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -11542,16 +8474,102 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uin
     k4 ^= k1;
     k4 ^= k2;
     k4 ^= k3;
+    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
+    kr[0] = k0;
+    kr[1] = k1;
+    kr[2] = k2;
+    kr[3] = k3;
+    kr[4] = k4;
+    kr[5] = k0;
+    kr[6] = k1;
+    kr[7] = k2;
+    kr[8] = k3;
+    kr[9] = k4;
+    kr[10] = k0;
+    kr[11] = k1;
+    kr[12] = k2;
+    kr[13] = k3;
+    kr[14] = k4;
+    kr[15] = k0;
+    kr[16] = k1;
+    kr[17] = k2;
+    kr[18] = k3;
+    kr[19] = k4;
+    kr[20] = k0;
+    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
+    kc[0] = k3;
+    kt = k4;
+    kt += 1;
+    kc[1] = kt;
+    kt = k0;
+    kt += 2;
+    kc[2] = kt;
+    kt = k1;
+    kt += 3;
+    kc[3] = kt;
+    kt = k2;
+    kt += 4;
+    kc[4] = kt;
+    kt = k3;
+    kt += 5;
+    kc[5] = kt;
+    kt = k4;
+    kt += 6;
+    kc[6] = kt;
+    kt = k0;
+    kt += 7;
+    kc[7] = kt;
+    kt = k1;
+    kt += 8;
+    kc[8] = kt;
+    kt = k2;
+    kt += 9;
+    kc[9] = kt;
+    kt = k3;
+    kt += 10;
+    kc[10] = kt;
+    kt = k4;
+    kt += 11;
+    kc[11] = kt;
+    kt = k0;
+    kt += 12;
+    kc[12] = kt;
+    kt = k1;
+    kt += 13;
+    kc[13] = kt;
+    kt = k2;
+    kt += 14;
+    kc[14] = kt;
+    kt = k3;
+    kt += 15;
+    kc[15] = kt;
+    kt = k4;
+    kt += 16;
+    kc[16] = kt;
+    kt = k0;
+    kt += 17;
+    kc[17] = kt;
+    kt = k1;
+    kt += 18;
+    kc[18] = kt;
     if (n >= 2) {
         const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
         const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
-        const uint64x2_t bk2 = vdupq_n_u64((uint64_t)(k2));
         const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
         const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
+        uint64x2_t bkc[19];
+        unsigned j_bkc;
+        for (j_bkc = 0; j_bkc < 19; j_bkc++)
+            bkc[j_bkc] = vdupq_n_u64((uint64_t)(kc[j_bkc]));
+        uint64x2_t bkr[21];
+        unsigned j_bkr;
+        for (j_bkr = 0; j_bkr < 21; j_bkr++)
+            bkr[j_bkr] = vdupq_n_u64((uint64_t)(kr[j_bkr]));
         const uint64x2_t rot56 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0007060504030201))), vcreate_u64((uint64_t)(UINT64_C(0x080f0e0d0c0b0a09))));
         for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
-            uint64x2_t vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
-            uint64x2_t vxb0, vxb1, vxb2, vxb3;
+            uint64x2_t vta0, vta1, vta2, vtas, vtb0, vtb1, vtb2, vtbs, vxa0, vxa1;
+            uint64x2_t vxa2, vxa3, vxb0, vxb1, vxb2, vxb3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
@@ -11563,6 +8581,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uin
             }
             vta2 = vta0;
             vta2 = veorq_u64(vta2, vta1);
+            vtas = vta0;
             /* block 1: tweak t2 = t0 ^ t1 */
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 32));
@@ -11574,6 +8593,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uin
             }
             vtb2 = vtb0;
             vtb2 = veorq_u64(vtb2, vtb1);
+            vtbs = vtb0;
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
                 const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
@@ -11606,1210 +8626,147 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uin
                 vxb2 = s1_0;
                 vxb3 = s1_1;
             }
-            /* add subkey 0 */
-            vxa0 = vaddq_u64(vxa0, bk0);
-            vxa1 = vaddq_u64(vxa1, bk1);
-            vxa2 = vaddq_u64(vxa2, bk2);
-            vxa3 = vaddq_u64(vxa3, bk3);
-            vxa1 = vaddq_u64(vxa1, vta0);
-            vxa2 = vaddq_u64(vxa2, vta1);
-            vxb0 = vaddq_u64(vxb0, bk0);
-            vxb1 = vaddq_u64(vxb1, bk1);
-            vxb2 = vaddq_u64(vxb2, bk2);
-            vxb3 = vaddq_u64(vxb3, bk3);
-            vxb1 = vaddq_u64(vxb1, vtb0);
-            vxb2 = vaddq_u64(vxb2, vtb1);
-            /* round 0 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 5), vxa1, 59);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 5), vxb1, 59);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot56)));
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot56)));
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 1 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 36), vxa3, 28);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 36), vxb3, 28);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 28), vxa1, 36);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 28), vxb1, 36);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 2 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 13), vxa1, 51);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 13), vxb1, 51);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 3 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 58), vxa3, 6);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 58), vxb3, 6);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 44), vxa1, 20);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 44), vxb1, 20);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 1 */
-            vxa0 = vaddq_u64(vxa0, bk1);
-            vxa1 = vaddq_u64(vxa1, bk2);
-            vxa2 = vaddq_u64(vxa2, bk3);
-            vxa3 = vaddq_u64(vxa3, bk4);
-            vxa1 = vaddq_u64(vxa1, vta1);
-            vxa2 = vaddq_u64(vxa2, vta2);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
-            vxb0 = vaddq_u64(vxb0, bk1);
-            vxb1 = vaddq_u64(vxb1, bk2);
-            vxb2 = vaddq_u64(vxb2, bk3);
-            vxb3 = vaddq_u64(vxb3, bk4);
-            vxb1 = vaddq_u64(vxb1, vtb1);
-            vxb2 = vaddq_u64(vxb2, vtb2);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
-            /* round 4 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 26), vxa1, 38);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 26), vxb1, 38);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 20), vxa3, 44);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 20), vxb3, 44);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 5 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 53), vxa3, 11);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 53), vxb3, 11);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 35), vxa1, 29);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 35), vxb1, 29);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 6 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 11), vxa1, 53);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 11), vxb1, 53);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 7 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 2 */
-            vxa0 = vaddq_u64(vxa0, bk2);
-            vxa1 = vaddq_u64(vxa1, bk3);
-            vxa2 = vaddq_u64(vxa2, bk4);
-            vxa3 = vaddq_u64(vxa3, bk0);
-            vxa1 = vaddq_u64(vxa1, vta2);
-            vxa2 = vaddq_u64(vxa2, vta0);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
-            vxb0 = vaddq_u64(vxb0, bk2);
-            vxb1 = vaddq_u64(vxb1, bk3);
-            vxb2 = vaddq_u64(vxb2, bk4);
-            vxb3 = vaddq_u64(vxb3, bk0);
-            vxb1 = vaddq_u64(vxb1, vtb2);
-            vxb2 = vaddq_u64(vxb2, vtb0);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
-            /* round 8 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 5), vxa1, 59);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 5), vxb1, 59);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot56)));
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot56)));
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 9 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 36), vxa3, 28);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 36), vxb3, 28);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 28), vxa1, 36);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 28), vxb1, 36);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 10 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 13), vxa1, 51);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 13), vxb1, 51);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 11 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 58), vxa3, 6);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 58), vxb3, 6);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 44), vxa1, 20);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 44), vxb1, 20);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 3 */
-            vxa0 = vaddq_u64(vxa0, bk3);
-            vxa1 = vaddq_u64(vxa1, bk4);
-            vxa2 = vaddq_u64(vxa2, bk0);
-            vxa3 = vaddq_u64(vxa3, bk1);
-            vxa1 = vaddq_u64(vxa1, vta0);
-            vxa2 = vaddq_u64(vxa2, vta1);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
-            vxb0 = vaddq_u64(vxb0, bk3);
-            vxb1 = vaddq_u64(vxb1, bk4);
-            vxb2 = vaddq_u64(vxb2, bk0);
-            vxb3 = vaddq_u64(vxb3, bk1);
-            vxb1 = vaddq_u64(vxb1, vtb0);
-            vxb2 = vaddq_u64(vxb2, vtb1);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
-            /* round 12 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 26), vxa1, 38);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 26), vxb1, 38);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 20), vxa3, 44);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 20), vxb3, 44);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 13 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 53), vxa3, 11);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 53), vxb3, 11);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 35), vxa1, 29);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 35), vxb1, 29);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 14 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 11), vxa1, 53);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 11), vxb1, 53);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 15 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 4 */
-            vxa0 = vaddq_u64(vxa0, bk4);
-            vxa1 = vaddq_u64(vxa1, bk0);
-            vxa2 = vaddq_u64(vxa2, bk1);
-            vxa3 = vaddq_u64(vxa3, bk2);
-            vxa1 = vaddq_u64(vxa1, vta1);
-            vxa2 = vaddq_u64(vxa2, vta2);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
-            vxb0 = vaddq_u64(vxb0, bk4);
-            vxb1 = vaddq_u64(vxb1, bk0);
-            vxb2 = vaddq_u64(vxb2, bk1);
-            vxb3 = vaddq_u64(vxb3, bk2);
-            vxb1 = vaddq_u64(vxb1, vtb1);
-            vxb2 = vaddq_u64(vxb2, vtb2);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
-            /* round 16 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 5), vxa1, 59);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 5), vxb1, 59);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot56)));
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot56)));
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 17 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 36), vxa3, 28);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 36), vxb3, 28);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 28), vxa1, 36);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 28), vxb1, 36);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 18 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 13), vxa1, 51);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 13), vxb1, 51);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 19 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 58), vxa3, 6);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 58), vxb3, 6);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 44), vxa1, 20);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 44), vxb1, 20);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 5 */
-            vxa0 = vaddq_u64(vxa0, bk0);
-            vxa1 = vaddq_u64(vxa1, bk1);
-            vxa2 = vaddq_u64(vxa2, bk2);
-            vxa3 = vaddq_u64(vxa3, bk3);
-            vxa1 = vaddq_u64(vxa1, vta2);
-            vxa2 = vaddq_u64(vxa2, vta0);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
-            vxb0 = vaddq_u64(vxb0, bk0);
-            vxb1 = vaddq_u64(vxb1, bk1);
-            vxb2 = vaddq_u64(vxb2, bk2);
-            vxb3 = vaddq_u64(vxb3, bk3);
-            vxb1 = vaddq_u64(vxb1, vtb2);
-            vxb2 = vaddq_u64(vxb2, vtb0);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
-            /* round 20 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 26), vxa1, 38);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 26), vxb1, 38);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 20), vxa3, 44);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 20), vxb3, 44);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 21 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 53), vxa3, 11);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 53), vxb3, 11);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 35), vxa1, 29);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 35), vxb1, 29);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 22 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 11), vxa1, 53);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 11), vxb1, 53);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 23 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 6 */
-            vxa0 = vaddq_u64(vxa0, bk1);
-            vxa1 = vaddq_u64(vxa1, bk2);
-            vxa2 = vaddq_u64(vxa2, bk3);
-            vxa3 = vaddq_u64(vxa3, bk4);
-            vxa1 = vaddq_u64(vxa1, vta0);
-            vxa2 = vaddq_u64(vxa2, vta1);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
-            vxb0 = vaddq_u64(vxb0, bk1);
-            vxb1 = vaddq_u64(vxb1, bk2);
-            vxb2 = vaddq_u64(vxb2, bk3);
-            vxb3 = vaddq_u64(vxb3, bk4);
-            vxb1 = vaddq_u64(vxb1, vtb0);
-            vxb2 = vaddq_u64(vxb2, vtb1);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
-            /* round 24 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 5), vxa1, 59);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 5), vxb1, 59);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot56)));
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot56)));
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 25 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 36), vxa3, 28);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 36), vxb3, 28);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 28), vxa1, 36);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 28), vxb1, 36);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 26 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 13), vxa1, 51);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 13), vxb1, 51);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 27 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 58), vxa3, 6);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 58), vxb3, 6);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 44), vxa1, 20);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 44), vxb1, 20);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 7 */
-            vxa0 = vaddq_u64(vxa0, bk2);
-            vxa1 = vaddq_u64(vxa1, bk3);
-            vxa2 = vaddq_u64(vxa2, bk4);
-            vxa3 = vaddq_u64(vxa3, bk0);
-            vxa1 = vaddq_u64(vxa1, vta1);
-            vxa2 = vaddq_u64(vxa2, vta2);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
-            vxb0 = vaddq_u64(vxb0, bk2);
-            vxb1 = vaddq_u64(vxb1, bk3);
-            vxb2 = vaddq_u64(vxb2, bk4);
-            vxb3 = vaddq_u64(vxb3, bk0);
-            vxb1 = vaddq_u64(vxb1, vtb1);
-            vxb2 = vaddq_u64(vxb2, vtb2);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
-            /* round 28 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 26), vxa1, 38);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 26), vxb1, 38);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 20), vxa3, 44);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 20), vxb3, 44);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 29 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 53), vxa3, 11);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 53), vxb3, 11);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 35), vxa1, 29);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 35), vxb1, 29);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 30 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 11), vxa1, 53);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 11), vxb1, 53);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 31 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 8 */
-            vxa0 = vaddq_u64(vxa0, bk3);
-            vxa1 = vaddq_u64(vxa1, bk4);
-            vxa2 = vaddq_u64(vxa2, bk0);
-            vxa3 = vaddq_u64(vxa3, bk1);
-            vxa1 = vaddq_u64(vxa1, vta2);
-            vxa2 = vaddq_u64(vxa2, vta0);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
-            vxb0 = vaddq_u64(vxb0, bk3);
-            vxb1 = vaddq_u64(vxb1, bk4);
-            vxb2 = vaddq_u64(vxb2, bk0);
-            vxb3 = vaddq_u64(vxb3, bk1);
-            vxb1 = vaddq_u64(vxb1, vtb2);
-            vxb2 = vaddq_u64(vxb2, vtb0);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
-            /* round 32 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 5), vxa1, 59);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 5), vxb1, 59);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot56)));
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot56)));
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 33 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 36), vxa3, 28);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 36), vxb3, 28);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 28), vxa1, 36);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 28), vxb1, 36);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 34 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 13), vxa1, 51);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 13), vxb1, 51);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 35 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 58), vxa3, 6);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 58), vxb3, 6);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 44), vxa1, 20);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 44), vxb1, 20);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 9 */
-            vxa0 = vaddq_u64(vxa0, bk4);
-            vxa1 = vaddq_u64(vxa1, bk0);
-            vxa2 = vaddq_u64(vxa2, bk1);
-            vxa3 = vaddq_u64(vxa3, bk2);
-            vxa1 = vaddq_u64(vxa1, vta0);
-            vxa2 = vaddq_u64(vxa2, vta1);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
-            vxb0 = vaddq_u64(vxb0, bk4);
-            vxb1 = vaddq_u64(vxb1, bk0);
-            vxb2 = vaddq_u64(vxb2, bk1);
-            vxb3 = vaddq_u64(vxb3, bk2);
-            vxb1 = vaddq_u64(vxb1, vtb0);
-            vxb2 = vaddq_u64(vxb2, vtb1);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
-            /* round 36 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 26), vxa1, 38);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 26), vxb1, 38);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 20), vxa3, 44);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 20), vxb3, 44);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 37 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 53), vxa3, 11);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 53), vxb3, 11);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 35), vxa1, 29);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 35), vxb1, 29);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 38 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 11), vxa1, 53);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 11), vxb1, 53);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 39 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 10 */
-            vxa0 = vaddq_u64(vxa0, bk0);
-            vxa1 = vaddq_u64(vxa1, bk1);
-            vxa2 = vaddq_u64(vxa2, bk2);
-            vxa3 = vaddq_u64(vxa3, bk3);
-            vxa1 = vaddq_u64(vxa1, vta1);
-            vxa2 = vaddq_u64(vxa2, vta2);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
-            vxb0 = vaddq_u64(vxb0, bk0);
-            vxb1 = vaddq_u64(vxb1, bk1);
-            vxb2 = vaddq_u64(vxb2, bk2);
-            vxb3 = vaddq_u64(vxb3, bk3);
-            vxb1 = vaddq_u64(vxb1, vtb1);
-            vxb2 = vaddq_u64(vxb2, vtb2);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
-            /* round 40 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 5), vxa1, 59);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 5), vxb1, 59);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot56)));
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot56)));
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 41 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 36), vxa3, 28);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 36), vxb3, 28);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 28), vxa1, 36);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 28), vxb1, 36);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 42 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 13), vxa1, 51);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 13), vxb1, 51);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 43 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 58), vxa3, 6);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 58), vxb3, 6);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 44), vxa1, 20);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 44), vxb1, 20);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 11 */
-            vxa0 = vaddq_u64(vxa0, bk1);
-            vxa1 = vaddq_u64(vxa1, bk2);
-            vxa2 = vaddq_u64(vxa2, bk3);
-            vxa3 = vaddq_u64(vxa3, bk4);
-            vxa1 = vaddq_u64(vxa1, vta2);
-            vxa2 = vaddq_u64(vxa2, vta0);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
-            vxb0 = vaddq_u64(vxb0, bk1);
-            vxb1 = vaddq_u64(vxb1, bk2);
-            vxb2 = vaddq_u64(vxb2, bk3);
-            vxb3 = vaddq_u64(vxb3, bk4);
-            vxb1 = vaddq_u64(vxb1, vtb2);
-            vxb2 = vaddq_u64(vxb2, vtb0);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
-            /* round 44 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 26), vxa1, 38);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 26), vxb1, 38);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 20), vxa3, 44);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 20), vxb3, 44);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 45 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 53), vxa3, 11);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 53), vxb3, 11);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 35), vxa1, 29);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 35), vxb1, 29);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 46 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 11), vxa1, 53);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 11), vxb1, 53);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 47 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 12 */
-            vxa0 = vaddq_u64(vxa0, bk2);
-            vxa1 = vaddq_u64(vxa1, bk3);
-            vxa2 = vaddq_u64(vxa2, bk4);
-            vxa3 = vaddq_u64(vxa3, bk0);
-            vxa1 = vaddq_u64(vxa1, vta0);
-            vxa2 = vaddq_u64(vxa2, vta1);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
-            vxb0 = vaddq_u64(vxb0, bk2);
-            vxb1 = vaddq_u64(vxb1, bk3);
-            vxb2 = vaddq_u64(vxb2, bk4);
-            vxb3 = vaddq_u64(vxb3, bk0);
-            vxb1 = vaddq_u64(vxb1, vtb0);
-            vxb2 = vaddq_u64(vxb2, vtb1);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
-            /* round 48 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 5), vxa1, 59);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 5), vxb1, 59);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot56)));
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot56)));
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 49 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 36), vxa3, 28);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 36), vxb3, 28);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 28), vxa1, 36);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 28), vxb1, 36);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 50 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 13), vxa1, 51);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 13), vxb1, 51);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 51 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 58), vxa3, 6);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 58), vxb3, 6);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 44), vxa1, 20);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 44), vxb1, 20);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 13 */
-            vxa0 = vaddq_u64(vxa0, bk3);
-            vxa1 = vaddq_u64(vxa1, bk4);
-            vxa2 = vaddq_u64(vxa2, bk0);
-            vxa3 = vaddq_u64(vxa3, bk1);
-            vxa1 = vaddq_u64(vxa1, vta1);
-            vxa2 = vaddq_u64(vxa2, vta2);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
-            vxb0 = vaddq_u64(vxb0, bk3);
-            vxb1 = vaddq_u64(vxb1, bk4);
-            vxb2 = vaddq_u64(vxb2, bk0);
-            vxb3 = vaddq_u64(vxb3, bk1);
-            vxb1 = vaddq_u64(vxb1, vtb1);
-            vxb2 = vaddq_u64(vxb2, vtb2);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
-            /* round 52 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 26), vxa1, 38);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 26), vxb1, 38);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 20), vxa3, 44);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 20), vxb3, 44);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 53 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 53), vxa3, 11);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 53), vxb3, 11);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 35), vxa1, 29);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 35), vxb1, 29);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 54 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 11), vxa1, 53);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 11), vxb1, 53);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 55 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 14 */
-            vxa0 = vaddq_u64(vxa0, bk4);
-            vxa1 = vaddq_u64(vxa1, bk0);
-            vxa2 = vaddq_u64(vxa2, bk1);
-            vxa3 = vaddq_u64(vxa3, bk2);
-            vxa1 = vaddq_u64(vxa1, vta2);
-            vxa2 = vaddq_u64(vxa2, vta0);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
-            vxb0 = vaddq_u64(vxb0, bk4);
-            vxb1 = vaddq_u64(vxb1, bk0);
-            vxb2 = vaddq_u64(vxb2, bk1);
-            vxb3 = vaddq_u64(vxb3, bk2);
-            vxb1 = vaddq_u64(vxb1, vtb2);
-            vxb2 = vaddq_u64(vxb2, vtb0);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
-            /* round 56 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 5), vxa1, 59);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 5), vxb1, 59);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot56)));
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot56)));
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 57 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 36), vxa3, 28);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 36), vxb3, 28);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 28), vxa1, 36);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 28), vxb1, 36);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 58 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 13), vxa1, 51);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 13), vxb1, 51);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 59 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 58), vxa3, 6);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 58), vxb3, 6);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 44), vxa1, 20);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 44), vxb1, 20);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 15 */
-            vxa0 = vaddq_u64(vxa0, bk0);
-            vxa1 = vaddq_u64(vxa1, bk1);
-            vxa2 = vaddq_u64(vxa2, bk2);
-            vxa3 = vaddq_u64(vxa3, bk3);
-            vxa1 = vaddq_u64(vxa1, vta0);
-            vxa2 = vaddq_u64(vxa2, vta1);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
-            vxb0 = vaddq_u64(vxb0, bk0);
-            vxb1 = vaddq_u64(vxb1, bk1);
-            vxb2 = vaddq_u64(vxb2, bk2);
-            vxb3 = vaddq_u64(vxb3, bk3);
-            vxb1 = vaddq_u64(vxb1, vtb0);
-            vxb2 = vaddq_u64(vxb2, vtb1);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
-            /* round 60 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 26), vxa1, 38);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 26), vxb1, 38);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 20), vxa3, 44);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 20), vxb3, 44);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 61 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 53), vxa3, 11);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 53), vxb3, 11);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 35), vxa1, 29);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 35), vxb1, 29);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 62 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 11), vxa1, 53);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 11), vxb1, 53);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 63 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 16 */
-            vxa0 = vaddq_u64(vxa0, bk1);
-            vxa1 = vaddq_u64(vxa1, bk2);
-            vxa2 = vaddq_u64(vxa2, bk3);
-            vxa3 = vaddq_u64(vxa3, bk4);
-            vxa1 = vaddq_u64(vxa1, vta1);
-            vxa2 = vaddq_u64(vxa2, vta2);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
-            vxb0 = vaddq_u64(vxb0, bk1);
-            vxb1 = vaddq_u64(vxb1, bk2);
-            vxb2 = vaddq_u64(vxb2, bk3);
-            vxb3 = vaddq_u64(vxb3, bk4);
-            vxb1 = vaddq_u64(vxb1, vtb1);
-            vxb2 = vaddq_u64(vxb2, vtb2);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
-            /* round 64 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 5), vxa1, 59);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 5), vxb1, 59);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot56)));
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot56)));
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 65 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 36), vxa3, 28);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 36), vxb3, 28);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 28), vxa1, 36);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 28), vxb1, 36);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 66 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 13), vxa1, 51);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 13), vxb1, 51);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 67 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 58), vxa3, 6);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 58), vxb3, 6);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 44), vxa1, 20);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 44), vxb1, 20);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* add subkey 17 */
-            vxa0 = vaddq_u64(vxa0, bk2);
-            vxa1 = vaddq_u64(vxa1, bk3);
-            vxa2 = vaddq_u64(vxa2, bk4);
-            vxa3 = vaddq_u64(vxa3, bk0);
-            vxa1 = vaddq_u64(vxa1, vta2);
-            vxa2 = vaddq_u64(vxa2, vta0);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
-            vxb0 = vaddq_u64(vxb0, bk2);
-            vxb1 = vaddq_u64(vxb1, bk3);
-            vxb2 = vaddq_u64(vxb2, bk4);
-            vxb3 = vaddq_u64(vxb3, bk0);
-            vxb1 = vaddq_u64(vxb1, vtb2);
-            vxb2 = vaddq_u64(vxb2, vtb0);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
-            /* round 68 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 26), vxa1, 38);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 26), vxb1, 38);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 20), vxa3, 44);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 20), vxb3, 44);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 69 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 53), vxa3, 11);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 53), vxb3, 11);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 35), vxa1, 29);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 35), vxb1, 29);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            /* round 70 */
-            vxa0 = vaddq_u64(vxa0, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 11), vxa1, 53);
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 11), vxb1, 53);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            /* round 71 */
-            vxa0 = vaddq_u64(vxa0, vxa3);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxb0 = vaddq_u64(vxb0, vxb3);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxa2 = vaddq_u64(vxa2, vxa1);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxb2 = vaddq_u64(vxb2, vxb1);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
-            vxb1 = veorq_u64(vxb1, vxb2);
+            for (c = 0; c < 9; c++) {
+                /* add subkey 2*c */
+                vxa0 = vaddq_u64(vxa0, bkr[2 * c]);
+                vxa1 = vaddq_u64(vxa1, bkr[1 + 2 * c]);
+                vxa2 = vaddq_u64(vxa2, bkr[2 + 2 * c]);
+                vxa3 = vaddq_u64(vxa3, bkc[2 * c]);
+                vxa1 = vaddq_u64(vxa1, vta0);
+                vxa2 = vaddq_u64(vxa2, vta1);
+                vxb0 = vaddq_u64(vxb0, bkr[2 * c]);
+                vxb1 = vaddq_u64(vxb1, bkr[1 + 2 * c]);
+                vxb2 = vaddq_u64(vxb2, bkr[2 + 2 * c]);
+                vxb3 = vaddq_u64(vxb3, bkc[2 * c]);
+                vxb1 = vaddq_u64(vxb1, vtb0);
+                vxb2 = vaddq_u64(vxb2, vtb1);
+                /* round 8*c + 0 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 5), vxa1, 59);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 5), vxb1, 59);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot56)));
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot56)));
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 8*c + 1 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 36), vxa3, 28);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 36), vxb3, 28);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 28), vxa1, 36);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 28), vxb1, 36);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* round 8*c + 2 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 13), vxa1, 51);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 13), vxb1, 51);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 8*c + 3 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 58), vxa3, 6);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 58), vxb3, 6);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 44), vxa1, 20);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 44), vxb1, 20);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* add subkey 1 + 2*c */
+                vxa0 = vaddq_u64(vxa0, bkr[1 + 2 * c]);
+                vxa1 = vaddq_u64(vxa1, bkr[2 + 2 * c]);
+                vxa2 = vaddq_u64(vxa2, bkr[3 + 2 * c]);
+                vxa3 = vaddq_u64(vxa3, bkc[1 + 2 * c]);
+                vxa1 = vaddq_u64(vxa1, vta1);
+                vxa2 = vaddq_u64(vxa2, vta2);
+                vxb0 = vaddq_u64(vxb0, bkr[1 + 2 * c]);
+                vxb1 = vaddq_u64(vxb1, bkr[2 + 2 * c]);
+                vxb2 = vaddq_u64(vxb2, bkr[3 + 2 * c]);
+                vxb3 = vaddq_u64(vxb3, bkc[1 + 2 * c]);
+                vxb1 = vaddq_u64(vxb1, vtb1);
+                vxb2 = vaddq_u64(vxb2, vtb2);
+                /* round 8*c + 4 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 26), vxa1, 38);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 26), vxb1, 38);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 20), vxa3, 44);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 20), vxb3, 44);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 8*c + 5 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 53), vxa3, 11);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 53), vxb3, 11);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 35), vxa1, 29);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 35), vxb1, 29);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* round 8*c + 6 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 11), vxa1, 53);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 11), vxb1, 53);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 8*c + 7 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* next cycle's tweak words: t[i] <- t[i-1 mod 3] */
+                vtas = vta0;
+                vta0 = vta2;
+                vta2 = vta1;
+                vta1 = vtas;
+                vtbs = vtb0;
+                vtb0 = vtb2;
+                vtb2 = vtb1;
+                vtb1 = vtbs;
+            }
             /* add subkey 18 */
             vxa0 = vaddq_u64(vxa0, bk3);
             vxa1 = vaddq_u64(vxa1, bk4);
@@ -12852,7 +8809,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uin
             }
         }
         for (; n >= 2; n -= 2, tweaks += 32, in += 64, out += 64) {
-            uint64x2_t vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            uint64x2_t vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
@@ -12864,6 +8822,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uin
             }
             vt2 = vt0;
             vt2 = veorq_u64(vt2, vt1);
+            vts = vt0;
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
                 const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
@@ -12880,653 +8839,83 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uin
                 vx2 = s1_0;
                 vx3 = s1_1;
             }
-            /* add subkey 0 */
-            vx0 = vaddq_u64(vx0, bk0);
-            vx1 = vaddq_u64(vx1, bk1);
-            vx2 = vaddq_u64(vx2, bk2);
-            vx3 = vaddq_u64(vx3, bk3);
-            vx1 = vaddq_u64(vx1, vt0);
-            vx2 = vaddq_u64(vx2, vt1);
-            /* round 0 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 5), vx1, 59);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 1 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 2 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 3 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 58), vx3, 6);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 1 */
-            vx0 = vaddq_u64(vx0, bk1);
-            vx1 = vaddq_u64(vx1, bk2);
-            vx2 = vaddq_u64(vx2, bk3);
-            vx3 = vaddq_u64(vx3, bk4);
-            vx1 = vaddq_u64(vx1, vt1);
-            vx2 = vaddq_u64(vx2, vt2);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
-            /* round 4 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 20), vx3, 44);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 5 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 6 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 11), vx1, 53);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 7 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 2 */
-            vx0 = vaddq_u64(vx0, bk2);
-            vx1 = vaddq_u64(vx1, bk3);
-            vx2 = vaddq_u64(vx2, bk4);
-            vx3 = vaddq_u64(vx3, bk0);
-            vx1 = vaddq_u64(vx1, vt2);
-            vx2 = vaddq_u64(vx2, vt0);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
-            /* round 8 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 5), vx1, 59);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 9 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 10 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 11 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 58), vx3, 6);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 3 */
-            vx0 = vaddq_u64(vx0, bk3);
-            vx1 = vaddq_u64(vx1, bk4);
-            vx2 = vaddq_u64(vx2, bk0);
-            vx3 = vaddq_u64(vx3, bk1);
-            vx1 = vaddq_u64(vx1, vt0);
-            vx2 = vaddq_u64(vx2, vt1);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
-            /* round 12 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 20), vx3, 44);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 13 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 14 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 11), vx1, 53);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 15 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 4 */
-            vx0 = vaddq_u64(vx0, bk4);
-            vx1 = vaddq_u64(vx1, bk0);
-            vx2 = vaddq_u64(vx2, bk1);
-            vx3 = vaddq_u64(vx3, bk2);
-            vx1 = vaddq_u64(vx1, vt1);
-            vx2 = vaddq_u64(vx2, vt2);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
-            /* round 16 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 5), vx1, 59);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 17 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 18 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 19 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 58), vx3, 6);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 5 */
-            vx0 = vaddq_u64(vx0, bk0);
-            vx1 = vaddq_u64(vx1, bk1);
-            vx2 = vaddq_u64(vx2, bk2);
-            vx3 = vaddq_u64(vx3, bk3);
-            vx1 = vaddq_u64(vx1, vt2);
-            vx2 = vaddq_u64(vx2, vt0);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
-            /* round 20 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 20), vx3, 44);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 21 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 22 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 11), vx1, 53);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 23 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 6 */
-            vx0 = vaddq_u64(vx0, bk1);
-            vx1 = vaddq_u64(vx1, bk2);
-            vx2 = vaddq_u64(vx2, bk3);
-            vx3 = vaddq_u64(vx3, bk4);
-            vx1 = vaddq_u64(vx1, vt0);
-            vx2 = vaddq_u64(vx2, vt1);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
-            /* round 24 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 5), vx1, 59);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 25 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 26 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 27 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 58), vx3, 6);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 7 */
-            vx0 = vaddq_u64(vx0, bk2);
-            vx1 = vaddq_u64(vx1, bk3);
-            vx2 = vaddq_u64(vx2, bk4);
-            vx3 = vaddq_u64(vx3, bk0);
-            vx1 = vaddq_u64(vx1, vt1);
-            vx2 = vaddq_u64(vx2, vt2);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
-            /* round 28 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 20), vx3, 44);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 29 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 30 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 11), vx1, 53);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 31 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 8 */
-            vx0 = vaddq_u64(vx0, bk3);
-            vx1 = vaddq_u64(vx1, bk4);
-            vx2 = vaddq_u64(vx2, bk0);
-            vx3 = vaddq_u64(vx3, bk1);
-            vx1 = vaddq_u64(vx1, vt2);
-            vx2 = vaddq_u64(vx2, vt0);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
-            /* round 32 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 5), vx1, 59);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 33 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 34 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 35 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 58), vx3, 6);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 9 */
-            vx0 = vaddq_u64(vx0, bk4);
-            vx1 = vaddq_u64(vx1, bk0);
-            vx2 = vaddq_u64(vx2, bk1);
-            vx3 = vaddq_u64(vx3, bk2);
-            vx1 = vaddq_u64(vx1, vt0);
-            vx2 = vaddq_u64(vx2, vt1);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
-            /* round 36 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 20), vx3, 44);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 37 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 38 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 11), vx1, 53);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 39 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 10 */
-            vx0 = vaddq_u64(vx0, bk0);
-            vx1 = vaddq_u64(vx1, bk1);
-            vx2 = vaddq_u64(vx2, bk2);
-            vx3 = vaddq_u64(vx3, bk3);
-            vx1 = vaddq_u64(vx1, vt1);
-            vx2 = vaddq_u64(vx2, vt2);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
-            /* round 40 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 5), vx1, 59);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 41 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 42 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 43 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 58), vx3, 6);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 11 */
-            vx0 = vaddq_u64(vx0, bk1);
-            vx1 = vaddq_u64(vx1, bk2);
-            vx2 = vaddq_u64(vx2, bk3);
-            vx3 = vaddq_u64(vx3, bk4);
-            vx1 = vaddq_u64(vx1, vt2);
-            vx2 = vaddq_u64(vx2, vt0);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
-            /* round 44 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 20), vx3, 44);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 45 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 46 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 11), vx1, 53);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 47 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 12 */
-            vx0 = vaddq_u64(vx0, bk2);
-            vx1 = vaddq_u64(vx1, bk3);
-            vx2 = vaddq_u64(vx2, bk4);
-            vx3 = vaddq_u64(vx3, bk0);
-            vx1 = vaddq_u64(vx1, vt0);
-            vx2 = vaddq_u64(vx2, vt1);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
-            /* round 48 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 5), vx1, 59);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 49 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 50 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 51 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 58), vx3, 6);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 13 */
-            vx0 = vaddq_u64(vx0, bk3);
-            vx1 = vaddq_u64(vx1, bk4);
-            vx2 = vaddq_u64(vx2, bk0);
-            vx3 = vaddq_u64(vx3, bk1);
-            vx1 = vaddq_u64(vx1, vt1);
-            vx2 = vaddq_u64(vx2, vt2);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
-            /* round 52 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 20), vx3, 44);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 53 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 54 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 11), vx1, 53);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 55 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 14 */
-            vx0 = vaddq_u64(vx0, bk4);
-            vx1 = vaddq_u64(vx1, bk0);
-            vx2 = vaddq_u64(vx2, bk1);
-            vx3 = vaddq_u64(vx3, bk2);
-            vx1 = vaddq_u64(vx1, vt2);
-            vx2 = vaddq_u64(vx2, vt0);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
-            /* round 56 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 5), vx1, 59);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 57 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 58 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 59 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 58), vx3, 6);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 15 */
-            vx0 = vaddq_u64(vx0, bk0);
-            vx1 = vaddq_u64(vx1, bk1);
-            vx2 = vaddq_u64(vx2, bk2);
-            vx3 = vaddq_u64(vx3, bk3);
-            vx1 = vaddq_u64(vx1, vt0);
-            vx2 = vaddq_u64(vx2, vt1);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
-            /* round 60 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 20), vx3, 44);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 61 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 62 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 11), vx1, 53);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 63 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 16 */
-            vx0 = vaddq_u64(vx0, bk1);
-            vx1 = vaddq_u64(vx1, bk2);
-            vx2 = vaddq_u64(vx2, bk3);
-            vx3 = vaddq_u64(vx3, bk4);
-            vx1 = vaddq_u64(vx1, vt1);
-            vx2 = vaddq_u64(vx2, vt2);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
-            /* round 64 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 5), vx1, 59);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 65 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 66 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 67 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 58), vx3, 6);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
-            vx1 = veorq_u64(vx1, vx2);
-            /* add subkey 17 */
-            vx0 = vaddq_u64(vx0, bk2);
-            vx1 = vaddq_u64(vx1, bk3);
-            vx2 = vaddq_u64(vx2, bk4);
-            vx3 = vaddq_u64(vx3, bk0);
-            vx1 = vaddq_u64(vx1, vt2);
-            vx2 = vaddq_u64(vx2, vt0);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
-            /* round 68 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 20), vx3, 44);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 69 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
-            vx1 = veorq_u64(vx1, vx2);
-            /* round 70 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 11), vx1, 53);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
-            vx3 = veorq_u64(vx3, vx2);
-            /* round 71 */
-            vx0 = vaddq_u64(vx0, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
-            vx3 = veorq_u64(vx3, vx0);
-            vx2 = vaddq_u64(vx2, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
-            vx1 = veorq_u64(vx1, vx2);
+            for (c = 0; c < 9; c++) {
+                /* add subkey 2*c */
+                vx0 = vaddq_u64(vx0, bkr[2 * c]);
+                vx1 = vaddq_u64(vx1, bkr[1 + 2 * c]);
+                vx2 = vaddq_u64(vx2, bkr[2 + 2 * c]);
+                vx3 = vaddq_u64(vx3, bkc[2 * c]);
+                vx1 = vaddq_u64(vx1, vt0);
+                vx2 = vaddq_u64(vx2, vt1);
+                /* round 8*c + 0 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 5), vx1, 59);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 8*c + 1 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+                vx1 = veorq_u64(vx1, vx2);
+                /* round 8*c + 2 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 8*c + 3 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 58), vx3, 6);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+                vx1 = veorq_u64(vx1, vx2);
+                /* add subkey 1 + 2*c */
+                vx0 = vaddq_u64(vx0, bkr[1 + 2 * c]);
+                vx1 = vaddq_u64(vx1, bkr[2 + 2 * c]);
+                vx2 = vaddq_u64(vx2, bkr[3 + 2 * c]);
+                vx3 = vaddq_u64(vx3, bkc[1 + 2 * c]);
+                vx1 = vaddq_u64(vx1, vt1);
+                vx2 = vaddq_u64(vx2, vt2);
+                /* round 8*c + 4 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 20), vx3, 44);
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 8*c + 5 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
+                vx1 = veorq_u64(vx1, vx2);
+                /* round 8*c + 6 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 11), vx1, 53);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 8*c + 7 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+                vx1 = veorq_u64(vx1, vx2);
+                /* next cycle's tweak words: t[i] <- t[i-1 mod 3] */
+                vts = vt0;
+                vt0 = vt2;
+                vt2 = vt1;
+                vt1 = vts;
+            }
             /* add subkey 18 */
             vx0 = vaddq_u64(vx0, bk3);
             vx1 = vaddq_u64(vx1, bk4);
@@ -13558,7 +8947,9 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uin
 static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
                                                                        const uint8_t *in, uint8_t *out, size_t n)
 {
-    uint64_t k0, k1, k2, k3, k4;
+    uint64_t k0, k1, k2, k3, k4, kt;
+    uint64_t kr[21];
+    uint64_t kc[19];
     if (n == 0) /* before any load: n = 0 touches no pointer */
         return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -13571,16 +8962,102 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uin
     k4 ^= k1;
     k4 ^= k2;
     k4 ^= k3;
+    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
+    kr[0] = k0;
+    kr[1] = k1;
+    kr[2] = k2;
+    kr[3] = k3;
+    kr[4] = k4;
+    kr[5] = k0;
+    kr[6] = k1;
+    kr[7] = k2;
+    kr[8] = k3;
+    kr[9] = k4;
+    kr[10] = k0;
+    kr[11] = k1;
+    kr[12] = k2;
+    kr[13] = k3;
+    kr[14] = k4;
+    kr[15] = k0;
+    kr[16] = k1;
+    kr[17] = k2;
+    kr[18] = k3;
+    kr[19] = k4;
+    kr[20] = k0;
+    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
+    kc[0] = k3;
+    kt = k4;
+    kt += 1;
+    kc[1] = kt;
+    kt = k0;
+    kt += 2;
+    kc[2] = kt;
+    kt = k1;
+    kt += 3;
+    kc[3] = kt;
+    kt = k2;
+    kt += 4;
+    kc[4] = kt;
+    kt = k3;
+    kt += 5;
+    kc[5] = kt;
+    kt = k4;
+    kt += 6;
+    kc[6] = kt;
+    kt = k0;
+    kt += 7;
+    kc[7] = kt;
+    kt = k1;
+    kt += 8;
+    kc[8] = kt;
+    kt = k2;
+    kt += 9;
+    kc[9] = kt;
+    kt = k3;
+    kt += 10;
+    kc[10] = kt;
+    kt = k4;
+    kt += 11;
+    kc[11] = kt;
+    kt = k0;
+    kt += 12;
+    kc[12] = kt;
+    kt = k1;
+    kt += 13;
+    kc[13] = kt;
+    kt = k2;
+    kt += 14;
+    kc[14] = kt;
+    kt = k3;
+    kt += 15;
+    kc[15] = kt;
+    kt = k4;
+    kt += 16;
+    kc[16] = kt;
+    kt = k0;
+    kt += 17;
+    kc[17] = kt;
+    kt = k1;
+    kt += 18;
+    kc[18] = kt;
     if (n >= 2) {
         const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
         const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
-        const uint64x2_t bk2 = vdupq_n_u64((uint64_t)(k2));
         const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
         const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
+        uint64x2_t bkc[19];
+        unsigned j_bkc;
+        for (j_bkc = 0; j_bkc < 19; j_bkc++)
+            bkc[j_bkc] = vdupq_n_u64((uint64_t)(kc[j_bkc]));
+        uint64x2_t bkr[21];
+        unsigned j_bkr;
+        for (j_bkr = 0; j_bkr < 21; j_bkr++)
+            bkr[j_bkr] = vdupq_n_u64((uint64_t)(kr[j_bkr]));
         const uint64x2_t rot8 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0605040302010007))), vcreate_u64((uint64_t)(UINT64_C(0x0e0d0c0b0a09080f))));
         for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
-            uint64x2_t vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
-            uint64x2_t vxb0, vxb1, vxb2, vxb3;
+            uint64x2_t vta0, vta1, vta2, vtas, vtb0, vtb1, vtb2, vtbs, vxa0, vxa1;
+            uint64x2_t vxa2, vxa3, vxb0, vxb1, vxb2, vxb3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
@@ -13592,6 +9069,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uin
             }
             vta2 = vta0;
             vta2 = veorq_u64(vta2, vta1);
+            vtas = vta0;
             /* block 1: tweak t2 = t0 ^ t1 */
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 32));
@@ -13603,6 +9081,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uin
             }
             vtb2 = vtb0;
             vtb2 = veorq_u64(vtb2, vtb1);
+            vtbs = vtb0;
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
                 const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
@@ -13650,1210 +9129,155 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uin
             vxb1 = vsubq_u64(vxb1, vtb0);
             vxb2 = vsubq_u64(vxb2, vtb1);
             vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
-            /* inverse round 71 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 70 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 53), vxa1, 11);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 53), vxb1, 11);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 69 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 11), vxa3, 53);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 11), vxb3, 53);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 29), vxa1, 35);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 29), vxb1, 35);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 68 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 38), vxa1, 26);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 38), vxb1, 26);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 44), vxa3, 20);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 44), vxb3, 20);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 17 */
-            vxa0 = vsubq_u64(vxa0, bk2);
-            vxa1 = vsubq_u64(vxa1, bk3);
-            vxa2 = vsubq_u64(vxa2, bk4);
-            vxa3 = vsubq_u64(vxa3, bk0);
-            vxa1 = vsubq_u64(vxa1, vta2);
-            vxa2 = vsubq_u64(vxa2, vta0);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
-            vxb0 = vsubq_u64(vxb0, bk2);
-            vxb1 = vsubq_u64(vxb1, bk3);
-            vxb2 = vsubq_u64(vxb2, bk4);
-            vxb3 = vsubq_u64(vxb3, bk0);
-            vxb1 = vsubq_u64(vxb1, vtb2);
-            vxb2 = vsubq_u64(vxb2, vtb0);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
-            /* inverse round 67 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 6), vxa3, 58);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 6), vxb3, 58);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 20), vxa1, 44);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 20), vxb1, 44);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 66 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 51), vxa1, 13);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 51), vxb1, 13);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 65 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 28), vxa3, 36);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 28), vxb3, 36);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 36), vxa1, 28);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 36), vxb1, 28);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 64 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 59), vxa1, 5);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 59), vxb1, 5);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot8)));
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot8)));
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 16 */
-            vxa0 = vsubq_u64(vxa0, bk1);
-            vxa1 = vsubq_u64(vxa1, bk2);
-            vxa2 = vsubq_u64(vxa2, bk3);
-            vxa3 = vsubq_u64(vxa3, bk4);
-            vxa1 = vsubq_u64(vxa1, vta1);
-            vxa2 = vsubq_u64(vxa2, vta2);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
-            vxb0 = vsubq_u64(vxb0, bk1);
-            vxb1 = vsubq_u64(vxb1, bk2);
-            vxb2 = vsubq_u64(vxb2, bk3);
-            vxb3 = vsubq_u64(vxb3, bk4);
-            vxb1 = vsubq_u64(vxb1, vtb1);
-            vxb2 = vsubq_u64(vxb2, vtb2);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
-            /* inverse round 63 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 62 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 53), vxa1, 11);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 53), vxb1, 11);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 61 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 11), vxa3, 53);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 11), vxb3, 53);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 29), vxa1, 35);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 29), vxb1, 35);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 60 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 38), vxa1, 26);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 38), vxb1, 26);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 44), vxa3, 20);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 44), vxb3, 20);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 15 */
-            vxa0 = vsubq_u64(vxa0, bk0);
-            vxa1 = vsubq_u64(vxa1, bk1);
-            vxa2 = vsubq_u64(vxa2, bk2);
-            vxa3 = vsubq_u64(vxa3, bk3);
-            vxa1 = vsubq_u64(vxa1, vta0);
-            vxa2 = vsubq_u64(vxa2, vta1);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
-            vxb0 = vsubq_u64(vxb0, bk0);
-            vxb1 = vsubq_u64(vxb1, bk1);
-            vxb2 = vsubq_u64(vxb2, bk2);
-            vxb3 = vsubq_u64(vxb3, bk3);
-            vxb1 = vsubq_u64(vxb1, vtb0);
-            vxb2 = vsubq_u64(vxb2, vtb1);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
-            /* inverse round 59 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 6), vxa3, 58);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 6), vxb3, 58);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 20), vxa1, 44);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 20), vxb1, 44);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 58 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 51), vxa1, 13);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 51), vxb1, 13);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 57 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 28), vxa3, 36);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 28), vxb3, 36);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 36), vxa1, 28);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 36), vxb1, 28);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 56 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 59), vxa1, 5);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 59), vxb1, 5);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot8)));
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot8)));
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 14 */
-            vxa0 = vsubq_u64(vxa0, bk4);
-            vxa1 = vsubq_u64(vxa1, bk0);
-            vxa2 = vsubq_u64(vxa2, bk1);
-            vxa3 = vsubq_u64(vxa3, bk2);
-            vxa1 = vsubq_u64(vxa1, vta2);
-            vxa2 = vsubq_u64(vxa2, vta0);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
-            vxb0 = vsubq_u64(vxb0, bk4);
-            vxb1 = vsubq_u64(vxb1, bk0);
-            vxb2 = vsubq_u64(vxb2, bk1);
-            vxb3 = vsubq_u64(vxb3, bk2);
-            vxb1 = vsubq_u64(vxb1, vtb2);
-            vxb2 = vsubq_u64(vxb2, vtb0);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
-            /* inverse round 55 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 54 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 53), vxa1, 11);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 53), vxb1, 11);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 53 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 11), vxa3, 53);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 11), vxb3, 53);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 29), vxa1, 35);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 29), vxb1, 35);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 52 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 38), vxa1, 26);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 38), vxb1, 26);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 44), vxa3, 20);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 44), vxb3, 20);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 13 */
-            vxa0 = vsubq_u64(vxa0, bk3);
-            vxa1 = vsubq_u64(vxa1, bk4);
-            vxa2 = vsubq_u64(vxa2, bk0);
-            vxa3 = vsubq_u64(vxa3, bk1);
-            vxa1 = vsubq_u64(vxa1, vta1);
-            vxa2 = vsubq_u64(vxa2, vta2);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
-            vxb0 = vsubq_u64(vxb0, bk3);
-            vxb1 = vsubq_u64(vxb1, bk4);
-            vxb2 = vsubq_u64(vxb2, bk0);
-            vxb3 = vsubq_u64(vxb3, bk1);
-            vxb1 = vsubq_u64(vxb1, vtb1);
-            vxb2 = vsubq_u64(vxb2, vtb2);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
-            /* inverse round 51 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 6), vxa3, 58);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 6), vxb3, 58);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 20), vxa1, 44);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 20), vxb1, 44);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 50 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 51), vxa1, 13);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 51), vxb1, 13);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 49 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 28), vxa3, 36);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 28), vxb3, 36);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 36), vxa1, 28);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 36), vxb1, 28);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 48 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 59), vxa1, 5);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 59), vxb1, 5);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot8)));
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot8)));
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 12 */
-            vxa0 = vsubq_u64(vxa0, bk2);
-            vxa1 = vsubq_u64(vxa1, bk3);
-            vxa2 = vsubq_u64(vxa2, bk4);
-            vxa3 = vsubq_u64(vxa3, bk0);
-            vxa1 = vsubq_u64(vxa1, vta0);
-            vxa2 = vsubq_u64(vxa2, vta1);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
-            vxb0 = vsubq_u64(vxb0, bk2);
-            vxb1 = vsubq_u64(vxb1, bk3);
-            vxb2 = vsubq_u64(vxb2, bk4);
-            vxb3 = vsubq_u64(vxb3, bk0);
-            vxb1 = vsubq_u64(vxb1, vtb0);
-            vxb2 = vsubq_u64(vxb2, vtb1);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
-            /* inverse round 47 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 46 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 53), vxa1, 11);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 53), vxb1, 11);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 45 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 11), vxa3, 53);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 11), vxb3, 53);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 29), vxa1, 35);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 29), vxb1, 35);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 44 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 38), vxa1, 26);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 38), vxb1, 26);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 44), vxa3, 20);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 44), vxb3, 20);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 11 */
-            vxa0 = vsubq_u64(vxa0, bk1);
-            vxa1 = vsubq_u64(vxa1, bk2);
-            vxa2 = vsubq_u64(vxa2, bk3);
-            vxa3 = vsubq_u64(vxa3, bk4);
-            vxa1 = vsubq_u64(vxa1, vta2);
-            vxa2 = vsubq_u64(vxa2, vta0);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
-            vxb0 = vsubq_u64(vxb0, bk1);
-            vxb1 = vsubq_u64(vxb1, bk2);
-            vxb2 = vsubq_u64(vxb2, bk3);
-            vxb3 = vsubq_u64(vxb3, bk4);
-            vxb1 = vsubq_u64(vxb1, vtb2);
-            vxb2 = vsubq_u64(vxb2, vtb0);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
-            /* inverse round 43 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 6), vxa3, 58);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 6), vxb3, 58);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 20), vxa1, 44);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 20), vxb1, 44);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 42 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 51), vxa1, 13);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 51), vxb1, 13);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 41 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 28), vxa3, 36);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 28), vxb3, 36);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 36), vxa1, 28);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 36), vxb1, 28);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 40 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 59), vxa1, 5);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 59), vxb1, 5);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot8)));
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot8)));
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 10 */
-            vxa0 = vsubq_u64(vxa0, bk0);
-            vxa1 = vsubq_u64(vxa1, bk1);
-            vxa2 = vsubq_u64(vxa2, bk2);
-            vxa3 = vsubq_u64(vxa3, bk3);
-            vxa1 = vsubq_u64(vxa1, vta1);
-            vxa2 = vsubq_u64(vxa2, vta2);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
-            vxb0 = vsubq_u64(vxb0, bk0);
-            vxb1 = vsubq_u64(vxb1, bk1);
-            vxb2 = vsubq_u64(vxb2, bk2);
-            vxb3 = vsubq_u64(vxb3, bk3);
-            vxb1 = vsubq_u64(vxb1, vtb1);
-            vxb2 = vsubq_u64(vxb2, vtb2);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
-            /* inverse round 39 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 38 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 53), vxa1, 11);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 53), vxb1, 11);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 37 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 11), vxa3, 53);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 11), vxb3, 53);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 29), vxa1, 35);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 29), vxb1, 35);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 36 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 38), vxa1, 26);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 38), vxb1, 26);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 44), vxa3, 20);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 44), vxb3, 20);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 9 */
-            vxa0 = vsubq_u64(vxa0, bk4);
-            vxa1 = vsubq_u64(vxa1, bk0);
-            vxa2 = vsubq_u64(vxa2, bk1);
-            vxa3 = vsubq_u64(vxa3, bk2);
-            vxa1 = vsubq_u64(vxa1, vta0);
-            vxa2 = vsubq_u64(vxa2, vta1);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
-            vxb0 = vsubq_u64(vxb0, bk4);
-            vxb1 = vsubq_u64(vxb1, bk0);
-            vxb2 = vsubq_u64(vxb2, bk1);
-            vxb3 = vsubq_u64(vxb3, bk2);
-            vxb1 = vsubq_u64(vxb1, vtb0);
-            vxb2 = vsubq_u64(vxb2, vtb1);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
-            /* inverse round 35 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 6), vxa3, 58);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 6), vxb3, 58);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 20), vxa1, 44);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 20), vxb1, 44);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 34 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 51), vxa1, 13);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 51), vxb1, 13);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 33 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 28), vxa3, 36);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 28), vxb3, 36);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 36), vxa1, 28);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 36), vxb1, 28);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 32 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 59), vxa1, 5);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 59), vxb1, 5);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot8)));
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot8)));
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 8 */
-            vxa0 = vsubq_u64(vxa0, bk3);
-            vxa1 = vsubq_u64(vxa1, bk4);
-            vxa2 = vsubq_u64(vxa2, bk0);
-            vxa3 = vsubq_u64(vxa3, bk1);
-            vxa1 = vsubq_u64(vxa1, vta2);
-            vxa2 = vsubq_u64(vxa2, vta0);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
-            vxb0 = vsubq_u64(vxb0, bk3);
-            vxb1 = vsubq_u64(vxb1, bk4);
-            vxb2 = vsubq_u64(vxb2, bk0);
-            vxb3 = vsubq_u64(vxb3, bk1);
-            vxb1 = vsubq_u64(vxb1, vtb2);
-            vxb2 = vsubq_u64(vxb2, vtb0);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
-            /* inverse round 31 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 30 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 53), vxa1, 11);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 53), vxb1, 11);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 29 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 11), vxa3, 53);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 11), vxb3, 53);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 29), vxa1, 35);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 29), vxb1, 35);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 28 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 38), vxa1, 26);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 38), vxb1, 26);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 44), vxa3, 20);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 44), vxb3, 20);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 7 */
-            vxa0 = vsubq_u64(vxa0, bk2);
-            vxa1 = vsubq_u64(vxa1, bk3);
-            vxa2 = vsubq_u64(vxa2, bk4);
-            vxa3 = vsubq_u64(vxa3, bk0);
-            vxa1 = vsubq_u64(vxa1, vta1);
-            vxa2 = vsubq_u64(vxa2, vta2);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
-            vxb0 = vsubq_u64(vxb0, bk2);
-            vxb1 = vsubq_u64(vxb1, bk3);
-            vxb2 = vsubq_u64(vxb2, bk4);
-            vxb3 = vsubq_u64(vxb3, bk0);
-            vxb1 = vsubq_u64(vxb1, vtb1);
-            vxb2 = vsubq_u64(vxb2, vtb2);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
-            /* inverse round 27 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 6), vxa3, 58);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 6), vxb3, 58);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 20), vxa1, 44);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 20), vxb1, 44);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 26 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 51), vxa1, 13);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 51), vxb1, 13);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 25 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 28), vxa3, 36);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 28), vxb3, 36);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 36), vxa1, 28);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 36), vxb1, 28);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 24 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 59), vxa1, 5);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 59), vxb1, 5);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot8)));
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot8)));
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 6 */
-            vxa0 = vsubq_u64(vxa0, bk1);
-            vxa1 = vsubq_u64(vxa1, bk2);
-            vxa2 = vsubq_u64(vxa2, bk3);
-            vxa3 = vsubq_u64(vxa3, bk4);
-            vxa1 = vsubq_u64(vxa1, vta0);
-            vxa2 = vsubq_u64(vxa2, vta1);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
-            vxb0 = vsubq_u64(vxb0, bk1);
-            vxb1 = vsubq_u64(vxb1, bk2);
-            vxb2 = vsubq_u64(vxb2, bk3);
-            vxb3 = vsubq_u64(vxb3, bk4);
-            vxb1 = vsubq_u64(vxb1, vtb0);
-            vxb2 = vsubq_u64(vxb2, vtb1);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
-            /* inverse round 23 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 22 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 53), vxa1, 11);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 53), vxb1, 11);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 21 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 11), vxa3, 53);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 11), vxb3, 53);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 29), vxa1, 35);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 29), vxb1, 35);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 20 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 38), vxa1, 26);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 38), vxb1, 26);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 44), vxa3, 20);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 44), vxb3, 20);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 5 */
-            vxa0 = vsubq_u64(vxa0, bk0);
-            vxa1 = vsubq_u64(vxa1, bk1);
-            vxa2 = vsubq_u64(vxa2, bk2);
-            vxa3 = vsubq_u64(vxa3, bk3);
-            vxa1 = vsubq_u64(vxa1, vta2);
-            vxa2 = vsubq_u64(vxa2, vta0);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
-            vxb0 = vsubq_u64(vxb0, bk0);
-            vxb1 = vsubq_u64(vxb1, bk1);
-            vxb2 = vsubq_u64(vxb2, bk2);
-            vxb3 = vsubq_u64(vxb3, bk3);
-            vxb1 = vsubq_u64(vxb1, vtb2);
-            vxb2 = vsubq_u64(vxb2, vtb0);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
-            /* inverse round 19 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 6), vxa3, 58);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 6), vxb3, 58);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 20), vxa1, 44);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 20), vxb1, 44);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 18 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 51), vxa1, 13);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 51), vxb1, 13);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 17 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 28), vxa3, 36);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 28), vxb3, 36);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 36), vxa1, 28);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 36), vxb1, 28);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 16 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 59), vxa1, 5);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 59), vxb1, 5);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot8)));
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot8)));
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 4 */
-            vxa0 = vsubq_u64(vxa0, bk4);
-            vxa1 = vsubq_u64(vxa1, bk0);
-            vxa2 = vsubq_u64(vxa2, bk1);
-            vxa3 = vsubq_u64(vxa3, bk2);
-            vxa1 = vsubq_u64(vxa1, vta1);
-            vxa2 = vsubq_u64(vxa2, vta2);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
-            vxb0 = vsubq_u64(vxb0, bk4);
-            vxb1 = vsubq_u64(vxb1, bk0);
-            vxb2 = vsubq_u64(vxb2, bk1);
-            vxb3 = vsubq_u64(vxb3, bk2);
-            vxb1 = vsubq_u64(vxb1, vtb1);
-            vxb2 = vsubq_u64(vxb2, vtb2);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
-            /* inverse round 15 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 14 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 53), vxa1, 11);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 53), vxb1, 11);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 13 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 11), vxa3, 53);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 11), vxb3, 53);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 29), vxa1, 35);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 29), vxb1, 35);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 12 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 38), vxa1, 26);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 38), vxb1, 26);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 44), vxa3, 20);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 44), vxb3, 20);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 3 */
-            vxa0 = vsubq_u64(vxa0, bk3);
-            vxa1 = vsubq_u64(vxa1, bk4);
-            vxa2 = vsubq_u64(vxa2, bk0);
-            vxa3 = vsubq_u64(vxa3, bk1);
-            vxa1 = vsubq_u64(vxa1, vta0);
-            vxa2 = vsubq_u64(vxa2, vta1);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
-            vxb0 = vsubq_u64(vxb0, bk3);
-            vxb1 = vsubq_u64(vxb1, bk4);
-            vxb2 = vsubq_u64(vxb2, bk0);
-            vxb3 = vsubq_u64(vxb3, bk1);
-            vxb1 = vsubq_u64(vxb1, vtb0);
-            vxb2 = vsubq_u64(vxb2, vtb1);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
-            /* inverse round 11 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 6), vxa3, 58);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 6), vxb3, 58);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 20), vxa1, 44);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 20), vxb1, 44);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 10 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 51), vxa1, 13);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 51), vxb1, 13);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 9 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 28), vxa3, 36);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 28), vxb3, 36);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 36), vxa1, 28);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 36), vxb1, 28);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 8 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 59), vxa1, 5);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 59), vxb1, 5);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot8)));
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot8)));
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 2 */
-            vxa0 = vsubq_u64(vxa0, bk2);
-            vxa1 = vsubq_u64(vxa1, bk3);
-            vxa2 = vsubq_u64(vxa2, bk4);
-            vxa3 = vsubq_u64(vxa3, bk0);
-            vxa1 = vsubq_u64(vxa1, vta2);
-            vxa2 = vsubq_u64(vxa2, vta0);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
-            vxb0 = vsubq_u64(vxb0, bk2);
-            vxb1 = vsubq_u64(vxb1, bk3);
-            vxb2 = vsubq_u64(vxb2, bk4);
-            vxb3 = vsubq_u64(vxb3, bk0);
-            vxb1 = vsubq_u64(vxb1, vtb2);
-            vxb2 = vsubq_u64(vxb2, vtb0);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
-            /* inverse round 7 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 6 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 53), vxa1, 11);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 53), vxb1, 11);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 5 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 11), vxa3, 53);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 11), vxb3, 53);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 29), vxa1, 35);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 29), vxb1, 35);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 4 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 38), vxa1, 26);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 38), vxb1, 26);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 44), vxa3, 20);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 44), vxb3, 20);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 1 */
-            vxa0 = vsubq_u64(vxa0, bk1);
-            vxa1 = vsubq_u64(vxa1, bk2);
-            vxa2 = vsubq_u64(vxa2, bk3);
-            vxa3 = vsubq_u64(vxa3, bk4);
-            vxa1 = vsubq_u64(vxa1, vta1);
-            vxa2 = vsubq_u64(vxa2, vta2);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
-            vxb0 = vsubq_u64(vxb0, bk1);
-            vxb1 = vsubq_u64(vxb1, bk2);
-            vxb2 = vsubq_u64(vxb2, bk3);
-            vxb3 = vsubq_u64(vxb3, bk4);
-            vxb1 = vsubq_u64(vxb1, vtb1);
-            vxb2 = vsubq_u64(vxb2, vtb2);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
-            /* inverse round 3 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 6), vxa3, 58);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 6), vxb3, 58);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 20), vxa1, 44);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 20), vxb1, 44);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 2 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 51), vxa1, 13);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 51), vxb1, 13);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* inverse round 1 */
-            vxa3 = veorq_u64(vxa3, vxa0);
-            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 28), vxa3, 36);
-            vxa0 = vsubq_u64(vxa0, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb0);
-            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 28), vxb3, 36);
-            vxb0 = vsubq_u64(vxb0, vxb3);
-            vxa1 = veorq_u64(vxa1, vxa2);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 36), vxa1, 28);
-            vxa2 = vsubq_u64(vxa2, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb2);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 36), vxb1, 28);
-            vxb2 = vsubq_u64(vxb2, vxb1);
-            /* inverse round 0 */
-            vxa1 = veorq_u64(vxa1, vxa0);
-            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 59), vxa1, 5);
-            vxa0 = vsubq_u64(vxa0, vxa1);
-            vxb1 = veorq_u64(vxb1, vxb0);
-            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 59), vxb1, 5);
-            vxb0 = vsubq_u64(vxb0, vxb1);
-            vxa3 = veorq_u64(vxa3, vxa2);
-            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot8)));
-            vxa2 = vsubq_u64(vxa2, vxa3);
-            vxb3 = veorq_u64(vxb3, vxb2);
-            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot8)));
-            vxb2 = vsubq_u64(vxb2, vxb3);
-            /* subtract subkey 0 */
-            vxa0 = vsubq_u64(vxa0, bk0);
-            vxa1 = vsubq_u64(vxa1, bk1);
-            vxa2 = vsubq_u64(vxa2, bk2);
-            vxa3 = vsubq_u64(vxa3, bk3);
-            vxa1 = vsubq_u64(vxa1, vta0);
-            vxa2 = vsubq_u64(vxa2, vta1);
-            vxb0 = vsubq_u64(vxb0, bk0);
-            vxb1 = vsubq_u64(vxb1, bk1);
-            vxb2 = vsubq_u64(vxb2, bk2);
-            vxb3 = vsubq_u64(vxb3, bk3);
-            vxb1 = vsubq_u64(vxb1, vtb0);
-            vxb2 = vsubq_u64(vxb2, vtb1);
+            vtas = vta0;
+            vta0 = vta1;
+            vta1 = vta2;
+            vta2 = vtas;
+            vtbs = vtb0;
+            vtb0 = vtb1;
+            vtb1 = vtb2;
+            vtb2 = vtbs;
+            for (c = 0; c < 9; c++) {
+                /* inverse round 8*c' + 7 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 8*c' + 6 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 53), vxa1, 11);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 53), vxb1, 11);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* inverse round 8*c' + 5 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 11), vxa3, 53);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 11), vxb3, 53);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 29), vxa1, 35);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 29), vxb1, 35);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 8*c' + 4 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 38), vxa1, 26);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 38), vxb1, 26);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 44), vxa3, 20);
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 44), vxb3, 20);
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* subtract subkey 17 - 2*c */
+                vxa0 = vsubq_u64(vxa0, bkr[17 - 2 * c]);
+                vxa1 = vsubq_u64(vxa1, bkr[18 - 2 * c]);
+                vxa2 = vsubq_u64(vxa2, bkr[19 - 2 * c]);
+                vxa3 = vsubq_u64(vxa3, bkc[17 - 2 * c]);
+                vxa1 = vsubq_u64(vxa1, vta1);
+                vxa2 = vsubq_u64(vxa2, vta2);
+                vxb0 = vsubq_u64(vxb0, bkr[17 - 2 * c]);
+                vxb1 = vsubq_u64(vxb1, bkr[18 - 2 * c]);
+                vxb2 = vsubq_u64(vxb2, bkr[19 - 2 * c]);
+                vxb3 = vsubq_u64(vxb3, bkc[17 - 2 * c]);
+                vxb1 = vsubq_u64(vxb1, vtb1);
+                vxb2 = vsubq_u64(vxb2, vtb2);
+                /* inverse round 8*c' + 3 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 6), vxa3, 58);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 6), vxb3, 58);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 20), vxa1, 44);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 20), vxb1, 44);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 8*c' + 2 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 51), vxa1, 13);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 51), vxb1, 13);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* inverse round 8*c' + 1 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 28), vxa3, 36);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 28), vxb3, 36);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 36), vxa1, 28);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 36), vxb1, 28);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 8*c' + 0 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 59), vxa1, 5);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 59), vxb1, 5);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot8)));
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot8)));
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* subtract subkey 16 - 2*c */
+                vxa0 = vsubq_u64(vxa0, bkr[16 - 2 * c]);
+                vxa1 = vsubq_u64(vxa1, bkr[17 - 2 * c]);
+                vxa2 = vsubq_u64(vxa2, bkr[18 - 2 * c]);
+                vxa3 = vsubq_u64(vxa3, bkc[16 - 2 * c]);
+                vxa1 = vsubq_u64(vxa1, vta0);
+                vxa2 = vsubq_u64(vxa2, vta1);
+                vxb0 = vsubq_u64(vxb0, bkr[16 - 2 * c]);
+                vxb1 = vsubq_u64(vxb1, bkr[17 - 2 * c]);
+                vxb2 = vsubq_u64(vxb2, bkr[18 - 2 * c]);
+                vxb3 = vsubq_u64(vxb3, bkc[16 - 2 * c]);
+                vxb1 = vsubq_u64(vxb1, vtb0);
+                vxb2 = vsubq_u64(vxb2, vtb1);
+                /* previous cycle's tweak words: t[i] <- t[i+1 mod 3] */
+                vtas = vta0;
+                vta0 = vta1;
+                vta1 = vta2;
+                vta2 = vtas;
+                vtbs = vtb0;
+                vtb0 = vtb1;
+                vtb1 = vtb2;
+                vtb2 = vtbs;
+            }
             /* store the block(s) */
             {
                 const uint64x2_t s1_0 = vzip1q_u64(vxa0, vxa1);
@@ -14881,7 +9305,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uin
             }
         }
         for (; n >= 2; n -= 2, tweaks += 32, in += 64, out += 64) {
-            uint64x2_t vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            uint64x2_t vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
@@ -14893,6 +9318,7 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uin
             }
             vt2 = vt0;
             vt2 = veorq_u64(vt2, vt1);
+            vts = vt0;
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
                 const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
@@ -14917,653 +9343,87 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uin
             vx1 = vsubq_u64(vx1, vt0);
             vx2 = vsubq_u64(vx2, vt1);
             vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
-            /* inverse round 71 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 70 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 53), vx1, 11);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 69 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 68 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 44), vx3, 20);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 17 */
-            vx0 = vsubq_u64(vx0, bk2);
-            vx1 = vsubq_u64(vx1, bk3);
-            vx2 = vsubq_u64(vx2, bk4);
-            vx3 = vsubq_u64(vx3, bk0);
-            vx1 = vsubq_u64(vx1, vt2);
-            vx2 = vsubq_u64(vx2, vt0);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
-            /* inverse round 67 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 6), vx3, 58);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 20), vx1, 44);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 66 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 65 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 28), vx3, 36);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 36), vx1, 28);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 64 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 59), vx1, 5);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot8)));
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 16 */
-            vx0 = vsubq_u64(vx0, bk1);
-            vx1 = vsubq_u64(vx1, bk2);
-            vx2 = vsubq_u64(vx2, bk3);
-            vx3 = vsubq_u64(vx3, bk4);
-            vx1 = vsubq_u64(vx1, vt1);
-            vx2 = vsubq_u64(vx2, vt2);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
-            /* inverse round 63 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 62 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 53), vx1, 11);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 61 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 60 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 44), vx3, 20);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 15 */
-            vx0 = vsubq_u64(vx0, bk0);
-            vx1 = vsubq_u64(vx1, bk1);
-            vx2 = vsubq_u64(vx2, bk2);
-            vx3 = vsubq_u64(vx3, bk3);
-            vx1 = vsubq_u64(vx1, vt0);
-            vx2 = vsubq_u64(vx2, vt1);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
-            /* inverse round 59 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 6), vx3, 58);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 20), vx1, 44);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 58 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 57 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 28), vx3, 36);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 36), vx1, 28);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 56 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 59), vx1, 5);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot8)));
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 14 */
-            vx0 = vsubq_u64(vx0, bk4);
-            vx1 = vsubq_u64(vx1, bk0);
-            vx2 = vsubq_u64(vx2, bk1);
-            vx3 = vsubq_u64(vx3, bk2);
-            vx1 = vsubq_u64(vx1, vt2);
-            vx2 = vsubq_u64(vx2, vt0);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
-            /* inverse round 55 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 54 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 53), vx1, 11);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 53 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 52 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 44), vx3, 20);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 13 */
-            vx0 = vsubq_u64(vx0, bk3);
-            vx1 = vsubq_u64(vx1, bk4);
-            vx2 = vsubq_u64(vx2, bk0);
-            vx3 = vsubq_u64(vx3, bk1);
-            vx1 = vsubq_u64(vx1, vt1);
-            vx2 = vsubq_u64(vx2, vt2);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
-            /* inverse round 51 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 6), vx3, 58);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 20), vx1, 44);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 50 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 49 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 28), vx3, 36);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 36), vx1, 28);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 48 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 59), vx1, 5);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot8)));
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 12 */
-            vx0 = vsubq_u64(vx0, bk2);
-            vx1 = vsubq_u64(vx1, bk3);
-            vx2 = vsubq_u64(vx2, bk4);
-            vx3 = vsubq_u64(vx3, bk0);
-            vx1 = vsubq_u64(vx1, vt0);
-            vx2 = vsubq_u64(vx2, vt1);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
-            /* inverse round 47 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 46 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 53), vx1, 11);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 45 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 44 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 44), vx3, 20);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 11 */
-            vx0 = vsubq_u64(vx0, bk1);
-            vx1 = vsubq_u64(vx1, bk2);
-            vx2 = vsubq_u64(vx2, bk3);
-            vx3 = vsubq_u64(vx3, bk4);
-            vx1 = vsubq_u64(vx1, vt2);
-            vx2 = vsubq_u64(vx2, vt0);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
-            /* inverse round 43 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 6), vx3, 58);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 20), vx1, 44);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 42 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 41 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 28), vx3, 36);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 36), vx1, 28);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 40 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 59), vx1, 5);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot8)));
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 10 */
-            vx0 = vsubq_u64(vx0, bk0);
-            vx1 = vsubq_u64(vx1, bk1);
-            vx2 = vsubq_u64(vx2, bk2);
-            vx3 = vsubq_u64(vx3, bk3);
-            vx1 = vsubq_u64(vx1, vt1);
-            vx2 = vsubq_u64(vx2, vt2);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
-            /* inverse round 39 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 38 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 53), vx1, 11);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 37 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 36 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 44), vx3, 20);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 9 */
-            vx0 = vsubq_u64(vx0, bk4);
-            vx1 = vsubq_u64(vx1, bk0);
-            vx2 = vsubq_u64(vx2, bk1);
-            vx3 = vsubq_u64(vx3, bk2);
-            vx1 = vsubq_u64(vx1, vt0);
-            vx2 = vsubq_u64(vx2, vt1);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
-            /* inverse round 35 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 6), vx3, 58);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 20), vx1, 44);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 34 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 33 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 28), vx3, 36);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 36), vx1, 28);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 32 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 59), vx1, 5);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot8)));
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 8 */
-            vx0 = vsubq_u64(vx0, bk3);
-            vx1 = vsubq_u64(vx1, bk4);
-            vx2 = vsubq_u64(vx2, bk0);
-            vx3 = vsubq_u64(vx3, bk1);
-            vx1 = vsubq_u64(vx1, vt2);
-            vx2 = vsubq_u64(vx2, vt0);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
-            /* inverse round 31 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 30 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 53), vx1, 11);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 29 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 28 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 44), vx3, 20);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 7 */
-            vx0 = vsubq_u64(vx0, bk2);
-            vx1 = vsubq_u64(vx1, bk3);
-            vx2 = vsubq_u64(vx2, bk4);
-            vx3 = vsubq_u64(vx3, bk0);
-            vx1 = vsubq_u64(vx1, vt1);
-            vx2 = vsubq_u64(vx2, vt2);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
-            /* inverse round 27 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 6), vx3, 58);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 20), vx1, 44);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 26 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 25 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 28), vx3, 36);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 36), vx1, 28);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 24 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 59), vx1, 5);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot8)));
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 6 */
-            vx0 = vsubq_u64(vx0, bk1);
-            vx1 = vsubq_u64(vx1, bk2);
-            vx2 = vsubq_u64(vx2, bk3);
-            vx3 = vsubq_u64(vx3, bk4);
-            vx1 = vsubq_u64(vx1, vt0);
-            vx2 = vsubq_u64(vx2, vt1);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
-            /* inverse round 23 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 22 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 53), vx1, 11);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 21 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 20 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 44), vx3, 20);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 5 */
-            vx0 = vsubq_u64(vx0, bk0);
-            vx1 = vsubq_u64(vx1, bk1);
-            vx2 = vsubq_u64(vx2, bk2);
-            vx3 = vsubq_u64(vx3, bk3);
-            vx1 = vsubq_u64(vx1, vt2);
-            vx2 = vsubq_u64(vx2, vt0);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
-            /* inverse round 19 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 6), vx3, 58);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 20), vx1, 44);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 18 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 17 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 28), vx3, 36);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 36), vx1, 28);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 16 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 59), vx1, 5);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot8)));
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 4 */
-            vx0 = vsubq_u64(vx0, bk4);
-            vx1 = vsubq_u64(vx1, bk0);
-            vx2 = vsubq_u64(vx2, bk1);
-            vx3 = vsubq_u64(vx3, bk2);
-            vx1 = vsubq_u64(vx1, vt1);
-            vx2 = vsubq_u64(vx2, vt2);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
-            /* inverse round 15 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 14 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 53), vx1, 11);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 13 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 12 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 44), vx3, 20);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 3 */
-            vx0 = vsubq_u64(vx0, bk3);
-            vx1 = vsubq_u64(vx1, bk4);
-            vx2 = vsubq_u64(vx2, bk0);
-            vx3 = vsubq_u64(vx3, bk1);
-            vx1 = vsubq_u64(vx1, vt0);
-            vx2 = vsubq_u64(vx2, vt1);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
-            /* inverse round 11 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 6), vx3, 58);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 20), vx1, 44);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 10 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 9 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 28), vx3, 36);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 36), vx1, 28);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 8 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 59), vx1, 5);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot8)));
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 2 */
-            vx0 = vsubq_u64(vx0, bk2);
-            vx1 = vsubq_u64(vx1, bk3);
-            vx2 = vsubq_u64(vx2, bk4);
-            vx3 = vsubq_u64(vx3, bk0);
-            vx1 = vsubq_u64(vx1, vt2);
-            vx2 = vsubq_u64(vx2, vt0);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
-            /* inverse round 7 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 6 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 53), vx1, 11);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 5 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 4 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 44), vx3, 20);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 1 */
-            vx0 = vsubq_u64(vx0, bk1);
-            vx1 = vsubq_u64(vx1, bk2);
-            vx2 = vsubq_u64(vx2, bk3);
-            vx3 = vsubq_u64(vx3, bk4);
-            vx1 = vsubq_u64(vx1, vt1);
-            vx2 = vsubq_u64(vx2, vt2);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
-            /* inverse round 3 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 6), vx3, 58);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 20), vx1, 44);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 2 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-            vx2 = vsubq_u64(vx2, vx3);
-            /* inverse round 1 */
-            vx3 = veorq_u64(vx3, vx0);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 28), vx3, 36);
-            vx0 = vsubq_u64(vx0, vx3);
-            vx1 = veorq_u64(vx1, vx2);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 36), vx1, 28);
-            vx2 = vsubq_u64(vx2, vx1);
-            /* inverse round 0 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 59), vx1, 5);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot8)));
-            vx2 = vsubq_u64(vx2, vx3);
-            /* subtract subkey 0 */
-            vx0 = vsubq_u64(vx0, bk0);
-            vx1 = vsubq_u64(vx1, bk1);
-            vx2 = vsubq_u64(vx2, bk2);
-            vx3 = vsubq_u64(vx3, bk3);
-            vx1 = vsubq_u64(vx1, vt0);
-            vx2 = vsubq_u64(vx2, vt1);
+            vts = vt0;
+            vt0 = vt1;
+            vt1 = vt2;
+            vt2 = vts;
+            for (c = 0; c < 9; c++) {
+                /* inverse round 8*c' + 7 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 8*c' + 6 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 53), vx1, 11);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+                vx2 = vsubq_u64(vx2, vx3);
+                /* inverse round 8*c' + 5 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 8*c' + 4 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 44), vx3, 20);
+                vx2 = vsubq_u64(vx2, vx3);
+                /* subtract subkey 17 - 2*c */
+                vx0 = vsubq_u64(vx0, bkr[17 - 2 * c]);
+                vx1 = vsubq_u64(vx1, bkr[18 - 2 * c]);
+                vx2 = vsubq_u64(vx2, bkr[19 - 2 * c]);
+                vx3 = vsubq_u64(vx3, bkc[17 - 2 * c]);
+                vx1 = vsubq_u64(vx1, vt1);
+                vx2 = vsubq_u64(vx2, vt2);
+                /* inverse round 8*c' + 3 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 6), vx3, 58);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 20), vx1, 44);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 8*c' + 2 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+                vx2 = vsubq_u64(vx2, vx3);
+                /* inverse round 8*c' + 1 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 28), vx3, 36);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 36), vx1, 28);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 8*c' + 0 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 59), vx1, 5);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot8)));
+                vx2 = vsubq_u64(vx2, vx3);
+                /* subtract subkey 16 - 2*c */
+                vx0 = vsubq_u64(vx0, bkr[16 - 2 * c]);
+                vx1 = vsubq_u64(vx1, bkr[17 - 2 * c]);
+                vx2 = vsubq_u64(vx2, bkr[18 - 2 * c]);
+                vx3 = vsubq_u64(vx3, bkc[16 - 2 * c]);
+                vx1 = vsubq_u64(vx1, vt0);
+                vx2 = vsubq_u64(vx2, vt1);
+                /* previous cycle's tweak words: t[i] <- t[i+1 mod 3] */
+                vts = vt0;
+                vt0 = vt1;
+                vt1 = vt2;
+                vt2 = vts;
+            }
             /* store the block(s) */
             {
                 const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
@@ -28563,7 +22423,7 @@ static int tf256_v11_csimd_auto_fly_full_i2_cpu_rule(void)
                 r = 0; /* intel-spr-emr: threefish-gen tune on Intel Xeon family 6 model 0xcf (Emerald Rapids), 2026-11-25: shared/profiles/intel-emr.json */
             else if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
                 ((model <= 0xfu) || (model >= 0x20u && model <= 0x5fu)))
-                r = 1; /* zen3: issue 13 measurement, AMD EPYC Zen 3, one run */
+                r = 1; /* zen3: paired bench of the c-simd AVX2 lanes kernels on AMD EPYC (Zen 3, family 0x19 model 0x01), 2026-11-27, two runs with every other process stopped */
             else if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
                 ((model >= 0x10u && model <= 0x1fu) || (model >= 0x60u && model <= 0x7fu) || (model >= 0xa0u && model <= 0xafu)))
                 r = 2; /* zen4: threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples */
@@ -28578,11 +22438,11 @@ static int tf256_v11_csimd_auto_fly_full_i2_cpu_rule(void)
 
 static const char *const tf256_v11_csimd_auto_fly_full_i2_choice_names[] = {
     "avx512 lanes fly/full/i3 (cpu rule intel-spr-emr: GenuineIntel family 0x06 models 0x8f,0xcf)",
-    "avx2 lanes fly/full/i2 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)",
+    "avx2 lanes fly/loop/i2 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)",
     "avx512 lanes fly/full/i4 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)",
     "avx512 lanes fly/full/i4 (cpu rule zen5: AuthenticAMD family 0x1a models 0x00-0x1f)",
     "avx512 lanes fly/full/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)",
-    "avx2 lanes fly/full/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
+    "avx2 lanes fly/loop/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
 };
 
 static int tf256_v11_csimd_auto_fly_full_i2_choice(size_t n)
@@ -28605,7 +22465,7 @@ static int tf256_v11_csimd_auto_fly_full_i2_choice(size_t n)
 }
 #elif defined(THREEFISH_GEN_NEON)
 static const char *const tf256_v11_csimd_auto_fly_full_i2_choice_names[] = {
-    "neon lanes fly/full/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
+    "neon lanes fly/loop/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
 };
 
 static int tf256_v11_csimd_auto_fly_full_i2_choice(size_t n)

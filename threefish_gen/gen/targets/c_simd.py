@@ -26,19 +26,23 @@ ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
 # packed"); the CPU table's single-block rows add it where a profile's chained winner is packed
 # (single_rule_paths, gen/cpu_rules.py).
 # Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
-# measurements (README, "Benchmarks"): (isa, layout, options).
+# measurements (docs/bench.md, "Compact kernels"): (isa, layout, options).  AVX2 takes the loop over
+# 8-round cycles (--unroll loop: a third to a ninth of the source), which ran as fast as the
+# unrolled kernel or faster on the AVX2 CPU measured (Zen 3); AVX-512 stays unrolled until a CPU
+# with AVX-512 has timed the loop form (tune's candidates include it).
 RECOMMENDED = {
-    256: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "full", 2))],
-    512: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "full", 2))],
-    1024: [("avx512", "lanes", Options("fly", "full", 1)), ("avx2", "lanes", Options("fly", "full", 1))],
+    256: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "loop", 2))],
+    512: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "loop", 1))],
+    1024: [("avx512", "lanes", Options("fly", "full", 1)), ("avx2", "lanes", Options("fly", "loop", 1))],
 }
 # The AArch64 path of the dispatcher (and its standalone variant in out/), a separate entry: its
-# speed is unmeasured here (qemu only); the interleave is the most lane groups whose state fits in
-# AArch64's 32 vector registers without more stack traffic per block (docs/aarch64.md, "Speed").
+# speed is unmeasured here (qemu only), so it takes the compact form, the loop over 8-round cycles;
+# the interleave is the most lane groups whose state fits in AArch64's 32 vector registers without
+# more stack traffic per block (docs/aarch64.md, "Speed").
 RECOMMENDED_NEON = {
-    256: [("neon", "lanes", Options("fly", "full", 2))],
-    512: [("neon", "lanes", Options("fly", "full", 1))],
-    1024: [("neon", "lanes", Options("fly", "full", 1))],
+    256: [("neon", "lanes", Options("fly", "loop", 2))],
+    512: [("neon", "lanes", Options("fly", "loop", 1))],
+    1024: [("neon", "lanes", Options("fly", "loop", 1))],
 }
 
 
