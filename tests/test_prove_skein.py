@@ -56,14 +56,14 @@ def _ubi_function(v):
 
 def test_simd_skein_proves_its_scalar_ubi_and_every_lanes_kernel():
     """c-simd Skein: the scalar P_ubi (the --target c one) and each SIMD lanes kernel
-    (hash_many and tree leaves: one block of 4 (AVX2) or 8 (AVX-512) messages)."""
+    (hash_many and tree leaves: one block of 4 (AVX2), 8 (AVX-512) or 2 (NEON) messages)."""
     simd = skein("c-simd", 512, "all")
-    assert {v.get("isa") for v in simd} == {"avx2", "avx512", "auto"}
+    assert {v.get("isa") for v in simd} == {"avx2", "avx512", "neon", "auto"}
     scalar = _ubi_function(skein("c", 512)[0])
     assert "for (; n > 0; n--, blk += 64)" in scalar
     assert all(_ubi_function(v) == scalar for v in simd)
     assert all(why_not(v) is None for v in simd + skein("c", 512, "all") + skein("nasm-x64", 512, "all"))
-    lanes = {"avx2": ["avx2 4"], "avx512": ["avx512 8"], "auto": ["avx2 4", "avx512 8"]}
+    lanes = {"avx2": ["avx2 4"], "avx512": ["avx512 8"], "neon": ["neon 2"], "auto": ["avx2 4", "avx512 8", "neon 2"]}
     for v in simd:
         rep = prove(v, render_variant(v)[f"{v.stem}.c"])
         assert not rep.failed, rep.lines

@@ -256,10 +256,11 @@ def test_c_simd_skein_hash_many_lanes_against_the_vectors(tmp_path, version, bit
     t = get_target("c-simd")
     spec = get_spec(version, bits)
     v = t.variant(spec, Options("fly", "full", 1), "sk_", isa="auto", primitive="skein")
-    assert t.skein_isas(v) == ("avx2", "avx512")
+    assert t.skein_isas(v) == ("avx2", "avx512", "neon")
     write_files(render_variant(v), tmp_path / "src")
     text = (tmp_path / "src" / f"{v.stem}.c").read_text()
     assert "sk_ubi_lanes_avx512" in text and "_mm512_" in text and "_mm256_" in text
+    assert "sk_ubi_lanes_neon" in text      # compiled only for AArch64 (test_c_simd_skein_neon_lanes_under_qemu)
     vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 20, 3)
     exe = tmp_path / "harness"
     subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-I{tmp_path / 'src'}",
@@ -274,11 +275,56 @@ def test_c_simd_skein_hash_many_lanes_against_the_vectors(tmp_path, version, bit
         assert run.returncode == 0 and " 0 failed" in run.stdout, (level, run.stdout[-2000:])
 
 
+def batch_vectors(spec, path):
+    """hash_many batches and trees whose leaves fill the lanes (every lane count up to 8, messages of
+    mixed lengths; trees of 2-block leaves, 9 and 17 leaves) and one plain hash, from the model."""
+    nb, rng = spec.block_bytes, random.Random(f"batches-{spec.tag}")
+    lines = [vskein._h(spec, 32, b"abc")]
+    for n in (2, 3, 5, 8, 9):
+        msgs = [rng.randbytes(rng.choice((0, 1, nb, nb + 1, 3 * nb + 5))) for _ in range(n)]
+        lines.append(f"M 32 {n} " + " ".join(f"{vskein._hex(m)} {skein.hash_bytes(spec, m, 32).hex()}" for m in msgs))
+    for leaves in (9, 17):
+        msg = rng.randbytes(leaves * 2 * nb + 3)
+        dig = skein.hash_bytes(spec, msg, nb, tree=skein.Tree(1, 1, 255))
+        lines.append(f"T {nb} 1 1 255 {vskein._hex(msg)} {dig.hex()}")
+    path.write_text("\n".join(lines + ["E"]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("bits", [256, pytest.param(1024, marks=pytest.mark.matrix)])
+def test_c_simd_skein_neon_lanes_under_qemu(tmp_path, bits):
+    """The dispatcher's Skein file on AArch64 (gcc, under qemu-aarch64): hash_many and tree leaves
+    in NEON lanes (2 messages per pass) and scalar, forced in turn with $THREEFISH_GEN_ISA, on
+    batches and trees from the model; then the file with one rotation count of the NEON kernel
+    changed (the user's bytes, check's way) must FAIL on the NEON path and only there."""
+    from threefish_gen.verify import sources
+    from threefish_gen.verify.runner import AARCH64_BUILDS
+    t = get_target("c-simd")
+    spec = get_spec("1.3", bits)
+    v = t.variant(spec, Options("fly", "full", 1), "sk_", isa="auto", primitive="skein")
+    b = AARCH64_BUILDS[0]
+    if b.missing():
+        pytest.skip(b.missing())
+    vec = batch_vectors(spec, tmp_path / "vectors.txt")
+    (tmp_path / "ok").mkdir()
+    row = vskein.check_skein(v, b, tmp_path / "ok", vec)
+    assert row.status == "PASS (emulated)" and "hash_many paths scalar, neon" in row.detail, row.detail
+    files = render_variant(v)
+    name = f"{v.stem}.c"
+    kernel = files[name].index("static void sk_ubi_lanes_neon(")
+    m = re.compile(r"vshlq_n_u64\(vx\d+, (\d+)\)").search(files[name], kernel)
+    files[name] = files[name][:m.start(1)] + str(int(m.group(1)) - 1) + files[name][m.end(1):]
+    (tmp_path / "changed").mkdir()
+    with sources.given({v: (files, [])}):
+        row = vskein.check_skein(v, b, tmp_path / "changed", vec)
+    assert row.status == "FAIL" and row.detail.startswith("[neon]"), row.detail
+
+
 def test_c_simd_skein_bad_isa_is_one_line_and_exit_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--primitive", "skein", "--isa", "sse2",
                         "--size", "512", "--constants", "1.3", "--out", str(tmp_path)], capture_output=True, text=True,
                        cwd=ROOT)
-    assert r.returncode == 2 and "--primitive skein takes --isa avx2 | avx512 | auto" in r.stderr
+    assert r.returncode == 2 and "--primitive skein takes --isa avx2 | avx512 | neon | auto" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
 

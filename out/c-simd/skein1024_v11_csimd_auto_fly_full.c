@@ -5,7 +5,7 @@
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
  * Skein-1024: UBI = Threefish-1024 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 1038, mov 2, mov-mem 34, rotl 640, store 16, xor 657, xor-mem 16
- * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass (lanes layout; transposes of chaining value, block and result per pass)
+ * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; transposes of chaining value, block and result per pass)
  * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #include "skein1024_v11_csimd_auto_fly_full.h"
@@ -13,15 +13,25 @@
 #include <string.h>
 #include <stdlib.h>
 
-/* hash_many runs 4 or 8 messages at once in SIMD lanes where the CPU has
-   avx2 / avx512 (x86; -DTHREEFISH_GEN_SIMDE: SIMDe, emulated), else one at a time. */
+/* hash_many runs 4 or 8 or 2 messages at once in SIMD lanes where the CPU has
+   avx2 / avx512 / neon (x86, neon; -DTHREEFISH_GEN_SIMDE: SIMDe, emulated), else one at a time.
+   Which family of kernels this build compiles: x86 (chosen by cpuid), AArch64 NEON (architectural:
+   no run-time check), or none (one message at a time). */
+#if defined(THREEFISH_GEN_SIMDE) || defined(__x86_64__) || defined(__i386__)
+#define THREEFISH_GEN_X86 1
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#define THREEFISH_GEN_NEON 1
+#endif
 #if defined(THREEFISH_GEN_SIMDE)
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx2.h>
 #include <simde/x86/avx512.h>
-#define SKEIN1024_V11_CSIMD_AUTO_FLY_FULL_LANES_OK 1
-#elif defined(__x86_64__) || defined(__i386__)
+#elif defined(THREEFISH_GEN_X86)
 #include <immintrin.h>
+#elif defined(THREEFISH_GEN_NEON)
+#include <arm_neon.h>
+#endif
+#if defined(THREEFISH_GEN_X86) || defined(THREEFISH_GEN_NEON)
 #define SKEIN1024_V11_CSIMD_AUTO_FLY_FULL_LANES_OK 1
 #endif
 
@@ -3092,9 +3102,38 @@ int skein1024_v11_csimd_auto_fly_full_mac_bits(const uint8_t *key, size_t keylen
 }
 
 #if defined(SKEIN1024_V11_CSIMD_AUTO_FLY_FULL_LANES_OK)
+#if defined(THREEFISH_GEN_NEON)
+/* 128-bit rows of two little-endian words at any alignment: vld1q_u8/vst1q_u8 on little-endian
+   AArch64, byte by byte on big-endian (self-contained: no word helper needed). */
+static inline uint64x2_t threefish_gen_neon_load(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return vreinterpretq_u64_u8(vld1q_u8(p));
+#else
+    uint64_t w[2] = {0, 0};
+    int i;
+    for (i = 0; i < 16; i++)
+        w[i / 8] |= (uint64_t)p[i] << (8 * (i % 8));
+    return vcombine_u64(vcreate_u64(w[0]), vcreate_u64(w[1]));
+#endif
+}
+
+static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    vst1q_u8(p, vreinterpretq_u8_u64(v));
+#else
+    const uint64_t w[2] = {vgetq_lane_u64(v, 0), vgetq_lane_u64(v, 1)};
+    int i;
+    for (i = 0; i < 16; i++)
+        p[i] = (uint8_t)(w[i / 8] >> (8 * (i % 8)));
+#endif
+}
+#endif
 /* ---- avx2: the UBI block of 4 messages (lanes layout of the same description), compiled
    for target "avx2"; called only where the CPU has it.  in: 4 chaining values, then
    4 message blocks; tweaks: 4 x 16 bytes; out: 4 new chaining values. */
+#if defined(THREEFISH_GEN_X86)
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
@@ -5812,9 +5851,11 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
 #pragma GCC pop_options
 #endif
 #endif
+#endif
 /* ---- avx512: the UBI block of 8 messages (lanes layout of the same description), compiled
    for target "avx512f,avx512vl"; called only where the CPU has it.  in: 8 chaining values, then
    8 message blocks; tweaks: 8 x 16 bytes; out: 8 new chaining values. */
+#if defined(THREEFISH_GEN_X86)
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512vl"))), apply_to = function)
@@ -8575,9 +8616,2687 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in
 #pragma GCC pop_options
 #endif
 #endif
+#endif
+/* ---- neon: the UBI block of 2 messages (lanes layout of the same description), AArch64
+   Advanced SIMD (architectural: no target attribute, no run-time check).  in: 2 chaining values, then
+   2 message blocks; tweaks: 2 x 16 bytes; out: 2 new chaining values. */
+#if defined(THREEFISH_GEN_NEON)
+static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, const uint8_t *tweaks, uint8_t *out)
+{
+    const uint64x2_t rot16 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0504030201000706))), vcreate_u64((uint64_t)(UINT64_C(0x0d0c0b0a09080f0e))));
+    const uint64x2_t rot40 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0201000706050403))), vcreate_u64((uint64_t)(UINT64_C(0x0a09080f0e0d0c0b))));
+    const uint64x2_t rot48 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0100070605040302))), vcreate_u64((uint64_t)(UINT64_C(0x09080f0e0d0c0b0a))));
+    const uint64x2_t rot56 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0007060504030201))), vcreate_u64((uint64_t)(UINT64_C(0x080f0e0d0c0b0a09))));
+    const uint64x2_t rot8 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0605040302010007))), vcreate_u64((uint64_t)(UINT64_C(0x0e0d0c0b0a09080f))));
+    uint64x2_t vk0, vk1, vk2, vk3, vk4, vk5, vk6, vk7, vk8, vk9;
+    uint64x2_t vk10, vk11, vk12, vk13, vk14, vk15, vk16, vt0, vt1, vt2;
+    uint64x2_t vm0, vm1, vm2, vm3, vm4, vm5, vm6, vm7, vm8, vm9;
+    uint64x2_t vm10, vm11, vm12, vm13, vm14, vm15, vx0, vx1, vx2, vx3;
+    uint64x2_t vx4, vx5, vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13;
+    uint64x2_t vx14, vx15;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 128));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk0 = s1_0;
+        vk1 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 144));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk2 = s1_0;
+        vk3 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 160));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk4 = s1_0;
+        vk5 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 176));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk6 = s1_0;
+        vk7 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 64));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 192));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk8 = s1_0;
+        vk9 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 80));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 208));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk10 = s1_0;
+        vk11 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 224));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk12 = s1_0;
+        vk13 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 240));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk14 = s1_0;
+        vk15 = s1_1;
+    }
+    vk16 = vdupq_n_u64((uint64_t)(UINT64_C(0x5555555555555555)));
+    vk16 = veorq_u64(vk16, vk0);
+    vk16 = veorq_u64(vk16, vk1);
+    vk16 = veorq_u64(vk16, vk2);
+    vk16 = veorq_u64(vk16, vk3);
+    vk16 = veorq_u64(vk16, vk4);
+    vk16 = veorq_u64(vk16, vk5);
+    vk16 = veorq_u64(vk16, vk6);
+    vk16 = veorq_u64(vk16, vk7);
+    vk16 = veorq_u64(vk16, vk8);
+    vk16 = veorq_u64(vk16, vk9);
+    vk16 = veorq_u64(vk16, vk10);
+    vk16 = veorq_u64(vk16, vk11);
+    vk16 = veorq_u64(vk16, vk12);
+    vk16 = veorq_u64(vk16, vk13);
+    vk16 = veorq_u64(vk16, vk14);
+    vk16 = veorq_u64(vk16, vk15);
+    /* block 0: tweak t2 = t0 ^ t1 */
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vt0 = s1_0;
+        vt1 = s1_1;
+    }
+    vt2 = vt0;
+    vt2 = veorq_u64(vt2, vt1);
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 256));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 384));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm0 = s1_0;
+        vm1 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 272));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 400));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm2 = s1_0;
+        vm3 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 288));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 416));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm4 = s1_0;
+        vm5 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 304));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 432));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm6 = s1_0;
+        vm7 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 320));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 448));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm8 = s1_0;
+        vm9 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 336));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 464));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm10 = s1_0;
+        vm11 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 352));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 480));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm12 = s1_0;
+        vm13 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 368));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 496));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm14 = s1_0;
+        vm15 = s1_1;
+    }
+    vx0 = vm0;
+    vx1 = vm1;
+    vx2 = vm2;
+    vx3 = vm3;
+    vx4 = vm4;
+    vx5 = vm5;
+    vx6 = vm6;
+    vx7 = vm7;
+    vx8 = vm8;
+    vx9 = vm9;
+    vx10 = vm10;
+    vx11 = vm11;
+    vx12 = vm12;
+    vx13 = vm13;
+    vx14 = vm14;
+    vx15 = vm15;
+    /* add subkey 0 */
+    vx0 = vaddq_u64(vx0, vk0);
+    vx1 = vaddq_u64(vx1, vk1);
+    vx2 = vaddq_u64(vx2, vk2);
+    vx3 = vaddq_u64(vx3, vk3);
+    vx4 = vaddq_u64(vx4, vk4);
+    vx5 = vaddq_u64(vx5, vk5);
+    vx6 = vaddq_u64(vx6, vk6);
+    vx7 = vaddq_u64(vx7, vk7);
+    vx8 = vaddq_u64(vx8, vk8);
+    vx9 = vaddq_u64(vx9, vk9);
+    vx10 = vaddq_u64(vx10, vk10);
+    vx11 = vaddq_u64(vx11, vk11);
+    vx12 = vaddq_u64(vx12, vk12);
+    vx13 = vaddq_u64(vx13, vk13);
+    vx14 = vaddq_u64(vx14, vk14);
+    vx15 = vaddq_u64(vx15, vk15);
+    vx13 = vaddq_u64(vx13, vt0);
+    vx14 = vaddq_u64(vx14, vt1);
+    /* round 0 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 55), vx1, 9);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 43), vx3, 21);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot40)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 22), vx11, 42);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 38), vx13, 26);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 12), vx15, 52);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 1 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 46), vx11, 18);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 14), vx7, 50);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 52), vx5, 12);
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 2 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 21), vx15, 43);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 12), vx13, 52);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx11)));
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 54), vx9, 10);
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 3 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 43), vx11, 21);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 60), vx9, 4);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 9), vx5, 55);
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 34), vx7, 30);
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 1 */
+    vx0 = vaddq_u64(vx0, vk1);
+    vx1 = vaddq_u64(vx1, vk2);
+    vx2 = vaddq_u64(vx2, vk3);
+    vx3 = vaddq_u64(vx3, vk4);
+    vx4 = vaddq_u64(vx4, vk5);
+    vx5 = vaddq_u64(vx5, vk6);
+    vx6 = vaddq_u64(vx6, vk7);
+    vx7 = vaddq_u64(vx7, vk8);
+    vx8 = vaddq_u64(vx8, vk9);
+    vx9 = vaddq_u64(vx9, vk10);
+    vx10 = vaddq_u64(vx10, vk11);
+    vx11 = vaddq_u64(vx11, vk12);
+    vx12 = vaddq_u64(vx12, vk13);
+    vx13 = vaddq_u64(vx13, vk14);
+    vx14 = vaddq_u64(vx14, vk15);
+    vx15 = vaddq_u64(vx15, vk16);
+    vx13 = vaddq_u64(vx13, vt1);
+    vx14 = vaddq_u64(vx14, vt2);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+    /* round 4 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 47), vx5, 17);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot48)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 51), vx9, 13);
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 9), vx11, 55);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 41), vx15, 23);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 5 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 6), vx13, 58);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 18), vx11, 46);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 25), vx15, 39);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot40)));
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 15), vx1, 49);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 6 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 58), vx7, 6);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 7), vx5, 57);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 45), vx1, 19);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 18), vx13, 46);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 2), vx11, 62);
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 7 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 47), vx15, 17);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 49), vx11, 15);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 27), vx13, 37);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 58), vx9, 6);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot48)));
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot56)));
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 2 */
+    vx0 = vaddq_u64(vx0, vk2);
+    vx1 = vaddq_u64(vx1, vk3);
+    vx2 = vaddq_u64(vx2, vk4);
+    vx3 = vaddq_u64(vx3, vk5);
+    vx4 = vaddq_u64(vx4, vk6);
+    vx5 = vaddq_u64(vx5, vk7);
+    vx6 = vaddq_u64(vx6, vk8);
+    vx7 = vaddq_u64(vx7, vk9);
+    vx8 = vaddq_u64(vx8, vk10);
+    vx9 = vaddq_u64(vx9, vk11);
+    vx10 = vaddq_u64(vx10, vk12);
+    vx11 = vaddq_u64(vx11, vk13);
+    vx12 = vaddq_u64(vx12, vk14);
+    vx13 = vaddq_u64(vx13, vk15);
+    vx14 = vaddq_u64(vx14, vk16);
+    vx15 = vaddq_u64(vx15, vk0);
+    vx13 = vaddq_u64(vx13, vt2);
+    vx14 = vaddq_u64(vx14, vt0);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+    /* round 8 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 55), vx1, 9);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 43), vx3, 21);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot40)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 22), vx11, 42);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 38), vx13, 26);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 12), vx15, 52);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 9 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 46), vx11, 18);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 14), vx7, 50);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 52), vx5, 12);
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 10 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 21), vx15, 43);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 12), vx13, 52);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx11)));
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 54), vx9, 10);
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 11 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 43), vx11, 21);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 60), vx9, 4);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 9), vx5, 55);
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 34), vx7, 30);
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 3 */
+    vx0 = vaddq_u64(vx0, vk3);
+    vx1 = vaddq_u64(vx1, vk4);
+    vx2 = vaddq_u64(vx2, vk5);
+    vx3 = vaddq_u64(vx3, vk6);
+    vx4 = vaddq_u64(vx4, vk7);
+    vx5 = vaddq_u64(vx5, vk8);
+    vx6 = vaddq_u64(vx6, vk9);
+    vx7 = vaddq_u64(vx7, vk10);
+    vx8 = vaddq_u64(vx8, vk11);
+    vx9 = vaddq_u64(vx9, vk12);
+    vx10 = vaddq_u64(vx10, vk13);
+    vx11 = vaddq_u64(vx11, vk14);
+    vx12 = vaddq_u64(vx12, vk15);
+    vx13 = vaddq_u64(vx13, vk16);
+    vx14 = vaddq_u64(vx14, vk0);
+    vx15 = vaddq_u64(vx15, vk1);
+    vx13 = vaddq_u64(vx13, vt0);
+    vx14 = vaddq_u64(vx14, vt1);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+    /* round 12 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 47), vx5, 17);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot48)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 51), vx9, 13);
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 9), vx11, 55);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 41), vx15, 23);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 13 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 6), vx13, 58);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 18), vx11, 46);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 25), vx15, 39);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot40)));
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 15), vx1, 49);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 14 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 58), vx7, 6);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 7), vx5, 57);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 45), vx1, 19);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 18), vx13, 46);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 2), vx11, 62);
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 15 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 47), vx15, 17);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 49), vx11, 15);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 27), vx13, 37);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 58), vx9, 6);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot48)));
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot56)));
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 4 */
+    vx0 = vaddq_u64(vx0, vk4);
+    vx1 = vaddq_u64(vx1, vk5);
+    vx2 = vaddq_u64(vx2, vk6);
+    vx3 = vaddq_u64(vx3, vk7);
+    vx4 = vaddq_u64(vx4, vk8);
+    vx5 = vaddq_u64(vx5, vk9);
+    vx6 = vaddq_u64(vx6, vk10);
+    vx7 = vaddq_u64(vx7, vk11);
+    vx8 = vaddq_u64(vx8, vk12);
+    vx9 = vaddq_u64(vx9, vk13);
+    vx10 = vaddq_u64(vx10, vk14);
+    vx11 = vaddq_u64(vx11, vk15);
+    vx12 = vaddq_u64(vx12, vk16);
+    vx13 = vaddq_u64(vx13, vk0);
+    vx14 = vaddq_u64(vx14, vk1);
+    vx15 = vaddq_u64(vx15, vk2);
+    vx13 = vaddq_u64(vx13, vt1);
+    vx14 = vaddq_u64(vx14, vt2);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+    /* round 16 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 55), vx1, 9);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 43), vx3, 21);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot40)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 22), vx11, 42);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 38), vx13, 26);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 12), vx15, 52);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 17 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 46), vx11, 18);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 14), vx7, 50);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 52), vx5, 12);
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 18 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 21), vx15, 43);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 12), vx13, 52);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx11)));
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 54), vx9, 10);
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 19 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 43), vx11, 21);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 60), vx9, 4);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 9), vx5, 55);
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 34), vx7, 30);
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 5 */
+    vx0 = vaddq_u64(vx0, vk5);
+    vx1 = vaddq_u64(vx1, vk6);
+    vx2 = vaddq_u64(vx2, vk7);
+    vx3 = vaddq_u64(vx3, vk8);
+    vx4 = vaddq_u64(vx4, vk9);
+    vx5 = vaddq_u64(vx5, vk10);
+    vx6 = vaddq_u64(vx6, vk11);
+    vx7 = vaddq_u64(vx7, vk12);
+    vx8 = vaddq_u64(vx8, vk13);
+    vx9 = vaddq_u64(vx9, vk14);
+    vx10 = vaddq_u64(vx10, vk15);
+    vx11 = vaddq_u64(vx11, vk16);
+    vx12 = vaddq_u64(vx12, vk0);
+    vx13 = vaddq_u64(vx13, vk1);
+    vx14 = vaddq_u64(vx14, vk2);
+    vx15 = vaddq_u64(vx15, vk3);
+    vx13 = vaddq_u64(vx13, vt2);
+    vx14 = vaddq_u64(vx14, vt0);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+    /* round 20 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 47), vx5, 17);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot48)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 51), vx9, 13);
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 9), vx11, 55);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 41), vx15, 23);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 21 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 6), vx13, 58);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 18), vx11, 46);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 25), vx15, 39);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot40)));
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 15), vx1, 49);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 22 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 58), vx7, 6);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 7), vx5, 57);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 45), vx1, 19);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 18), vx13, 46);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 2), vx11, 62);
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 23 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 47), vx15, 17);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 49), vx11, 15);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 27), vx13, 37);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 58), vx9, 6);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot48)));
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot56)));
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 6 */
+    vx0 = vaddq_u64(vx0, vk6);
+    vx1 = vaddq_u64(vx1, vk7);
+    vx2 = vaddq_u64(vx2, vk8);
+    vx3 = vaddq_u64(vx3, vk9);
+    vx4 = vaddq_u64(vx4, vk10);
+    vx5 = vaddq_u64(vx5, vk11);
+    vx6 = vaddq_u64(vx6, vk12);
+    vx7 = vaddq_u64(vx7, vk13);
+    vx8 = vaddq_u64(vx8, vk14);
+    vx9 = vaddq_u64(vx9, vk15);
+    vx10 = vaddq_u64(vx10, vk16);
+    vx11 = vaddq_u64(vx11, vk0);
+    vx12 = vaddq_u64(vx12, vk1);
+    vx13 = vaddq_u64(vx13, vk2);
+    vx14 = vaddq_u64(vx14, vk3);
+    vx15 = vaddq_u64(vx15, vk4);
+    vx13 = vaddq_u64(vx13, vt0);
+    vx14 = vaddq_u64(vx14, vt1);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+    /* round 24 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 55), vx1, 9);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 43), vx3, 21);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot40)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 22), vx11, 42);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 38), vx13, 26);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 12), vx15, 52);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 25 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 46), vx11, 18);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 14), vx7, 50);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 52), vx5, 12);
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 26 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 21), vx15, 43);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 12), vx13, 52);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx11)));
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 54), vx9, 10);
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 27 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 43), vx11, 21);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 60), vx9, 4);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 9), vx5, 55);
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 34), vx7, 30);
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 7 */
+    vx0 = vaddq_u64(vx0, vk7);
+    vx1 = vaddq_u64(vx1, vk8);
+    vx2 = vaddq_u64(vx2, vk9);
+    vx3 = vaddq_u64(vx3, vk10);
+    vx4 = vaddq_u64(vx4, vk11);
+    vx5 = vaddq_u64(vx5, vk12);
+    vx6 = vaddq_u64(vx6, vk13);
+    vx7 = vaddq_u64(vx7, vk14);
+    vx8 = vaddq_u64(vx8, vk15);
+    vx9 = vaddq_u64(vx9, vk16);
+    vx10 = vaddq_u64(vx10, vk0);
+    vx11 = vaddq_u64(vx11, vk1);
+    vx12 = vaddq_u64(vx12, vk2);
+    vx13 = vaddq_u64(vx13, vk3);
+    vx14 = vaddq_u64(vx14, vk4);
+    vx15 = vaddq_u64(vx15, vk5);
+    vx13 = vaddq_u64(vx13, vt1);
+    vx14 = vaddq_u64(vx14, vt2);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+    /* round 28 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 47), vx5, 17);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot48)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 51), vx9, 13);
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 9), vx11, 55);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 41), vx15, 23);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 29 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 6), vx13, 58);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 18), vx11, 46);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 25), vx15, 39);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot40)));
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 15), vx1, 49);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 30 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 58), vx7, 6);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 7), vx5, 57);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 45), vx1, 19);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 18), vx13, 46);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 2), vx11, 62);
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 31 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 47), vx15, 17);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 49), vx11, 15);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 27), vx13, 37);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 58), vx9, 6);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot48)));
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot56)));
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 8 */
+    vx0 = vaddq_u64(vx0, vk8);
+    vx1 = vaddq_u64(vx1, vk9);
+    vx2 = vaddq_u64(vx2, vk10);
+    vx3 = vaddq_u64(vx3, vk11);
+    vx4 = vaddq_u64(vx4, vk12);
+    vx5 = vaddq_u64(vx5, vk13);
+    vx6 = vaddq_u64(vx6, vk14);
+    vx7 = vaddq_u64(vx7, vk15);
+    vx8 = vaddq_u64(vx8, vk16);
+    vx9 = vaddq_u64(vx9, vk0);
+    vx10 = vaddq_u64(vx10, vk1);
+    vx11 = vaddq_u64(vx11, vk2);
+    vx12 = vaddq_u64(vx12, vk3);
+    vx13 = vaddq_u64(vx13, vk4);
+    vx14 = vaddq_u64(vx14, vk5);
+    vx15 = vaddq_u64(vx15, vk6);
+    vx13 = vaddq_u64(vx13, vt2);
+    vx14 = vaddq_u64(vx14, vt0);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+    /* round 32 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 55), vx1, 9);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 43), vx3, 21);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot40)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 22), vx11, 42);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 38), vx13, 26);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 12), vx15, 52);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 33 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 46), vx11, 18);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 14), vx7, 50);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 52), vx5, 12);
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 34 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 21), vx15, 43);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 12), vx13, 52);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx11)));
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 54), vx9, 10);
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 35 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 43), vx11, 21);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 60), vx9, 4);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 9), vx5, 55);
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 34), vx7, 30);
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 9 */
+    vx0 = vaddq_u64(vx0, vk9);
+    vx1 = vaddq_u64(vx1, vk10);
+    vx2 = vaddq_u64(vx2, vk11);
+    vx3 = vaddq_u64(vx3, vk12);
+    vx4 = vaddq_u64(vx4, vk13);
+    vx5 = vaddq_u64(vx5, vk14);
+    vx6 = vaddq_u64(vx6, vk15);
+    vx7 = vaddq_u64(vx7, vk16);
+    vx8 = vaddq_u64(vx8, vk0);
+    vx9 = vaddq_u64(vx9, vk1);
+    vx10 = vaddq_u64(vx10, vk2);
+    vx11 = vaddq_u64(vx11, vk3);
+    vx12 = vaddq_u64(vx12, vk4);
+    vx13 = vaddq_u64(vx13, vk5);
+    vx14 = vaddq_u64(vx14, vk6);
+    vx15 = vaddq_u64(vx15, vk7);
+    vx13 = vaddq_u64(vx13, vt0);
+    vx14 = vaddq_u64(vx14, vt1);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+    /* round 36 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 47), vx5, 17);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot48)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 51), vx9, 13);
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 9), vx11, 55);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 41), vx15, 23);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 37 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 6), vx13, 58);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 18), vx11, 46);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 25), vx15, 39);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot40)));
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 15), vx1, 49);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 38 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 58), vx7, 6);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 7), vx5, 57);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 45), vx1, 19);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 18), vx13, 46);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 2), vx11, 62);
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 39 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 47), vx15, 17);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 49), vx11, 15);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 27), vx13, 37);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 58), vx9, 6);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot48)));
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot56)));
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 10 */
+    vx0 = vaddq_u64(vx0, vk10);
+    vx1 = vaddq_u64(vx1, vk11);
+    vx2 = vaddq_u64(vx2, vk12);
+    vx3 = vaddq_u64(vx3, vk13);
+    vx4 = vaddq_u64(vx4, vk14);
+    vx5 = vaddq_u64(vx5, vk15);
+    vx6 = vaddq_u64(vx6, vk16);
+    vx7 = vaddq_u64(vx7, vk0);
+    vx8 = vaddq_u64(vx8, vk1);
+    vx9 = vaddq_u64(vx9, vk2);
+    vx10 = vaddq_u64(vx10, vk3);
+    vx11 = vaddq_u64(vx11, vk4);
+    vx12 = vaddq_u64(vx12, vk5);
+    vx13 = vaddq_u64(vx13, vk6);
+    vx14 = vaddq_u64(vx14, vk7);
+    vx15 = vaddq_u64(vx15, vk8);
+    vx13 = vaddq_u64(vx13, vt1);
+    vx14 = vaddq_u64(vx14, vt2);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+    /* round 40 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 55), vx1, 9);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 43), vx3, 21);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot40)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 22), vx11, 42);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 38), vx13, 26);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 12), vx15, 52);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 41 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 46), vx11, 18);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 14), vx7, 50);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 52), vx5, 12);
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 42 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 21), vx15, 43);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 12), vx13, 52);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx11)));
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 54), vx9, 10);
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 43 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 43), vx11, 21);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 60), vx9, 4);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 9), vx5, 55);
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 34), vx7, 30);
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 11 */
+    vx0 = vaddq_u64(vx0, vk11);
+    vx1 = vaddq_u64(vx1, vk12);
+    vx2 = vaddq_u64(vx2, vk13);
+    vx3 = vaddq_u64(vx3, vk14);
+    vx4 = vaddq_u64(vx4, vk15);
+    vx5 = vaddq_u64(vx5, vk16);
+    vx6 = vaddq_u64(vx6, vk0);
+    vx7 = vaddq_u64(vx7, vk1);
+    vx8 = vaddq_u64(vx8, vk2);
+    vx9 = vaddq_u64(vx9, vk3);
+    vx10 = vaddq_u64(vx10, vk4);
+    vx11 = vaddq_u64(vx11, vk5);
+    vx12 = vaddq_u64(vx12, vk6);
+    vx13 = vaddq_u64(vx13, vk7);
+    vx14 = vaddq_u64(vx14, vk8);
+    vx15 = vaddq_u64(vx15, vk9);
+    vx13 = vaddq_u64(vx13, vt2);
+    vx14 = vaddq_u64(vx14, vt0);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+    /* round 44 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 47), vx5, 17);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot48)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 51), vx9, 13);
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 9), vx11, 55);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 41), vx15, 23);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 45 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 6), vx13, 58);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 18), vx11, 46);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 25), vx15, 39);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot40)));
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 15), vx1, 49);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 46 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 58), vx7, 6);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 7), vx5, 57);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 45), vx1, 19);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 18), vx13, 46);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 2), vx11, 62);
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 47 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 47), vx15, 17);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 49), vx11, 15);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 27), vx13, 37);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 58), vx9, 6);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot48)));
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot56)));
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 12 */
+    vx0 = vaddq_u64(vx0, vk12);
+    vx1 = vaddq_u64(vx1, vk13);
+    vx2 = vaddq_u64(vx2, vk14);
+    vx3 = vaddq_u64(vx3, vk15);
+    vx4 = vaddq_u64(vx4, vk16);
+    vx5 = vaddq_u64(vx5, vk0);
+    vx6 = vaddq_u64(vx6, vk1);
+    vx7 = vaddq_u64(vx7, vk2);
+    vx8 = vaddq_u64(vx8, vk3);
+    vx9 = vaddq_u64(vx9, vk4);
+    vx10 = vaddq_u64(vx10, vk5);
+    vx11 = vaddq_u64(vx11, vk6);
+    vx12 = vaddq_u64(vx12, vk7);
+    vx13 = vaddq_u64(vx13, vk8);
+    vx14 = vaddq_u64(vx14, vk9);
+    vx15 = vaddq_u64(vx15, vk10);
+    vx13 = vaddq_u64(vx13, vt0);
+    vx14 = vaddq_u64(vx14, vt1);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+    /* round 48 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 55), vx1, 9);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 43), vx3, 21);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot40)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 22), vx11, 42);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 38), vx13, 26);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 12), vx15, 52);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 49 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 46), vx11, 18);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 14), vx7, 50);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 52), vx5, 12);
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 50 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 21), vx15, 43);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 12), vx13, 52);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx11)));
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 54), vx9, 10);
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 51 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 43), vx11, 21);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 60), vx9, 4);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 9), vx5, 55);
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 34), vx7, 30);
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 13 */
+    vx0 = vaddq_u64(vx0, vk13);
+    vx1 = vaddq_u64(vx1, vk14);
+    vx2 = vaddq_u64(vx2, vk15);
+    vx3 = vaddq_u64(vx3, vk16);
+    vx4 = vaddq_u64(vx4, vk0);
+    vx5 = vaddq_u64(vx5, vk1);
+    vx6 = vaddq_u64(vx6, vk2);
+    vx7 = vaddq_u64(vx7, vk3);
+    vx8 = vaddq_u64(vx8, vk4);
+    vx9 = vaddq_u64(vx9, vk5);
+    vx10 = vaddq_u64(vx10, vk6);
+    vx11 = vaddq_u64(vx11, vk7);
+    vx12 = vaddq_u64(vx12, vk8);
+    vx13 = vaddq_u64(vx13, vk9);
+    vx14 = vaddq_u64(vx14, vk10);
+    vx15 = vaddq_u64(vx15, vk11);
+    vx13 = vaddq_u64(vx13, vt1);
+    vx14 = vaddq_u64(vx14, vt2);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+    /* round 52 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 47), vx5, 17);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot48)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 51), vx9, 13);
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 9), vx11, 55);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 41), vx15, 23);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 53 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 6), vx13, 58);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 18), vx11, 46);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 25), vx15, 39);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot40)));
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 15), vx1, 49);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 54 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 58), vx7, 6);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 7), vx5, 57);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 45), vx1, 19);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 18), vx13, 46);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 2), vx11, 62);
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 55 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 47), vx15, 17);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 49), vx11, 15);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 27), vx13, 37);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 58), vx9, 6);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot48)));
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot56)));
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 14 */
+    vx0 = vaddq_u64(vx0, vk14);
+    vx1 = vaddq_u64(vx1, vk15);
+    vx2 = vaddq_u64(vx2, vk16);
+    vx3 = vaddq_u64(vx3, vk0);
+    vx4 = vaddq_u64(vx4, vk1);
+    vx5 = vaddq_u64(vx5, vk2);
+    vx6 = vaddq_u64(vx6, vk3);
+    vx7 = vaddq_u64(vx7, vk4);
+    vx8 = vaddq_u64(vx8, vk5);
+    vx9 = vaddq_u64(vx9, vk6);
+    vx10 = vaddq_u64(vx10, vk7);
+    vx11 = vaddq_u64(vx11, vk8);
+    vx12 = vaddq_u64(vx12, vk9);
+    vx13 = vaddq_u64(vx13, vk10);
+    vx14 = vaddq_u64(vx14, vk11);
+    vx15 = vaddq_u64(vx15, vk12);
+    vx13 = vaddq_u64(vx13, vt2);
+    vx14 = vaddq_u64(vx14, vt0);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+    /* round 56 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 55), vx1, 9);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 43), vx3, 21);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot40)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 22), vx11, 42);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 38), vx13, 26);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 12), vx15, 52);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 57 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 46), vx11, 18);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 14), vx7, 50);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 52), vx5, 12);
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 58 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 21), vx15, 43);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 12), vx13, 52);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx11)));
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 54), vx9, 10);
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 59 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 43), vx11, 21);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 60), vx9, 4);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 9), vx5, 55);
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 34), vx7, 30);
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 15 */
+    vx0 = vaddq_u64(vx0, vk15);
+    vx1 = vaddq_u64(vx1, vk16);
+    vx2 = vaddq_u64(vx2, vk0);
+    vx3 = vaddq_u64(vx3, vk1);
+    vx4 = vaddq_u64(vx4, vk2);
+    vx5 = vaddq_u64(vx5, vk3);
+    vx6 = vaddq_u64(vx6, vk4);
+    vx7 = vaddq_u64(vx7, vk5);
+    vx8 = vaddq_u64(vx8, vk6);
+    vx9 = vaddq_u64(vx9, vk7);
+    vx10 = vaddq_u64(vx10, vk8);
+    vx11 = vaddq_u64(vx11, vk9);
+    vx12 = vaddq_u64(vx12, vk10);
+    vx13 = vaddq_u64(vx13, vk11);
+    vx14 = vaddq_u64(vx14, vk12);
+    vx15 = vaddq_u64(vx15, vk13);
+    vx13 = vaddq_u64(vx13, vt0);
+    vx14 = vaddq_u64(vx14, vt1);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+    /* round 60 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 47), vx5, 17);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot48)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 51), vx9, 13);
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 9), vx11, 55);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 41), vx15, 23);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 61 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 6), vx13, 58);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 18), vx11, 46);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 25), vx15, 39);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot40)));
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 15), vx1, 49);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 62 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 58), vx7, 6);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 7), vx5, 57);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 45), vx1, 19);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 18), vx13, 46);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 2), vx11, 62);
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 63 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 47), vx15, 17);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 49), vx11, 15);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 27), vx13, 37);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 58), vx9, 6);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot48)));
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot56)));
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 16 */
+    vx0 = vaddq_u64(vx0, vk16);
+    vx1 = vaddq_u64(vx1, vk0);
+    vx2 = vaddq_u64(vx2, vk1);
+    vx3 = vaddq_u64(vx3, vk2);
+    vx4 = vaddq_u64(vx4, vk3);
+    vx5 = vaddq_u64(vx5, vk4);
+    vx6 = vaddq_u64(vx6, vk5);
+    vx7 = vaddq_u64(vx7, vk6);
+    vx8 = vaddq_u64(vx8, vk7);
+    vx9 = vaddq_u64(vx9, vk8);
+    vx10 = vaddq_u64(vx10, vk9);
+    vx11 = vaddq_u64(vx11, vk10);
+    vx12 = vaddq_u64(vx12, vk11);
+    vx13 = vaddq_u64(vx13, vk12);
+    vx14 = vaddq_u64(vx14, vk13);
+    vx15 = vaddq_u64(vx15, vk14);
+    vx13 = vaddq_u64(vx13, vt1);
+    vx14 = vaddq_u64(vx14, vt2);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+    /* round 64 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 55), vx1, 9);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 43), vx3, 21);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot40)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 22), vx11, 42);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 38), vx13, 26);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 12), vx15, 52);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 65 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 46), vx11, 18);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 14), vx7, 50);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 52), vx5, 12);
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 66 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 21), vx15, 43);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 12), vx13, 52);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx11)));
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 54), vx9, 10);
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 67 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 43), vx11, 21);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 60), vx9, 4);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 9), vx5, 55);
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 34), vx7, 30);
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 17 */
+    vx0 = vaddq_u64(vx0, vk0);
+    vx1 = vaddq_u64(vx1, vk1);
+    vx2 = vaddq_u64(vx2, vk2);
+    vx3 = vaddq_u64(vx3, vk3);
+    vx4 = vaddq_u64(vx4, vk4);
+    vx5 = vaddq_u64(vx5, vk5);
+    vx6 = vaddq_u64(vx6, vk6);
+    vx7 = vaddq_u64(vx7, vk7);
+    vx8 = vaddq_u64(vx8, vk8);
+    vx9 = vaddq_u64(vx9, vk9);
+    vx10 = vaddq_u64(vx10, vk10);
+    vx11 = vaddq_u64(vx11, vk11);
+    vx12 = vaddq_u64(vx12, vk12);
+    vx13 = vaddq_u64(vx13, vk13);
+    vx14 = vaddq_u64(vx14, vk14);
+    vx15 = vaddq_u64(vx15, vk15);
+    vx13 = vaddq_u64(vx13, vt2);
+    vx14 = vaddq_u64(vx14, vt0);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+    /* round 68 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 47), vx5, 17);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot48)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 51), vx9, 13);
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 9), vx11, 55);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 41), vx15, 23);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 69 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 6), vx13, 58);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 18), vx11, 46);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 25), vx15, 39);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot40)));
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 15), vx1, 49);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 70 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 58), vx7, 6);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 7), vx5, 57);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 45), vx1, 19);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 18), vx13, 46);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 2), vx11, 62);
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 71 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 47), vx15, 17);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 49), vx11, 15);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 27), vx13, 37);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 58), vx9, 6);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot48)));
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot56)));
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 18 */
+    vx0 = vaddq_u64(vx0, vk1);
+    vx1 = vaddq_u64(vx1, vk2);
+    vx2 = vaddq_u64(vx2, vk3);
+    vx3 = vaddq_u64(vx3, vk4);
+    vx4 = vaddq_u64(vx4, vk5);
+    vx5 = vaddq_u64(vx5, vk6);
+    vx6 = vaddq_u64(vx6, vk7);
+    vx7 = vaddq_u64(vx7, vk8);
+    vx8 = vaddq_u64(vx8, vk9);
+    vx9 = vaddq_u64(vx9, vk10);
+    vx10 = vaddq_u64(vx10, vk11);
+    vx11 = vaddq_u64(vx11, vk12);
+    vx12 = vaddq_u64(vx12, vk13);
+    vx13 = vaddq_u64(vx13, vk14);
+    vx14 = vaddq_u64(vx14, vk15);
+    vx15 = vaddq_u64(vx15, vk16);
+    vx13 = vaddq_u64(vx13, vt0);
+    vx14 = vaddq_u64(vx14, vt1);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+    /* round 72 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 55), vx1, 9);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 43), vx3, 21);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot40)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 22), vx11, 42);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 38), vx13, 26);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 12), vx15, 52);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 73 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 46), vx11, 18);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 14), vx7, 50);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 52), vx5, 12);
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 74 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 21), vx15, 43);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 12), vx13, 52);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx11)));
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 54), vx9, 10);
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 75 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 43), vx11, 21);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 25), vx13, 39);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 60), vx9, 4);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 9), vx5, 55);
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 34), vx7, 30);
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 19 */
+    vx0 = vaddq_u64(vx0, vk2);
+    vx1 = vaddq_u64(vx1, vk3);
+    vx2 = vaddq_u64(vx2, vk4);
+    vx3 = vaddq_u64(vx3, vk5);
+    vx4 = vaddq_u64(vx4, vk6);
+    vx5 = vaddq_u64(vx5, vk7);
+    vx6 = vaddq_u64(vx6, vk8);
+    vx7 = vaddq_u64(vx7, vk9);
+    vx8 = vaddq_u64(vx8, vk10);
+    vx9 = vaddq_u64(vx9, vk11);
+    vx10 = vaddq_u64(vx10, vk12);
+    vx11 = vaddq_u64(vx11, vk13);
+    vx12 = vaddq_u64(vx12, vk14);
+    vx13 = vaddq_u64(vx13, vk15);
+    vx14 = vaddq_u64(vx14, vk16);
+    vx15 = vaddq_u64(vx15, vk0);
+    vx13 = vaddq_u64(vx13, vt1);
+    vx14 = vaddq_u64(vx14, vt2);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x13))));
+    /* round 76 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 28), vx1, 36);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 47), vx5, 17);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot48)));
+    vx7 = veorq_u64(vx7, vx6);
+    vx8 = vaddq_u64(vx8, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 51), vx9, 13);
+    vx9 = veorq_u64(vx9, vx8);
+    vx10 = vaddq_u64(vx10, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 9), vx11, 55);
+    vx11 = veorq_u64(vx11, vx10);
+    vx12 = vaddq_u64(vx12, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
+    vx13 = veorq_u64(vx13, vx12);
+    vx14 = vaddq_u64(vx14, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 41), vx15, 23);
+    vx15 = veorq_u64(vx15, vx14);
+    /* round 77 */
+    vx0 = vaddq_u64(vx0, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
+    vx9 = veorq_u64(vx9, vx0);
+    vx2 = vaddq_u64(vx2, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 6), vx13, 58);
+    vx13 = veorq_u64(vx13, vx2);
+    vx6 = vaddq_u64(vx6, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 18), vx11, 46);
+    vx11 = veorq_u64(vx11, vx6);
+    vx4 = vaddq_u64(vx4, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 25), vx15, 39);
+    vx15 = veorq_u64(vx15, vx4);
+    vx10 = vaddq_u64(vx10, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx10);
+    vx12 = vaddq_u64(vx12, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx12);
+    vx14 = vaddq_u64(vx14, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot40)));
+    vx5 = veorq_u64(vx5, vx14);
+    vx8 = vaddq_u64(vx8, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 15), vx1, 49);
+    vx1 = veorq_u64(vx1, vx8);
+    /* round 78 */
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 58), vx7, 6);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 7), vx5, 57);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx4);
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 45), vx1, 19);
+    vx1 = veorq_u64(vx1, vx6);
+    vx12 = vaddq_u64(vx12, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
+    vx15 = veorq_u64(vx15, vx12);
+    vx14 = vaddq_u64(vx14, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 18), vx13, 46);
+    vx13 = veorq_u64(vx13, vx14);
+    vx8 = vaddq_u64(vx8, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 2), vx11, 62);
+    vx11 = veorq_u64(vx11, vx8);
+    vx10 = vaddq_u64(vx10, vx9);
+    vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
+    vx9 = veorq_u64(vx9, vx10);
+    /* round 79 */
+    vx0 = vaddq_u64(vx0, vx15);
+    vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 47), vx15, 17);
+    vx15 = veorq_u64(vx15, vx0);
+    vx2 = vaddq_u64(vx2, vx11);
+    vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 49), vx11, 15);
+    vx11 = veorq_u64(vx11, vx2);
+    vx6 = vaddq_u64(vx6, vx13);
+    vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 27), vx13, 37);
+    vx13 = veorq_u64(vx13, vx6);
+    vx4 = vaddq_u64(vx4, vx9);
+    vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 58), vx9, 6);
+    vx9 = veorq_u64(vx9, vx4);
+    vx14 = vaddq_u64(vx14, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx14);
+    vx8 = vaddq_u64(vx8, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot48)));
+    vx5 = veorq_u64(vx5, vx8);
+    vx10 = vaddq_u64(vx10, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
+    vx3 = veorq_u64(vx3, vx10);
+    vx12 = vaddq_u64(vx12, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot56)));
+    vx7 = veorq_u64(vx7, vx12);
+    /* add subkey 20 */
+    vx0 = vaddq_u64(vx0, vk3);
+    vx1 = vaddq_u64(vx1, vk4);
+    vx2 = vaddq_u64(vx2, vk5);
+    vx3 = vaddq_u64(vx3, vk6);
+    vx4 = vaddq_u64(vx4, vk7);
+    vx5 = vaddq_u64(vx5, vk8);
+    vx6 = vaddq_u64(vx6, vk9);
+    vx7 = vaddq_u64(vx7, vk10);
+    vx8 = vaddq_u64(vx8, vk11);
+    vx9 = vaddq_u64(vx9, vk12);
+    vx10 = vaddq_u64(vx10, vk13);
+    vx11 = vaddq_u64(vx11, vk14);
+    vx12 = vaddq_u64(vx12, vk15);
+    vx13 = vaddq_u64(vx13, vk16);
+    vx14 = vaddq_u64(vx14, vk0);
+    vx15 = vaddq_u64(vx15, vk1);
+    vx13 = vaddq_u64(vx13, vt2);
+    vx14 = vaddq_u64(vx14, vt0);
+    vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x14))));
+    /* store the block(s) */
+    /* feed-forward: h = x ^ m */
+    vx0 = veorq_u64(vx0, vm0);
+    vx1 = veorq_u64(vx1, vm1);
+    vx2 = veorq_u64(vx2, vm2);
+    vx3 = veorq_u64(vx3, vm3);
+    vx4 = veorq_u64(vx4, vm4);
+    vx5 = veorq_u64(vx5, vm5);
+    vx6 = veorq_u64(vx6, vm6);
+    vx7 = veorq_u64(vx7, vm7);
+    vx8 = veorq_u64(vx8, vm8);
+    vx9 = veorq_u64(vx9, vm9);
+    vx10 = veorq_u64(vx10, vm10);
+    vx11 = veorq_u64(vx11, vm11);
+    vx12 = veorq_u64(vx12, vm12);
+    vx13 = veorq_u64(vx13, vm13);
+    vx14 = veorq_u64(vx14, vm14);
+    vx15 = veorq_u64(vx15, vm15);
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
+        const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
+        threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 128), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
+        const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
+        threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 144), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx4, vx5);
+        const uint64x2_t s1_1 = vzip2q_u64(vx4, vx5);
+        threefish_gen_neon_store((uint8_t *)(out + 32), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 160), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx6, vx7);
+        const uint64x2_t s1_1 = vzip2q_u64(vx6, vx7);
+        threefish_gen_neon_store((uint8_t *)(out + 48), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 176), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx8, vx9);
+        const uint64x2_t s1_1 = vzip2q_u64(vx8, vx9);
+        threefish_gen_neon_store((uint8_t *)(out + 64), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 192), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx10, vx11);
+        const uint64x2_t s1_1 = vzip2q_u64(vx10, vx11);
+        threefish_gen_neon_store((uint8_t *)(out + 80), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 208), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx12, vx13);
+        const uint64x2_t s1_1 = vzip2q_u64(vx12, vx13);
+        threefish_gen_neon_store((uint8_t *)(out + 96), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 224), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx14, vx15);
+        const uint64x2_t s1_1 = vzip2q_u64(vx14, vx15);
+        threefish_gen_neon_store((uint8_t *)(out + 112), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 240), s1_1);
+    }
+}
+#endif
 
 /* The lanes level to use: the highest kernel the CPU has, capped by $THREEFISH_GEN_ISA
-   (scalar | avx2 | avx512). */
+   (scalar | avx2 | avx512 | neon). */
 static int skein1024_v11_csimd_auto_fly_full_lanes_level(void)
 {
     const char *want = getenv("THREEFISH_GEN_ISA");
@@ -8585,10 +11304,17 @@ static int skein1024_v11_csimd_auto_fly_full_lanes_level(void)
 #if defined(THREEFISH_GEN_SIMDE)
     level = 2;
 #else
+#if defined(THREEFISH_GEN_X86)
     if (__builtin_cpu_supports("avx2"))
         level = 1;
+#endif
+#if defined(THREEFISH_GEN_X86)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
         level = 2;
+#endif
+#if defined(THREEFISH_GEN_NEON)
+    level = 3;
+#endif
 #endif
     if (want && strcmp(want, "scalar") == 0)
         level = 0;
@@ -8596,6 +11322,8 @@ static int skein1024_v11_csimd_auto_fly_full_lanes_level(void)
         level = 1;
     if (want && strcmp(want, "avx512") == 0 && level > 2)
         level = 2;
+    if (want && strcmp(want, "neon") == 0 && level > 3)
+        level = 3;
     return level;
 }
 
@@ -8689,17 +11417,27 @@ static skein1024_v11_csimd_auto_fly_full_NOINLINE size_t skein1024_v11_csimd_aut
     unsigned l, L;
     int level = skein1024_v11_csimd_auto_fly_full_lanes_level();
     skein1024_v11_csimd_auto_fly_full_kernel kern;
-    if (level == 0)
-        return 0;
+    kern = NULL;
+    L = 0;
+#if defined(THREEFISH_GEN_X86)
     if (level == 1) {
         kern = skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2;
         L = 4;
     }
-    else if (level == 2) {
+#endif
+#if defined(THREEFISH_GEN_X86)
+    if (level == 2) {
         kern = skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx512;
         L = 8;
     }
-    else
+#endif
+#if defined(THREEFISH_GEN_NEON)
+    if (level == 3) {
+        kern = skein1024_v11_csimd_auto_fly_full_ubi_lanes_neon;
+        L = 2;
+    }
+#endif
+    if (kern == NULL)
         return 0;
     if (leafbytes > (uint64_t)(~(size_t)0) / (2 * L))
         return 0;
@@ -8765,10 +11503,18 @@ static skein1024_v11_csimd_auto_fly_full_NOINLINE int skein1024_v11_csimd_auto_f
         int level = skein1024_v11_csimd_auto_fly_full_lanes_level();
         uint64_t iv[16];
         if (level > 0 && skein1024_v11_csimd_auto_fly_full_many_iv(iv, outlen) == 0) {
+#if defined(THREEFISH_GEN_X86)
             if (level == 1)
                 skein1024_v11_csimd_auto_fly_full_many_lanes(skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2, 4, msgs, lens, n, outs, outlen, iv);
-            else if (level == 2)
+#endif
+#if defined(THREEFISH_GEN_X86)
+            if (level == 2)
                 skein1024_v11_csimd_auto_fly_full_many_lanes(skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx512, 8, msgs, lens, n, outs, outlen, iv);
+#endif
+#if defined(THREEFISH_GEN_NEON)
+            if (level == 3)
+                skein1024_v11_csimd_auto_fly_full_many_lanes(skein1024_v11_csimd_auto_fly_full_ubi_lanes_neon, 2, msgs, lens, n, outs, outlen, iv);
+#endif
             return 0;
         }
     }

@@ -5,7 +5,7 @@
  * 72 rounds, 32-byte blocks, little-endian 64-bit words.
  * Skein-256: UBI = Threefish-256 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 276, mov 2, mov-mem 10, rotl 144, store 4, xor 149, xor-mem 4
- * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass (lanes layout; transposes of chaining value, block and result per pass)
+ * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; transposes of chaining value, block and result per pass)
  * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #include "skein256_v12_csimd_auto_fly_full.h"
@@ -13,15 +13,25 @@
 #include <string.h>
 #include <stdlib.h>
 
-/* hash_many runs 4 or 8 messages at once in SIMD lanes where the CPU has
-   avx2 / avx512 (x86; -DTHREEFISH_GEN_SIMDE: SIMDe, emulated), else one at a time. */
+/* hash_many runs 4 or 8 or 2 messages at once in SIMD lanes where the CPU has
+   avx2 / avx512 / neon (x86, neon; -DTHREEFISH_GEN_SIMDE: SIMDe, emulated), else one at a time.
+   Which family of kernels this build compiles: x86 (chosen by cpuid), AArch64 NEON (architectural:
+   no run-time check), or none (one message at a time). */
+#if defined(THREEFISH_GEN_SIMDE) || defined(__x86_64__) || defined(__i386__)
+#define THREEFISH_GEN_X86 1
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#define THREEFISH_GEN_NEON 1
+#endif
 #if defined(THREEFISH_GEN_SIMDE)
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx2.h>
 #include <simde/x86/avx512.h>
-#define SKEIN256_V12_CSIMD_AUTO_FLY_FULL_LANES_OK 1
-#elif defined(__x86_64__) || defined(__i386__)
+#elif defined(THREEFISH_GEN_X86)
 #include <immintrin.h>
+#elif defined(THREEFISH_GEN_NEON)
+#include <arm_neon.h>
+#endif
+#if defined(THREEFISH_GEN_X86) || defined(THREEFISH_GEN_NEON)
 #define SKEIN256_V12_CSIMD_AUTO_FLY_FULL_LANES_OK 1
 #endif
 
@@ -1260,9 +1270,38 @@ int skein256_v12_csimd_auto_fly_full_mac_bits(const uint8_t *key, size_t keylen,
 }
 
 #if defined(SKEIN256_V12_CSIMD_AUTO_FLY_FULL_LANES_OK)
+#if defined(THREEFISH_GEN_NEON)
+/* 128-bit rows of two little-endian words at any alignment: vld1q_u8/vst1q_u8 on little-endian
+   AArch64, byte by byte on big-endian (self-contained: no word helper needed). */
+static inline uint64x2_t threefish_gen_neon_load(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return vreinterpretq_u64_u8(vld1q_u8(p));
+#else
+    uint64_t w[2] = {0, 0};
+    int i;
+    for (i = 0; i < 16; i++)
+        w[i / 8] |= (uint64_t)p[i] << (8 * (i % 8));
+    return vcombine_u64(vcreate_u64(w[0]), vcreate_u64(w[1]));
+#endif
+}
+
+static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    vst1q_u8(p, vreinterpretq_u8_u64(v));
+#else
+    const uint64_t w[2] = {vgetq_lane_u64(v, 0), vgetq_lane_u64(v, 1)};
+    int i;
+    for (i = 0; i < 16; i++)
+        p[i] = (uint8_t)(w[i / 8] >> (8 * (i % 8)));
+#endif
+}
+#endif
 /* ---- avx2: the UBI block of 4 messages (lanes layout of the same description), compiled
    for target "avx2"; called only where the CPU has it.  in: 4 chaining values, then
    4 message blocks; tweaks: 4 x 16 bytes; out: 4 new chaining values. */
+#if defined(THREEFISH_GEN_X86)
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
@@ -2023,9 +2062,11 @@ static void skein256_v12_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, c
 #pragma GCC pop_options
 #endif
 #endif
+#endif
 /* ---- avx512: the UBI block of 8 messages (lanes layout of the same description), compiled
    for target "avx512f,avx512vl"; called only where the CPU has it.  in: 8 chaining values, then
    8 message blocks; tweaks: 8 x 16 bytes; out: 8 new chaining values. */
+#if defined(THREEFISH_GEN_X86)
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512vl"))), apply_to = function)
@@ -2849,9 +2890,748 @@ static void skein256_v12_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in,
 #pragma GCC pop_options
 #endif
 #endif
+#endif
+/* ---- neon: the UBI block of 2 messages (lanes layout of the same description), AArch64
+   Advanced SIMD (architectural: no target attribute, no run-time check).  in: 2 chaining values, then
+   2 message blocks; tweaks: 2 x 16 bytes; out: 2 new chaining values. */
+#if defined(THREEFISH_GEN_NEON)
+static void skein256_v12_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, const uint8_t *tweaks, uint8_t *out)
+{
+    const uint64x2_t rot16 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0504030201000706))), vcreate_u64((uint64_t)(UINT64_C(0x0d0c0b0a09080f0e))));
+    const uint64x2_t rot40 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0201000706050403))), vcreate_u64((uint64_t)(UINT64_C(0x0a09080f0e0d0c0b))));
+    uint64x2_t vk0, vk1, vk2, vk3, vk4, vt0, vt1, vt2, vm0, vm1;
+    uint64x2_t vm2, vm3, vx0, vx1, vx2, vx3;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk0 = s1_0;
+        vk1 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk2 = s1_0;
+        vk3 = s1_1;
+    }
+    vk4 = vdupq_n_u64((uint64_t)(UINT64_C(0x5555555555555555)));
+    vk4 = veorq_u64(vk4, vk0);
+    vk4 = veorq_u64(vk4, vk1);
+    vk4 = veorq_u64(vk4, vk2);
+    vk4 = veorq_u64(vk4, vk3);
+    /* block 0: tweak t2 = t0 ^ t1 */
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vt0 = s1_0;
+        vt1 = s1_1;
+    }
+    vt2 = vt0;
+    vt2 = veorq_u64(vt2, vt1);
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 64));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm0 = s1_0;
+        vm1 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 80));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm2 = s1_0;
+        vm3 = s1_1;
+    }
+    vx0 = vm0;
+    vx1 = vm1;
+    vx2 = vm2;
+    vx3 = vm3;
+    /* add subkey 0 */
+    vx0 = vaddq_u64(vx0, vk0);
+    vx1 = vaddq_u64(vx1, vk1);
+    vx2 = vaddq_u64(vx2, vk2);
+    vx3 = vaddq_u64(vx3, vk3);
+    vx1 = vaddq_u64(vx1, vt0);
+    vx2 = vaddq_u64(vx2, vt1);
+    /* round 0 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 1 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 2 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 3 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 1 */
+    vx0 = vaddq_u64(vx0, vk1);
+    vx1 = vaddq_u64(vx1, vk2);
+    vx2 = vaddq_u64(vx2, vk3);
+    vx3 = vaddq_u64(vx3, vk4);
+    vx1 = vaddq_u64(vx1, vt1);
+    vx2 = vaddq_u64(vx2, vt2);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+    /* round 4 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 5 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 6 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 7 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 2 */
+    vx0 = vaddq_u64(vx0, vk2);
+    vx1 = vaddq_u64(vx1, vk3);
+    vx2 = vaddq_u64(vx2, vk4);
+    vx3 = vaddq_u64(vx3, vk0);
+    vx1 = vaddq_u64(vx1, vt2);
+    vx2 = vaddq_u64(vx2, vt0);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+    /* round 8 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 9 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 10 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 11 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 3 */
+    vx0 = vaddq_u64(vx0, vk3);
+    vx1 = vaddq_u64(vx1, vk4);
+    vx2 = vaddq_u64(vx2, vk0);
+    vx3 = vaddq_u64(vx3, vk1);
+    vx1 = vaddq_u64(vx1, vt0);
+    vx2 = vaddq_u64(vx2, vt1);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+    /* round 12 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 13 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 14 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 15 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 4 */
+    vx0 = vaddq_u64(vx0, vk4);
+    vx1 = vaddq_u64(vx1, vk0);
+    vx2 = vaddq_u64(vx2, vk1);
+    vx3 = vaddq_u64(vx3, vk2);
+    vx1 = vaddq_u64(vx1, vt1);
+    vx2 = vaddq_u64(vx2, vt2);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+    /* round 16 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 17 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 18 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 19 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 5 */
+    vx0 = vaddq_u64(vx0, vk0);
+    vx1 = vaddq_u64(vx1, vk1);
+    vx2 = vaddq_u64(vx2, vk2);
+    vx3 = vaddq_u64(vx3, vk3);
+    vx1 = vaddq_u64(vx1, vt2);
+    vx2 = vaddq_u64(vx2, vt0);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+    /* round 20 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 21 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 22 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 23 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 6 */
+    vx0 = vaddq_u64(vx0, vk1);
+    vx1 = vaddq_u64(vx1, vk2);
+    vx2 = vaddq_u64(vx2, vk3);
+    vx3 = vaddq_u64(vx3, vk4);
+    vx1 = vaddq_u64(vx1, vt0);
+    vx2 = vaddq_u64(vx2, vt1);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+    /* round 24 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 25 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 26 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 27 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 7 */
+    vx0 = vaddq_u64(vx0, vk2);
+    vx1 = vaddq_u64(vx1, vk3);
+    vx2 = vaddq_u64(vx2, vk4);
+    vx3 = vaddq_u64(vx3, vk0);
+    vx1 = vaddq_u64(vx1, vt1);
+    vx2 = vaddq_u64(vx2, vt2);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+    /* round 28 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 29 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 30 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 31 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 8 */
+    vx0 = vaddq_u64(vx0, vk3);
+    vx1 = vaddq_u64(vx1, vk4);
+    vx2 = vaddq_u64(vx2, vk0);
+    vx3 = vaddq_u64(vx3, vk1);
+    vx1 = vaddq_u64(vx1, vt2);
+    vx2 = vaddq_u64(vx2, vt0);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+    /* round 32 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 33 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 34 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 35 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 9 */
+    vx0 = vaddq_u64(vx0, vk4);
+    vx1 = vaddq_u64(vx1, vk0);
+    vx2 = vaddq_u64(vx2, vk1);
+    vx3 = vaddq_u64(vx3, vk2);
+    vx1 = vaddq_u64(vx1, vt0);
+    vx2 = vaddq_u64(vx2, vt1);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+    /* round 36 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 37 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 38 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 39 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 10 */
+    vx0 = vaddq_u64(vx0, vk0);
+    vx1 = vaddq_u64(vx1, vk1);
+    vx2 = vaddq_u64(vx2, vk2);
+    vx3 = vaddq_u64(vx3, vk3);
+    vx1 = vaddq_u64(vx1, vt1);
+    vx2 = vaddq_u64(vx2, vt2);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+    /* round 40 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 41 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 42 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 43 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 11 */
+    vx0 = vaddq_u64(vx0, vk1);
+    vx1 = vaddq_u64(vx1, vk2);
+    vx2 = vaddq_u64(vx2, vk3);
+    vx3 = vaddq_u64(vx3, vk4);
+    vx1 = vaddq_u64(vx1, vt2);
+    vx2 = vaddq_u64(vx2, vt0);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+    /* round 44 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 45 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 46 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 47 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 12 */
+    vx0 = vaddq_u64(vx0, vk2);
+    vx1 = vaddq_u64(vx1, vk3);
+    vx2 = vaddq_u64(vx2, vk4);
+    vx3 = vaddq_u64(vx3, vk0);
+    vx1 = vaddq_u64(vx1, vt0);
+    vx2 = vaddq_u64(vx2, vt1);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+    /* round 48 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 49 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 50 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 51 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 13 */
+    vx0 = vaddq_u64(vx0, vk3);
+    vx1 = vaddq_u64(vx1, vk4);
+    vx2 = vaddq_u64(vx2, vk0);
+    vx3 = vaddq_u64(vx3, vk1);
+    vx1 = vaddq_u64(vx1, vt1);
+    vx2 = vaddq_u64(vx2, vt2);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+    /* round 52 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 53 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 54 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 55 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 14 */
+    vx0 = vaddq_u64(vx0, vk4);
+    vx1 = vaddq_u64(vx1, vk0);
+    vx2 = vaddq_u64(vx2, vk1);
+    vx3 = vaddq_u64(vx3, vk2);
+    vx1 = vaddq_u64(vx1, vt2);
+    vx2 = vaddq_u64(vx2, vt0);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+    /* round 56 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 57 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 58 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 59 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 15 */
+    vx0 = vaddq_u64(vx0, vk0);
+    vx1 = vaddq_u64(vx1, vk1);
+    vx2 = vaddq_u64(vx2, vk2);
+    vx3 = vaddq_u64(vx3, vk3);
+    vx1 = vaddq_u64(vx1, vt0);
+    vx2 = vaddq_u64(vx2, vt1);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+    /* round 60 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 61 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 62 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 63 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 16 */
+    vx0 = vaddq_u64(vx0, vk1);
+    vx1 = vaddq_u64(vx1, vk2);
+    vx2 = vaddq_u64(vx2, vk3);
+    vx3 = vaddq_u64(vx3, vk4);
+    vx1 = vaddq_u64(vx1, vt1);
+    vx2 = vaddq_u64(vx2, vt2);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+    /* round 64 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 65 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 66 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 67 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 17 */
+    vx0 = vaddq_u64(vx0, vk2);
+    vx1 = vaddq_u64(vx1, vk3);
+    vx2 = vaddq_u64(vx2, vk4);
+    vx3 = vaddq_u64(vx3, vk0);
+    vx1 = vaddq_u64(vx1, vt2);
+    vx2 = vaddq_u64(vx2, vt0);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+    /* round 68 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 69 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+    vx1 = veorq_u64(vx1, vx2);
+    /* round 70 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx2);
+    /* round 71 */
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+    vx3 = veorq_u64(vx3, vx0);
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+    vx1 = veorq_u64(vx1, vx2);
+    /* add subkey 18 */
+    vx0 = vaddq_u64(vx0, vk3);
+    vx1 = vaddq_u64(vx1, vk4);
+    vx2 = vaddq_u64(vx2, vk0);
+    vx3 = vaddq_u64(vx3, vk1);
+    vx1 = vaddq_u64(vx1, vt0);
+    vx2 = vaddq_u64(vx2, vt1);
+    vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+    /* store the block(s) */
+    /* feed-forward: h = x ^ m */
+    vx0 = veorq_u64(vx0, vm0);
+    vx1 = veorq_u64(vx1, vm1);
+    vx2 = veorq_u64(vx2, vm2);
+    vx3 = veorq_u64(vx3, vm3);
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
+        const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
+        threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
+        const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
+        threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
+    }
+}
+#endif
 
 /* The lanes level to use: the highest kernel the CPU has, capped by $THREEFISH_GEN_ISA
-   (scalar | avx2 | avx512). */
+   (scalar | avx2 | avx512 | neon). */
 static int skein256_v12_csimd_auto_fly_full_lanes_level(void)
 {
     const char *want = getenv("THREEFISH_GEN_ISA");
@@ -2859,10 +3639,17 @@ static int skein256_v12_csimd_auto_fly_full_lanes_level(void)
 #if defined(THREEFISH_GEN_SIMDE)
     level = 2;
 #else
+#if defined(THREEFISH_GEN_X86)
     if (__builtin_cpu_supports("avx2"))
         level = 1;
+#endif
+#if defined(THREEFISH_GEN_X86)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
         level = 2;
+#endif
+#if defined(THREEFISH_GEN_NEON)
+    level = 3;
+#endif
 #endif
     if (want && strcmp(want, "scalar") == 0)
         level = 0;
@@ -2870,6 +3657,8 @@ static int skein256_v12_csimd_auto_fly_full_lanes_level(void)
         level = 1;
     if (want && strcmp(want, "avx512") == 0 && level > 2)
         level = 2;
+    if (want && strcmp(want, "neon") == 0 && level > 3)
+        level = 3;
     return level;
 }
 
@@ -2963,17 +3752,27 @@ static skein256_v12_csimd_auto_fly_full_NOINLINE size_t skein256_v12_csimd_auto_
     unsigned l, L;
     int level = skein256_v12_csimd_auto_fly_full_lanes_level();
     skein256_v12_csimd_auto_fly_full_kernel kern;
-    if (level == 0)
-        return 0;
+    kern = NULL;
+    L = 0;
+#if defined(THREEFISH_GEN_X86)
     if (level == 1) {
         kern = skein256_v12_csimd_auto_fly_full_ubi_lanes_avx2;
         L = 4;
     }
-    else if (level == 2) {
+#endif
+#if defined(THREEFISH_GEN_X86)
+    if (level == 2) {
         kern = skein256_v12_csimd_auto_fly_full_ubi_lanes_avx512;
         L = 8;
     }
-    else
+#endif
+#if defined(THREEFISH_GEN_NEON)
+    if (level == 3) {
+        kern = skein256_v12_csimd_auto_fly_full_ubi_lanes_neon;
+        L = 2;
+    }
+#endif
+    if (kern == NULL)
         return 0;
     if (leafbytes > (uint64_t)(~(size_t)0) / (2 * L))
         return 0;
@@ -3039,10 +3838,18 @@ static skein256_v12_csimd_auto_fly_full_NOINLINE int skein256_v12_csimd_auto_fly
         int level = skein256_v12_csimd_auto_fly_full_lanes_level();
         uint64_t iv[4];
         if (level > 0 && skein256_v12_csimd_auto_fly_full_many_iv(iv, outlen) == 0) {
+#if defined(THREEFISH_GEN_X86)
             if (level == 1)
                 skein256_v12_csimd_auto_fly_full_many_lanes(skein256_v12_csimd_auto_fly_full_ubi_lanes_avx2, 4, msgs, lens, n, outs, outlen, iv);
-            else if (level == 2)
+#endif
+#if defined(THREEFISH_GEN_X86)
+            if (level == 2)
                 skein256_v12_csimd_auto_fly_full_many_lanes(skein256_v12_csimd_auto_fly_full_ubi_lanes_avx512, 8, msgs, lens, n, outs, outlen, iv);
+#endif
+#if defined(THREEFISH_GEN_NEON)
+            if (level == 3)
+                skein256_v12_csimd_auto_fly_full_many_lanes(skein256_v12_csimd_auto_fly_full_ubi_lanes_neon, 2, msgs, lens, n, outs, outlen, iv);
+#endif
             return 0;
         }
     }

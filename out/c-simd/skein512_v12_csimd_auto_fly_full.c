@@ -5,7 +5,7 @@
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
  * Skein-512: UBI = Threefish-512 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 496, mov 2, mov-mem 18, rotl 288, store 8, xor 297, xor-mem 8
- * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass (lanes layout; transposes of chaining value, block and result per pass)
+ * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; transposes of chaining value, block and result per pass)
  * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #include "skein512_v12_csimd_auto_fly_full.h"
@@ -13,15 +13,25 @@
 #include <string.h>
 #include <stdlib.h>
 
-/* hash_many runs 4 or 8 messages at once in SIMD lanes where the CPU has
-   avx2 / avx512 (x86; -DTHREEFISH_GEN_SIMDE: SIMDe, emulated), else one at a time. */
+/* hash_many runs 4 or 8 or 2 messages at once in SIMD lanes where the CPU has
+   avx2 / avx512 / neon (x86, neon; -DTHREEFISH_GEN_SIMDE: SIMDe, emulated), else one at a time.
+   Which family of kernels this build compiles: x86 (chosen by cpuid), AArch64 NEON (architectural:
+   no run-time check), or none (one message at a time). */
+#if defined(THREEFISH_GEN_SIMDE) || defined(__x86_64__) || defined(__i386__)
+#define THREEFISH_GEN_X86 1
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#define THREEFISH_GEN_NEON 1
+#endif
 #if defined(THREEFISH_GEN_SIMDE)
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx2.h>
 #include <simde/x86/avx512.h>
-#define SKEIN512_V12_CSIMD_AUTO_FLY_FULL_LANES_OK 1
-#elif defined(__x86_64__) || defined(__i386__)
+#elif defined(THREEFISH_GEN_X86)
 #include <immintrin.h>
+#elif defined(THREEFISH_GEN_NEON)
+#include <arm_neon.h>
+#endif
+#if defined(THREEFISH_GEN_X86) || defined(THREEFISH_GEN_NEON)
 #define SKEIN512_V12_CSIMD_AUTO_FLY_FULL_LANES_OK 1
 #endif
 
@@ -1800,9 +1810,38 @@ int skein512_v12_csimd_auto_fly_full_mac_bits(const uint8_t *key, size_t keylen,
 }
 
 #if defined(SKEIN512_V12_CSIMD_AUTO_FLY_FULL_LANES_OK)
+#if defined(THREEFISH_GEN_NEON)
+/* 128-bit rows of two little-endian words at any alignment: vld1q_u8/vst1q_u8 on little-endian
+   AArch64, byte by byte on big-endian (self-contained: no word helper needed). */
+static inline uint64x2_t threefish_gen_neon_load(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return vreinterpretq_u64_u8(vld1q_u8(p));
+#else
+    uint64_t w[2] = {0, 0};
+    int i;
+    for (i = 0; i < 16; i++)
+        w[i / 8] |= (uint64_t)p[i] << (8 * (i % 8));
+    return vcombine_u64(vcreate_u64(w[0]), vcreate_u64(w[1]));
+#endif
+}
+
+static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    vst1q_u8(p, vreinterpretq_u8_u64(v));
+#else
+    const uint64_t w[2] = {vgetq_lane_u64(v, 0), vgetq_lane_u64(v, 1)};
+    int i;
+    for (i = 0; i < 16; i++)
+        p[i] = (uint8_t)(w[i / 8] >> (8 * (i % 8)));
+#endif
+}
+#endif
 /* ---- avx2: the UBI block of 4 messages (lanes layout of the same description), compiled
    for target "avx2"; called only where the CPU has it.  in: 4 chaining values, then
    4 message blocks; tweaks: 4 x 16 bytes; out: 4 new chaining values. */
+#if defined(THREEFISH_GEN_X86)
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
@@ -3135,9 +3174,11 @@ static void skein512_v12_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, c
 #pragma GCC pop_options
 #endif
 #endif
+#endif
 /* ---- avx512: the UBI block of 8 messages (lanes layout of the same description), compiled
    for target "avx512f,avx512vl"; called only where the CPU has it.  in: 8 chaining values, then
    8 message blocks; tweaks: 8 x 16 bytes; out: 8 new chaining values. */
+#if defined(THREEFISH_GEN_X86)
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512vl"))), apply_to = function)
@@ -4497,9 +4538,1314 @@ static void skein512_v12_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in,
 #pragma GCC pop_options
 #endif
 #endif
+#endif
+/* ---- neon: the UBI block of 2 messages (lanes layout of the same description), AArch64
+   Advanced SIMD (architectural: no target attribute, no run-time check).  in: 2 chaining values, then
+   2 message blocks; tweaks: 2 x 16 bytes; out: 2 new chaining values. */
+#if defined(THREEFISH_GEN_NEON)
+static void skein512_v12_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, const uint8_t *tweaks, uint8_t *out)
+{
+    const uint64x2_t rot24 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0403020100070605))), vcreate_u64((uint64_t)(UINT64_C(0x0c0b0a09080f0e0d))));
+    const uint64x2_t rot56 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0007060504030201))), vcreate_u64((uint64_t)(UINT64_C(0x080f0e0d0c0b0a09))));
+    const uint64x2_t rot8 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0605040302010007))), vcreate_u64((uint64_t)(UINT64_C(0x0e0d0c0b0a09080f))));
+    uint64x2_t vk0, vk1, vk2, vk3, vk4, vk5, vk6, vk7, vk8, vt0;
+    uint64x2_t vt1, vt2, vm0, vm1, vm2, vm3, vm4, vm5, vm6, vm7;
+    uint64x2_t vx0, vx1, vx2, vx3, vx4, vx5, vx6, vx7;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 64));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk0 = s1_0;
+        vk1 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 80));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk2 = s1_0;
+        vk3 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk4 = s1_0;
+        vk5 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vk6 = s1_0;
+        vk7 = s1_1;
+    }
+    vk8 = vdupq_n_u64((uint64_t)(UINT64_C(0x5555555555555555)));
+    vk8 = veorq_u64(vk8, vk0);
+    vk8 = veorq_u64(vk8, vk1);
+    vk8 = veorq_u64(vk8, vk2);
+    vk8 = veorq_u64(vk8, vk3);
+    vk8 = veorq_u64(vk8, vk4);
+    vk8 = veorq_u64(vk8, vk5);
+    vk8 = veorq_u64(vk8, vk6);
+    vk8 = veorq_u64(vk8, vk7);
+    /* block 0: tweak t2 = t0 ^ t1 */
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vt0 = s1_0;
+        vt1 = s1_1;
+    }
+    vt2 = vt0;
+    vt2 = veorq_u64(vt2, vt1);
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 128));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 192));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm0 = s1_0;
+        vm1 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 144));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 208));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm2 = s1_0;
+        vm3 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 160));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 224));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm4 = s1_0;
+        vm5 = s1_1;
+    }
+    {
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 176));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 240));
+        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+        vm6 = s1_0;
+        vm7 = s1_1;
+    }
+    vx0 = vm0;
+    vx1 = vm1;
+    vx2 = vm2;
+    vx3 = vm3;
+    vx4 = vm4;
+    vx5 = vm5;
+    vx6 = vm6;
+    vx7 = vm7;
+    /* add subkey 0 */
+    vx0 = vaddq_u64(vx0, vk0);
+    vx1 = vaddq_u64(vx1, vk1);
+    vx2 = vaddq_u64(vx2, vk2);
+    vx3 = vaddq_u64(vx3, vk3);
+    vx4 = vaddq_u64(vx4, vk4);
+    vx5 = vaddq_u64(vx5, vk5);
+    vx6 = vaddq_u64(vx6, vk6);
+    vx7 = vaddq_u64(vx7, vk7);
+    vx5 = vaddq_u64(vx5, vt0);
+    vx6 = vaddq_u64(vx6, vt1);
+    /* round 0 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 19), vx5, 45);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 1 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 2 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 3 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 54), vx5, 10);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 1 */
+    vx0 = vaddq_u64(vx0, vk1);
+    vx1 = vaddq_u64(vx1, vk2);
+    vx2 = vaddq_u64(vx2, vk3);
+    vx3 = vaddq_u64(vx3, vk4);
+    vx4 = vaddq_u64(vx4, vk5);
+    vx5 = vaddq_u64(vx5, vk6);
+    vx6 = vaddq_u64(vx6, vk7);
+    vx7 = vaddq_u64(vx7, vk8);
+    vx5 = vaddq_u64(vx5, vt1);
+    vx6 = vaddq_u64(vx6, vt2);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+    /* round 4 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 34), vx5, 30);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot24)));
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 5 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 50), vx7, 14);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 10), vx5, 54);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 6 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 7 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot8)));
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 35), vx7, 29);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 2 */
+    vx0 = vaddq_u64(vx0, vk2);
+    vx1 = vaddq_u64(vx1, vk3);
+    vx2 = vaddq_u64(vx2, vk4);
+    vx3 = vaddq_u64(vx3, vk5);
+    vx4 = vaddq_u64(vx4, vk6);
+    vx5 = vaddq_u64(vx5, vk7);
+    vx6 = vaddq_u64(vx6, vk8);
+    vx7 = vaddq_u64(vx7, vk0);
+    vx5 = vaddq_u64(vx5, vt2);
+    vx6 = vaddq_u64(vx6, vt0);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+    /* round 8 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 19), vx5, 45);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 9 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 10 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 11 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 54), vx5, 10);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 3 */
+    vx0 = vaddq_u64(vx0, vk3);
+    vx1 = vaddq_u64(vx1, vk4);
+    vx2 = vaddq_u64(vx2, vk5);
+    vx3 = vaddq_u64(vx3, vk6);
+    vx4 = vaddq_u64(vx4, vk7);
+    vx5 = vaddq_u64(vx5, vk8);
+    vx6 = vaddq_u64(vx6, vk0);
+    vx7 = vaddq_u64(vx7, vk1);
+    vx5 = vaddq_u64(vx5, vt0);
+    vx6 = vaddq_u64(vx6, vt1);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+    /* round 12 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 34), vx5, 30);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot24)));
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 13 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 50), vx7, 14);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 10), vx5, 54);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 14 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 15 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot8)));
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 35), vx7, 29);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 4 */
+    vx0 = vaddq_u64(vx0, vk4);
+    vx1 = vaddq_u64(vx1, vk5);
+    vx2 = vaddq_u64(vx2, vk6);
+    vx3 = vaddq_u64(vx3, vk7);
+    vx4 = vaddq_u64(vx4, vk8);
+    vx5 = vaddq_u64(vx5, vk0);
+    vx6 = vaddq_u64(vx6, vk1);
+    vx7 = vaddq_u64(vx7, vk2);
+    vx5 = vaddq_u64(vx5, vt1);
+    vx6 = vaddq_u64(vx6, vt2);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+    /* round 16 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 19), vx5, 45);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 17 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 18 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 19 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 54), vx5, 10);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 5 */
+    vx0 = vaddq_u64(vx0, vk5);
+    vx1 = vaddq_u64(vx1, vk6);
+    vx2 = vaddq_u64(vx2, vk7);
+    vx3 = vaddq_u64(vx3, vk8);
+    vx4 = vaddq_u64(vx4, vk0);
+    vx5 = vaddq_u64(vx5, vk1);
+    vx6 = vaddq_u64(vx6, vk2);
+    vx7 = vaddq_u64(vx7, vk3);
+    vx5 = vaddq_u64(vx5, vt2);
+    vx6 = vaddq_u64(vx6, vt0);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+    /* round 20 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 34), vx5, 30);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot24)));
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 21 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 50), vx7, 14);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 10), vx5, 54);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 22 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 23 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot8)));
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 35), vx7, 29);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 6 */
+    vx0 = vaddq_u64(vx0, vk6);
+    vx1 = vaddq_u64(vx1, vk7);
+    vx2 = vaddq_u64(vx2, vk8);
+    vx3 = vaddq_u64(vx3, vk0);
+    vx4 = vaddq_u64(vx4, vk1);
+    vx5 = vaddq_u64(vx5, vk2);
+    vx6 = vaddq_u64(vx6, vk3);
+    vx7 = vaddq_u64(vx7, vk4);
+    vx5 = vaddq_u64(vx5, vt0);
+    vx6 = vaddq_u64(vx6, vt1);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+    /* round 24 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 19), vx5, 45);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 25 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 26 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 27 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 54), vx5, 10);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 7 */
+    vx0 = vaddq_u64(vx0, vk7);
+    vx1 = vaddq_u64(vx1, vk8);
+    vx2 = vaddq_u64(vx2, vk0);
+    vx3 = vaddq_u64(vx3, vk1);
+    vx4 = vaddq_u64(vx4, vk2);
+    vx5 = vaddq_u64(vx5, vk3);
+    vx6 = vaddq_u64(vx6, vk4);
+    vx7 = vaddq_u64(vx7, vk5);
+    vx5 = vaddq_u64(vx5, vt1);
+    vx6 = vaddq_u64(vx6, vt2);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+    /* round 28 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 34), vx5, 30);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot24)));
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 29 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 50), vx7, 14);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 10), vx5, 54);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 30 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 31 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot8)));
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 35), vx7, 29);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 8 */
+    vx0 = vaddq_u64(vx0, vk8);
+    vx1 = vaddq_u64(vx1, vk0);
+    vx2 = vaddq_u64(vx2, vk1);
+    vx3 = vaddq_u64(vx3, vk2);
+    vx4 = vaddq_u64(vx4, vk3);
+    vx5 = vaddq_u64(vx5, vk4);
+    vx6 = vaddq_u64(vx6, vk5);
+    vx7 = vaddq_u64(vx7, vk6);
+    vx5 = vaddq_u64(vx5, vt2);
+    vx6 = vaddq_u64(vx6, vt0);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+    /* round 32 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 19), vx5, 45);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 33 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 34 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 35 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 54), vx5, 10);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 9 */
+    vx0 = vaddq_u64(vx0, vk0);
+    vx1 = vaddq_u64(vx1, vk1);
+    vx2 = vaddq_u64(vx2, vk2);
+    vx3 = vaddq_u64(vx3, vk3);
+    vx4 = vaddq_u64(vx4, vk4);
+    vx5 = vaddq_u64(vx5, vk5);
+    vx6 = vaddq_u64(vx6, vk6);
+    vx7 = vaddq_u64(vx7, vk7);
+    vx5 = vaddq_u64(vx5, vt0);
+    vx6 = vaddq_u64(vx6, vt1);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+    /* round 36 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 34), vx5, 30);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot24)));
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 37 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 50), vx7, 14);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 10), vx5, 54);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 38 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 39 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot8)));
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 35), vx7, 29);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 10 */
+    vx0 = vaddq_u64(vx0, vk1);
+    vx1 = vaddq_u64(vx1, vk2);
+    vx2 = vaddq_u64(vx2, vk3);
+    vx3 = vaddq_u64(vx3, vk4);
+    vx4 = vaddq_u64(vx4, vk5);
+    vx5 = vaddq_u64(vx5, vk6);
+    vx6 = vaddq_u64(vx6, vk7);
+    vx7 = vaddq_u64(vx7, vk8);
+    vx5 = vaddq_u64(vx5, vt1);
+    vx6 = vaddq_u64(vx6, vt2);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+    /* round 40 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 19), vx5, 45);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 41 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 42 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 43 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 54), vx5, 10);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 11 */
+    vx0 = vaddq_u64(vx0, vk2);
+    vx1 = vaddq_u64(vx1, vk3);
+    vx2 = vaddq_u64(vx2, vk4);
+    vx3 = vaddq_u64(vx3, vk5);
+    vx4 = vaddq_u64(vx4, vk6);
+    vx5 = vaddq_u64(vx5, vk7);
+    vx6 = vaddq_u64(vx6, vk8);
+    vx7 = vaddq_u64(vx7, vk0);
+    vx5 = vaddq_u64(vx5, vt2);
+    vx6 = vaddq_u64(vx6, vt0);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+    /* round 44 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 34), vx5, 30);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot24)));
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 45 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 50), vx7, 14);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 10), vx5, 54);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 46 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 47 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot8)));
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 35), vx7, 29);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 12 */
+    vx0 = vaddq_u64(vx0, vk3);
+    vx1 = vaddq_u64(vx1, vk4);
+    vx2 = vaddq_u64(vx2, vk5);
+    vx3 = vaddq_u64(vx3, vk6);
+    vx4 = vaddq_u64(vx4, vk7);
+    vx5 = vaddq_u64(vx5, vk8);
+    vx6 = vaddq_u64(vx6, vk0);
+    vx7 = vaddq_u64(vx7, vk1);
+    vx5 = vaddq_u64(vx5, vt0);
+    vx6 = vaddq_u64(vx6, vt1);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+    /* round 48 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 19), vx5, 45);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 49 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 50 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 51 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 54), vx5, 10);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 13 */
+    vx0 = vaddq_u64(vx0, vk4);
+    vx1 = vaddq_u64(vx1, vk5);
+    vx2 = vaddq_u64(vx2, vk6);
+    vx3 = vaddq_u64(vx3, vk7);
+    vx4 = vaddq_u64(vx4, vk8);
+    vx5 = vaddq_u64(vx5, vk0);
+    vx6 = vaddq_u64(vx6, vk1);
+    vx7 = vaddq_u64(vx7, vk2);
+    vx5 = vaddq_u64(vx5, vt1);
+    vx6 = vaddq_u64(vx6, vt2);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+    /* round 52 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 34), vx5, 30);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot24)));
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 53 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 50), vx7, 14);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 10), vx5, 54);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 54 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 55 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot8)));
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 35), vx7, 29);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 14 */
+    vx0 = vaddq_u64(vx0, vk5);
+    vx1 = vaddq_u64(vx1, vk6);
+    vx2 = vaddq_u64(vx2, vk7);
+    vx3 = vaddq_u64(vx3, vk8);
+    vx4 = vaddq_u64(vx4, vk0);
+    vx5 = vaddq_u64(vx5, vk1);
+    vx6 = vaddq_u64(vx6, vk2);
+    vx7 = vaddq_u64(vx7, vk3);
+    vx5 = vaddq_u64(vx5, vt2);
+    vx6 = vaddq_u64(vx6, vt0);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+    /* round 56 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 19), vx5, 45);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 57 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 58 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 59 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 54), vx5, 10);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 15 */
+    vx0 = vaddq_u64(vx0, vk6);
+    vx1 = vaddq_u64(vx1, vk7);
+    vx2 = vaddq_u64(vx2, vk8);
+    vx3 = vaddq_u64(vx3, vk0);
+    vx4 = vaddq_u64(vx4, vk1);
+    vx5 = vaddq_u64(vx5, vk2);
+    vx6 = vaddq_u64(vx6, vk3);
+    vx7 = vaddq_u64(vx7, vk4);
+    vx5 = vaddq_u64(vx5, vt0);
+    vx6 = vaddq_u64(vx6, vt1);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+    /* round 60 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 34), vx5, 30);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot24)));
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 61 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 50), vx7, 14);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 10), vx5, 54);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 62 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 63 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot8)));
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 35), vx7, 29);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 16 */
+    vx0 = vaddq_u64(vx0, vk7);
+    vx1 = vaddq_u64(vx1, vk8);
+    vx2 = vaddq_u64(vx2, vk0);
+    vx3 = vaddq_u64(vx3, vk1);
+    vx4 = vaddq_u64(vx4, vk2);
+    vx5 = vaddq_u64(vx5, vk3);
+    vx6 = vaddq_u64(vx6, vk4);
+    vx7 = vaddq_u64(vx7, vk5);
+    vx5 = vaddq_u64(vx5, vt1);
+    vx6 = vaddq_u64(vx6, vt2);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+    /* round 64 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 36), vx3, 28);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 19), vx5, 45);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 65 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 66 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 67 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 44), vx1, 20);
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 54), vx5, 10);
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot56)));
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 17 */
+    vx0 = vaddq_u64(vx0, vk8);
+    vx1 = vaddq_u64(vx1, vk0);
+    vx2 = vaddq_u64(vx2, vk1);
+    vx3 = vaddq_u64(vx3, vk2);
+    vx4 = vaddq_u64(vx4, vk3);
+    vx5 = vaddq_u64(vx5, vk4);
+    vx6 = vaddq_u64(vx6, vk5);
+    vx7 = vaddq_u64(vx7, vk6);
+    vx5 = vaddq_u64(vx5, vt2);
+    vx6 = vaddq_u64(vx6, vt0);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+    /* round 68 */
+    vx0 = vaddq_u64(vx0, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+    vx1 = veorq_u64(vx1, vx0);
+    vx2 = vaddq_u64(vx2, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+    vx3 = veorq_u64(vx3, vx2);
+    vx4 = vaddq_u64(vx4, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 34), vx5, 30);
+    vx5 = veorq_u64(vx5, vx4);
+    vx6 = vaddq_u64(vx6, vx7);
+    vx7 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx7), vreinterpretq_u8_u64(rot24)));
+    vx7 = veorq_u64(vx7, vx6);
+    /* round 69 */
+    vx2 = vaddq_u64(vx2, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
+    vx1 = veorq_u64(vx1, vx2);
+    vx4 = vaddq_u64(vx4, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 50), vx7, 14);
+    vx7 = veorq_u64(vx7, vx4);
+    vx6 = vaddq_u64(vx6, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 10), vx5, 54);
+    vx5 = veorq_u64(vx5, vx6);
+    vx0 = vaddq_u64(vx0, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
+    vx3 = veorq_u64(vx3, vx0);
+    /* round 70 */
+    vx4 = vaddq_u64(vx4, vx1);
+    vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+    vx1 = veorq_u64(vx1, vx4);
+    vx6 = vaddq_u64(vx6, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+    vx3 = veorq_u64(vx3, vx6);
+    vx0 = vaddq_u64(vx0, vx5);
+    vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+    vx5 = veorq_u64(vx5, vx0);
+    vx2 = vaddq_u64(vx2, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 43), vx7, 21);
+    vx7 = veorq_u64(vx7, vx2);
+    /* round 71 */
+    vx6 = vaddq_u64(vx6, vx1);
+    vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot8)));
+    vx1 = veorq_u64(vx1, vx6);
+    vx0 = vaddq_u64(vx0, vx7);
+    vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 35), vx7, 29);
+    vx7 = veorq_u64(vx7, vx0);
+    vx2 = vaddq_u64(vx2, vx5);
+    vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+    vx5 = veorq_u64(vx5, vx2);
+    vx4 = vaddq_u64(vx4, vx3);
+    vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+    vx3 = veorq_u64(vx3, vx4);
+    /* add subkey 18 */
+    vx0 = vaddq_u64(vx0, vk0);
+    vx1 = vaddq_u64(vx1, vk1);
+    vx2 = vaddq_u64(vx2, vk2);
+    vx3 = vaddq_u64(vx3, vk3);
+    vx4 = vaddq_u64(vx4, vk4);
+    vx5 = vaddq_u64(vx5, vk5);
+    vx6 = vaddq_u64(vx6, vk6);
+    vx7 = vaddq_u64(vx7, vk7);
+    vx5 = vaddq_u64(vx5, vt0);
+    vx6 = vaddq_u64(vx6, vt1);
+    vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+    /* store the block(s) */
+    /* feed-forward: h = x ^ m */
+    vx0 = veorq_u64(vx0, vm0);
+    vx1 = veorq_u64(vx1, vm1);
+    vx2 = veorq_u64(vx2, vm2);
+    vx3 = veorq_u64(vx3, vm3);
+    vx4 = veorq_u64(vx4, vm4);
+    vx5 = veorq_u64(vx5, vm5);
+    vx6 = veorq_u64(vx6, vm6);
+    vx7 = veorq_u64(vx7, vm7);
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
+        const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
+        threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 64), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
+        const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
+        threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 80), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx4, vx5);
+        const uint64x2_t s1_1 = vzip2q_u64(vx4, vx5);
+        threefish_gen_neon_store((uint8_t *)(out + 32), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 96), s1_1);
+    }
+    {
+        const uint64x2_t s1_0 = vzip1q_u64(vx6, vx7);
+        const uint64x2_t s1_1 = vzip2q_u64(vx6, vx7);
+        threefish_gen_neon_store((uint8_t *)(out + 48), s1_0);
+        threefish_gen_neon_store((uint8_t *)(out + 112), s1_1);
+    }
+}
+#endif
 
 /* The lanes level to use: the highest kernel the CPU has, capped by $THREEFISH_GEN_ISA
-   (scalar | avx2 | avx512). */
+   (scalar | avx2 | avx512 | neon). */
 static int skein512_v12_csimd_auto_fly_full_lanes_level(void)
 {
     const char *want = getenv("THREEFISH_GEN_ISA");
@@ -4507,10 +5853,17 @@ static int skein512_v12_csimd_auto_fly_full_lanes_level(void)
 #if defined(THREEFISH_GEN_SIMDE)
     level = 2;
 #else
+#if defined(THREEFISH_GEN_X86)
     if (__builtin_cpu_supports("avx2"))
         level = 1;
+#endif
+#if defined(THREEFISH_GEN_X86)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
         level = 2;
+#endif
+#if defined(THREEFISH_GEN_NEON)
+    level = 3;
+#endif
 #endif
     if (want && strcmp(want, "scalar") == 0)
         level = 0;
@@ -4518,6 +5871,8 @@ static int skein512_v12_csimd_auto_fly_full_lanes_level(void)
         level = 1;
     if (want && strcmp(want, "avx512") == 0 && level > 2)
         level = 2;
+    if (want && strcmp(want, "neon") == 0 && level > 3)
+        level = 3;
     return level;
 }
 
@@ -4611,17 +5966,27 @@ static skein512_v12_csimd_auto_fly_full_NOINLINE size_t skein512_v12_csimd_auto_
     unsigned l, L;
     int level = skein512_v12_csimd_auto_fly_full_lanes_level();
     skein512_v12_csimd_auto_fly_full_kernel kern;
-    if (level == 0)
-        return 0;
+    kern = NULL;
+    L = 0;
+#if defined(THREEFISH_GEN_X86)
     if (level == 1) {
         kern = skein512_v12_csimd_auto_fly_full_ubi_lanes_avx2;
         L = 4;
     }
-    else if (level == 2) {
+#endif
+#if defined(THREEFISH_GEN_X86)
+    if (level == 2) {
         kern = skein512_v12_csimd_auto_fly_full_ubi_lanes_avx512;
         L = 8;
     }
-    else
+#endif
+#if defined(THREEFISH_GEN_NEON)
+    if (level == 3) {
+        kern = skein512_v12_csimd_auto_fly_full_ubi_lanes_neon;
+        L = 2;
+    }
+#endif
+    if (kern == NULL)
         return 0;
     if (leafbytes > (uint64_t)(~(size_t)0) / (2 * L))
         return 0;
@@ -4687,10 +6052,18 @@ static skein512_v12_csimd_auto_fly_full_NOINLINE int skein512_v12_csimd_auto_fly
         int level = skein512_v12_csimd_auto_fly_full_lanes_level();
         uint64_t iv[8];
         if (level > 0 && skein512_v12_csimd_auto_fly_full_many_iv(iv, outlen) == 0) {
+#if defined(THREEFISH_GEN_X86)
             if (level == 1)
                 skein512_v12_csimd_auto_fly_full_many_lanes(skein512_v12_csimd_auto_fly_full_ubi_lanes_avx2, 4, msgs, lens, n, outs, outlen, iv);
-            else if (level == 2)
+#endif
+#if defined(THREEFISH_GEN_X86)
+            if (level == 2)
                 skein512_v12_csimd_auto_fly_full_many_lanes(skein512_v12_csimd_auto_fly_full_ubi_lanes_avx512, 8, msgs, lens, n, outs, outlen, iv);
+#endif
+#if defined(THREEFISH_GEN_NEON)
+            if (level == 3)
+                skein512_v12_csimd_auto_fly_full_many_lanes(skein512_v12_csimd_auto_fly_full_ubi_lanes_neon, 2, msgs, lens, n, outs, outlen, iv);
+#endif
             return 0;
         }
     }

@@ -40,6 +40,8 @@ ENV_VAR = "THREEFISH_GEN_ISA"
 ISAS = {**X86_ISAS, **NEON_ISAS}
 GUARDS = {"x86": "defined(THREEFISH_GEN_SIMDE) || defined(__x86_64__) || defined(__i386__)",
           "neon": "defined(__aarch64__) && defined(__ARM_NEON)"}
+# The macro a file defines where GUARDS[family] holds (templates: #if GUARDS -> #define MACRO 1).
+FAMILY_MACROS = {"x86": "THREEFISH_GEN_X86", "neon": "THREEFISH_GEN_NEON"}
 
 
 def family_name(isa) -> str:
@@ -456,4 +458,6 @@ def skein_lanes_kernel(prefix: str, spec, isa_name: str) -> dict:
     w = vector_width(isa)
     lines = [decl(w.T, [(name, 1)], f"const {w.T} {name} = {expr};", expr) for name, expr in sorted(vpr.consts.items())]
     lines += vpr.declarations() + code
-    return dict(name=f"{prefix}ubi_lanes_{isa_name}", lanes=L, lines=lines, isa=isa, cost=dict(vpr.cost))
+    fam = family_name(isa)
+    return dict(name=f"{prefix}ubi_lanes_{isa_name}", lanes=L, lines=lines, isa=isa, cost=dict(vpr.cost),
+                family=fam, guard=FAMILY_MACROS[fam], architectural=fam == "neon")

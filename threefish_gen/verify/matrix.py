@@ -33,7 +33,7 @@ from . import shard as vshard
 from .proc import Timeout
 from .junit import write_junit
 from .sources import NotGiven
-from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags, vector_file
+from .runner import AARCH64_BUILDS, BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags, vector_file
 
 
 
@@ -54,7 +54,9 @@ CHECKERS: dict = {
     "nasm": Checker(nasm.check, lambda target, v: nasm.builds(target, v), nasm.TOOLS),
     "dotnet": Checker(csharp.check_csharp, lambda target, v: csharp.RUNS, csharp.TOOLS),
     "skein-c": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
-    "skein-simd": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS),
+    # AArch64 builds (qemu) where the variant has a NEON hash_many kernel
+    "skein-simd": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS + (
+        AARCH64_BUILDS if "neon" in target.skein_isas(v) else ())),
     "skein-dotnet": Checker(skein_csharp.check, lambda target, v: skein_csharp.RUNS, skein_csharp.TOOLS),
     "skein-nasm": Checker(skein_checker.check_skein, skein_checker.nasm_builds, skein_checker.ASM_TOOLS),
     "cargo": Checker(rust.check, lambda target, v: rust.RUNS, rust.TOOLS),

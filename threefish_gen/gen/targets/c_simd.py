@@ -10,15 +10,17 @@ from __future__ import annotations
 from ..errors import GenError
 from ..printers.c_simd import packed_width
 from .. import cpu_rules
-from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, family_name, needs, render_c_simd, skein_lanes_kernel
+from ..render_simd import (ENV_VAR, FAMILY_MACROS, GUARDS, ISAS, LAYOUTS, check_variant, family_name, needs, render_c_simd,
+                           skein_lanes_kernel)
 from ..threefish import Options
 from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein,
                    ubi_pass, without_default_annotate)
 from .c import RECOMMENDED as RECOMMENDED_C
 from .c import render_skein, skein_context
 
-# Skein (--primitive skein): hash_many runs messages in the lanes of these ISAs (--isa auto: all).
-SKEIN_ISAS = ("avx2", "avx512")
+# Skein (--primitive skein): hash_many runs messages in the lanes of these ISAs (--isa auto: all;
+# an x86 build compiles the x86 ones and picks by cpuid, an AArch64 build the NEON one).
+SKEIN_ISAS = ("avx2", "avx512", "neon")
 
 ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
 # Layout packed (one block over the lanes, for single-block latency) is not a default path of the
@@ -211,7 +213,13 @@ class CSimd(Target):
     def render_skein(self, v, prog):
         ctx = skein_context(v, prog)
         kernels = [skein_lanes_kernel(v.prefix, v.spec, isa) for isa in self.skein_isas(v)]
-        ctx["simd"] = dict(kernels=kernels, max_lanes=max(k["lanes"] for k in kernels))
+        families = list(dict.fromkeys(k["family"] for k in kernels))
+        x86 = [i for i, k in enumerate(kernels, 1) if k["family"] == "x86"]
+        ctx["simd"] = dict(kernels=kernels, max_lanes=max(k["lanes"] for k in kernels), families=families,
+                           lanes_guard=" || ".join(f"defined({FAMILY_MACROS[f]})" for f in families),
+                           simde_level=x86[-1] if x86 else 0,
+                           helpers_guard=FAMILY_MACROS["neon"] if "neon" in families else None)
+        ctx["guards"] = GUARDS
         ctx["env_var"] = ENV_VAR
         ctx["notes"] = ctx["notes"] + [
             "hash_many: " + ", ".join(f"{k['lanes']} messages per {k['isa'].name} pass" for k in kernels)
