@@ -545,6 +545,30 @@ def test_nasm_x64_skein_win64_rows(tmp_path, bits):
             assert "RtlVirtualUnwind" in row.detail
 
 
+def test_nasm_x64_skein_sysv_rows_check_the_abi(tmp_path):
+    """System V: the checker's rows call the UBI loop through the ABI thunk too (callee-saved
+    registers, stack pointer, DF); the file as rendered passes, and with r12 not saved (pushed and
+    popped as rax) it FAILs naming r12 (check DIR's way: the user's files)."""
+    from threefish_gen.verify import sources
+    t = get_target("nasm-x64")
+    spec = get_spec("1.3", 256)
+    v = t.skein(spec, "sysv")
+    b = vskein.C_BUILDS[0]
+    vec = few_vectors(spec, tmp_path / "vectors.txt")
+    (tmp_path / "ok").mkdir()
+    row = vskein.check_skein(v, b, tmp_path / "ok", vec)
+    assert row.status == "PASS" and "System V UBI loop; callee-saved registers" in row.detail, row.detail
+    files = render_variant(v)
+    name = f"{v.stem}.asm"
+    for a, c in (("    push r12\n", "    push rax\n"), ("    pop r12\n", "    pop rax\n")):
+        assert a in files[name]
+        files[name] = files[name].replace(a, c, 1)
+    (tmp_path / "changed").mkdir()
+    with sources.given({v: (files, [])}):
+        row = vskein.check_skein(v, b, tmp_path / "changed", vec)
+    assert row.status == "FAIL" and "r12 corrupted" in row.detail, row.detail
+
+
 @pytest.mark.parametrize("edit", [(("rol r13, 14", "rol r13, 13"),),
                                   (("    push rsi\n", "    push rax\n"), ("    pop rsi\n", "    pop rax\n"))],
                          ids=["rotation", "rsi-not-saved"])

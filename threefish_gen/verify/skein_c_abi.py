@@ -40,7 +40,7 @@ from threefish_gen.gen.variant import Variant
 
 from . import abi_check
 from . import nasm as vnasm
-from .objects import object_commands, object_format
+from .objects import object_format
 from .runner import C_BUILDS, HERE, WARN, Build, Row, _first_lines, _run, build_harness, cpu_flags, run_harness
 from .sources import sources
 
@@ -270,34 +270,25 @@ def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) ->
 
 def _ubi_objects(variant: Variant, build: Build, files: dict, workdir: Path, t0: float):
     """Assemble the UBI loop of a nasm render for ``build``: (what to link, what the row says of
-    it, None) or ((), "", the FAIL row).  System V: the .asm as it is.  Win64 and cdecl: every
-    call goes through the ABI thunk of the convention (verify/abi_check.py: callee-saved
-    registers, Win64 also xmm6-15, the stack pointer and DF checked after each).  Win64 on Linux
-    is assembled as elf64 with its unwind data left out (the driver calls it the ms_abi way),
-    under wine (mingw-w64) as ``nasm -f win64`` with its unwind data, which a second program
-    checks; cdecl as elf32 beside the 32-bit thunk."""
+    it, None) or ((), "", the FAIL row).  Every call goes through the ABI thunk of the
+    convention (verify/abi_check.py: callee-saved registers, Win64 also xmm6-15, the stack
+    pointer and DF checked after each).  System V: the .asm as it is; Win64 on Linux is assembled
+    as elf64 with its unwind data left out (the driver calls it the ms_abi way), under wine
+    (mingw-w64) as ``nasm -f win64`` with its unwind data, which a second program checks; cdecl
+    as elf32 beside the 32-bit thunk."""
     src = workdir / "src"
     name = f"{variant.stem}.asm"
     cdecl = is_cdecl(variant)
-    if not is_win64(variant) and not cdecl:
-        write_files(files, src)
-        obj = workdir / f"{variant.stem}-ubi.o"
-        for cmd in object_commands(variant, src, obj):
-            rc, out = _run(cmd, workdir)
-            if rc:
-                return (), "", Row(variant.label(), build.name, "FAIL", "nasm failed: " + _first_lines(out),
-                                   time.monotonic() - t0)
-        return (str(obj),), "", None
-    abi = "cdecl" if cdecl else "win64"
+    abi = "cdecl" if cdecl else "win64" if is_win64(variant) else "sysv"
     wine = isinstance(build, WineBuild)
-    asm = files[name] if wine or cdecl else abi_check.as_elf64(files[name])
+    asm = abi_check.as_elf64(files[name]) if abi == "win64" and not wine else files[name]
     write_files({**files, name: asm}, src)
     shim = src / "abi_shim.c"
     shim.write_text(abi_check.interpose_ubi(src / name, f"{variant.prefix}ubi_asm", abi,
                                             ABIS[abi].c_attribute))
     obj = workdir / f"{variant.stem}-ubi.{'obj' if wine else 'o'}"
     thunk, thunk_cmd = abi_check.thunk_files(32 if cdecl else 64, src, coff=wine)
-    fmt = "win64" if wine else object_format(variant) if cdecl else "elf64"
+    fmt = "win64" if wine else "elf64" if abi == "win64" else object_format(variant)
     cmds = [["nasm", "-f", fmt, "-o", str(obj), str(src / name)], thunk_cmd]
     if wine:
         (src / "unwind.c").write_text(abi_check.unwind_check(src / name))   # exports its labels first
@@ -314,6 +305,8 @@ def _ubi_objects(variant: Variant, build: Build, files: dict, workdir: Path, t0:
                                + _first_lines(out), time.monotonic() - t0)
     if cdecl:
         how = "; 32-bit cdecl UBI loop; callee-saved registers, stack pointer and DF checked after every call"
+    elif abi == "sysv":
+        how = "; System V UBI loop; callee-saved registers, stack pointer and DF checked after every call"
     else:
         how = ("; Windows build under wine" if wine else "; Win64 UBI loop called the ms_abi way on Linux") \
             + "; callee-saved registers, xmm6-15, stack pointer and DF checked after every call"
