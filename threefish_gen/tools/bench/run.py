@@ -531,6 +531,12 @@ def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
             print(f"  {'row':<52} {'cpb':>7} {'vs C':>7} {'vs peer':>8} {'bound':>6} {'x bound':>7}", file=stream)
             for r in rows:
                 extra = ""
+                vr = r.get("vs_recommended")
+                if vr:
+                    extra = (f"  / {vr['against'].split(' ')[1]} = {vr['ratio']:.3f} ("
+                             + ("paired" if vr["paired"] else "medians") + f": min {vr['min']:.3f}, spread "
+                             f"{paired.pct(vr['spread'])}" + (f"; {paired.noisy_text(vr['judged_spread'])}"
+                                                              if vr["noisy"] else "") + ")")
                 if "agrees_with_reference" in r:
                     extra = "  output " + ("matches" if r["agrees_with_reference"] else "DIFFERS FROM") + \
                         " the generated v1.3 class"
@@ -632,7 +638,8 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     cs_rows: list[dict] = []
     if csharp_specs:
         from .dotnet import bench_rows
-        cs_rows = bench_rows(list(csharp_specs), workdir=Path(workdir) / "dotnet", bouncy=not quick)
+        cs_rows = bench_rows(list(csharp_specs), workdir=Path(workdir) / "dotnet", bouncy=not quick,
+                             samples=samples, filters=filters)
         cs_rows = [r for r in cs_rows if r.get("cpb") is None or _matches(r["name"], filters)]
         if quick:
             notes.append("SKIPPED BouncyCastle (C#): --quick does not restore NuGet packages")
