@@ -12,7 +12,8 @@ the row says so.
 Method: bulk = ``EncryptBlocks`` over 4 KiB in place (in L1), chained = ``Encrypt`` of one
 block in place, each depending on the previous; ns/byte from ``Stopwatch``; the core clock is
 estimated around each sample by a chain of 16M dependent add/xor (1 cycle each); c/B =
-ns/byte x GHz; medians of 9 samples; DOTNET_TieredCompilation=0 (every method fully
+ns/byte x GHz; medians of 9 samples (``samples``), the classes of one size and mode timed
+alternately sample by sample; DOTNET_TieredCompilation=0 (every method fully
 optimised on its first call, so no sample times Tier-0 code).
 """
 from __future__ import annotations

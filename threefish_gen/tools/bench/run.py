@@ -520,7 +520,9 @@ def csharp_annotate(cs_rows: list[dict], results: list[Result]) -> None:
 
 def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
     print("\nC# (.NET; tools/bench/dotnet.py: its own program, Stopwatch + the same add-chain clock "
-          "estimate; medians of 9; ratios to the scalar C reference and best C-ABI peer above)", file=stream)
+          "estimate; medians of --samples (default 9), the classes of one size and mode alternated sample by "
+          "sample; ratios to the scalar C reference and best C-ABI peer above; '/ LanesNNN' = the compact "
+          "candidate's paired ns/B ratio to the recommended class)", file=stream)
     for bits in sorted({r["bits"] for r in cs_rows if r.get("cpb") is not None}):
         for mode in ("bulk", "chained"):
             rows = sorted((r for r in cs_rows if r.get("cpb") is not None and r["bits"] == bits
