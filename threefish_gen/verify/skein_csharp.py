@@ -1,7 +1,9 @@
 """verify for the C# Skein classes (``--target csharp --primitive skein``): every variant of a run
 goes into one project with ``verify/harness/SkeinHarness.cs`` (built once, offline, like
 verify/csharp.py), which then runs per variant on the Skein vector file (verify/skein_c_abi.py) under
-the default JIT and with tiered compilation off.
+the default JIT, with AVX-512 off, without hardware intrinsics and with tiered compilation off
+(RUNS); each row passes the harness the UBI kernel HashMany and tree leaves must use there
+(expected_many_kernel), and says when the Vector512 kernel was only built, not run.
 
 No jit disasm row here (yet): the Threefish classes' row (verify/csharp.py ``WIPE_CALLS``: each public
 method calls Burn, Burn calls ZeroMemory, no call in the kernels) has no Skein counterpart, so that the

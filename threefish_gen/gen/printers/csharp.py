@@ -8,6 +8,10 @@ Two layouts of the same description program:
   ``EncryptBlocks``/``DecryptBlocks``, chosen at run time by ``IsSupported`` (JIT-time
   constants), with the scalar kernel for the tail and as the fallback.
 
+Skein (``--primitive skein``): the fused UBI block (``skein_ubi``) and, for HashMany and tree
+leaves, the UBI block of 8 / 4 messages in Vector512 / Vector256 lanes (``skein_lanes``: the
+lanes layout's gather/transpose form, printed by the same lanes printer).
+
 Instruction spellings are gen/isa/dotnet.py's (``KINDS``, the shuffles and rotations); every
 shift count, rotation count and permute control is a literal in the emitted code.  File structure and the public API
 live in ``templates/csharp/``.
@@ -226,8 +230,7 @@ class _CsLanesOps:
                 return [f"{op.src}.AsByte().StoreUnsafe(ref {ref}, {8 * w0});"]
             if 2 * len(used) == len(op.words):
                 return [f"{op.src}.GetLower().AsByte().StoreUnsafe(ref {ref}, {8 * w0});"]
-        return [f"Unsafe.WriteUnaligned(ref Unsafe.Add(ref {ref}, {8 * w}), {op.src}.GetElement({k}));"
-                for k, w in enumerate(op.words) if w is not None]
+        raise GenError(f"C# lanes printer: a store of the words {op.words}")     # pragma: no cover
 
     def block(self, op):
         """A gather/scatter block of the lanes layout (gen/layouts/lanes.lower): row loads,
