@@ -169,3 +169,41 @@ def test_tune_choose_uses_the_results_samples():
     timed = {"[t0] x": res("[t0] x", [1.0 * x for x in LOAD]), "[t1] y": res("[t1] y", [0.95 * x for x in LOAD])}
     ranked = tune.choose(timed)
     assert ranked[0] == ("[t1] y", None) and ranked[1][1].median == pytest.approx(1 / 0.95)
+
+
+def _dotnet_output(rows: dict[str, list[float]], bits: int = 256, mode: str = "bulk", ghz: float = 3.0) -> str:
+    """What tools/bench/harness/dotnet/Bench.cs prints for classes timed alternately: per class a
+    ROW line (median ns/B, GHz, kernel), then its SAMPLE lines (round, c/B, ns/B)."""
+    out = []
+    for name, ns in rows.items():
+        out.append(f"ROW TfBench.{name} {bits} {mode} {statistics.median(ns):.4f} {ghz:.3f} vector256-lanes")
+        out += [f"SAMPLE TfBench.{name} {bits} {mode} {k} {x * ghz:.4f} {x:.5f}" for k, x in enumerate(ns)]
+    return "\n".join(out) + "\n"
+
+
+def test_csharp_compact_candidate_gets_its_paired_ratio_to_the_recommended_class():
+    """The C# bench (tools/bench/dotnet.py) times the compact candidate (the other --unroll) beside
+    the recommended lanes class, round by round: its ratio is the median of per-round ns/B ratios
+    (1.02 exactly here, whatever the common load), quiet; a candidate whose per-round ratio jumps
+    around is marked noisy."""
+    from threefish_gen.tools.bench import dotnet
+    base = [0.8 * x * q for x, q in zip(LOAD, QUIET)]
+    loop = [1.02 * b for b in base]
+    rows = dotnet._parse(_dotnet_output({"Lanes256V13": base, "LanesLoop256V13": loop}), "C#")
+    dotnet.compact_ratios(rows)
+    by = {r["name"]: r for r in rows}
+    got = by["C# LanesLoop256V13 [vector256-lanes]"]["vs_recommended"]
+    assert got["ratio"] == pytest.approx(1.02, abs=1e-3) and got["paired"] and got["spread"] < 0.001
+    assert got["against"] == "C# Lanes256V13 [vector256-lanes]"
+    assert "vs_recommended" not in by["C# Lanes256V13 [vector256-lanes]"]
+    # the rows' own spread (the load) is in the judged spread: noisy, not judged
+    assert got["noisy"] and got["judged_spread"] > 0.03
+    quiet = [0.8 * q for q in QUIET]
+    jumpy = [0.8 * q * f for q, f in zip(QUIET, [1.0, 1.2, 0.9, 1.1, 1.0, 0.85, 1.15, 1.0, 0.9, 1.2, 1.0])]
+    rows = dotnet._parse(_dotnet_output({"Lanes512V13": quiet, "LanesFull512V13": [1.01 * q for q in quiet],
+                                         "LanesLoop512V13": jumpy}, bits=512), "C#")
+    dotnet.compact_ratios(rows)
+    by = {r["name"]: r for r in rows}
+    full = by["C# LanesFull512V13 [vector256-lanes]"]["vs_recommended"]
+    assert full["ratio"] == pytest.approx(1.01, abs=1e-3) and not full["noisy"]
+    assert by["C# LanesLoop512V13 [vector256-lanes]"]["vs_recommended"]["noisy"]

@@ -315,9 +315,12 @@ def test_csharp_skein_wipe_in_the_text_and_not_with_no_wipe():
     ZeroMemory; Incremental is IDisposable with pinned arrays.  --no-wipe: none of it (Dispose
     stays, empty).  The spans the template stackallocs are the table the bound adds up
     (gen/printers/csharp.py skein_stackalloc), and BurnBytes of Skein-512 by hand: Ubi's locals
-    h_0..h_7, t_0, t_1, k0..k8, t0..t2, x0..x7 = 30 words = 240 bytes; spans 64 (UbiAll last) + 32
-    (Start cfg) + 80 + 64 + 64 (Output s, blk, h) + 64 (Pend blk) + 1 (AppendBits last) = 369;
-    2 * 240 + 369 + 1024 = 1873 -> 1920."""
+    h_0..h_7, t_0, t_1, k0..k8, t0..t2, x0..x7 = 30 words = 240 bytes; the Vector512 lanes
+    kernel's locals vk0..vk8, vt0..vt2, vm0..vm7, vx0..vx7 = 28 vectors of 64 bytes = 1792 (the
+    larger); spans 64 (UbiAll last) + 32 (Start cfg) + 80 + 64 + 64 (Output s, blk, h) + 64 (Pend
+    blk) + 1 (AppendBits last) + 80 + 1536 + 128 (HashManyLanes start, w = 24 blocks, tw) + 1536 +
+    128 + 64 (LeavesLanes w, tw, cv) = 3841; 2 * 1792 + 3841 + 1024 = 8449 -> 8512.  The lanes
+    kernels call no Burn; the lanes work areas are cleared."""
     from threefish_gen.gen.printers.csharp import skein_stackalloc
     for bits in (256, 512, 1024):
         spec = get_spec("1.3", bits)
@@ -333,6 +336,7 @@ def test_csharp_skein_wipe_in_the_text_and_not_with_no_wipe():
             for name in SKEIN_PUBLIC:
                 assert ("Burn();" in "\n".join(methods[name])) == wipe, (bits, wipe, name)
             assert "Burn" not in "\n".join(methods["Ubi"])
+            assert not any("Burn" in "\n".join(methods[k]) for k in ("UbiLanes512", "UbiLanes256"))
             spans = {(name, m.group(1)): m.group(2) for name, body in methods.items()
                      for m in re.finditer(r"Span<\w+> (\w+) = stackalloc (\w+\[\w+\])", "\n".join(body))
                      if name != "Burn"}
@@ -343,11 +347,12 @@ def test_csharp_skein_wipe_in_the_text_and_not_with_no_wipe():
             assert sizes == skein_stackalloc(spec), (bits, sizes)
             if wipe:
                 for method, span in (("UbiAll", "last"), ("Output", "s"), ("Output", "h"), ("Pend", "blk"),
-                                     ("AppendBitsCore", "last")):
+                                     ("AppendBitsCore", "last"), ("HashManyLanes", "w"), ("LeavesLanes", "w"),
+                                     ("LeavesLanes", "cv")):
                     assert re.search(rf"ZeroMemory\((MemoryMarshal\.AsBytes\()?{span}\)", "\n".join(methods[method])), \
                         (method, span)
                 dispose = "\n".join(methods["Dispose"])
                 for field in ("_start", "_s", "_buf", "ClearLevels"):
                     assert field in dispose
         if bits == 512:
-            assert "private const int BurnBytes = 1920;" in wiped
+            assert "private const int BurnBytes = 8512;" in wiped

@@ -69,9 +69,14 @@ def test_every_threefish_variant_proves_equivalent(v):
 def test_skein_ubi_proves_equivalent(v):
     rep = prove(v, committed_source(v))
     assert not rep.failed, "\n".join(rep.lines)
-    assert [line.split(":")[0] for line in rep.lines] == [f"{v.prefix}.Ubi [little-endian]", f"{v.prefix}.Ubi [big-endian]"]
+    assert [line.split(":")[0] for line in rep.lines] == [
+        f"{v.prefix}.Ubi [little-endian]", f"{v.prefix}.Ubi [big-endian]",
+        f"{v.prefix}.UbiLanes512 [little-endian]", f"{v.prefix}.UbiLanes256 [little-endian]"]
     assert all("equivalent (UBI: s = h, t;" in line and "1 path(s), 1 loop(s) proved by induction" in line
-               for line in rep.lines), rep.lines
+               for line in rep.lines[:2]), rep.lines
+    # HashMany and tree leaves: one block of 8 / 4 messages, every lane's every output word
+    for line, lanes in zip(rep.lines[2:], (8, 4)):
+        assert f"equivalent (UBI lanes: out_l = E(h_l, t_l, m_l) ^ m_l for each of {lanes} lanes; 1 path(s)" in line, line
     assert "1,368 golden records" in rep.note
 
 
@@ -215,13 +220,28 @@ def test_skein_rejections(tmp_path):
                      rf"after one block differs from the description; first divergence at line {line}: "
                      r"x1 = BitOperations\.RotateLeft\(x1, 15\);", p.stdout), p.stdout
     text, _ = _edit(v, "t_1 &= ~First;", None, text=src)
-    rep = prove(v, text)
-    assert rep.failed and all("tweak word t[1] after one block differs from the description" in ln and
-                              "the body does not update it" in ln for ln in rep.lines), rep.lines
+    bad = _bad(prove(v, text))
+    assert len(bad) == 2 and all("tweak word t[1] after one block differs from the description" in ln and
+                                 "the body does not update it" in ln for ln in bad), bad
     text, _ = _edit(v, "s[2] = h_2;", None, text=src)
     rep = prove(v, text)
-    assert rep.failed and all("returns a chaining value word h[2] that is not the state after its blocks" in ln
-                              for ln in rep.lines), rep.lines
+    bad = _bad(rep)
+    assert len(bad) == 2 and all("returns a chaining value word h[2] that is not the state after its blocks" in ln
+                                 for ln in bad), rep.lines
+    # the Vector256 lanes kernel (HashMany, tree leaves): a rotation and a dropped store
+    start = src.index("void UbiLanes256(")
+    head, tail = src[:start], src[start:]
+    rot = "vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 14), Avx2.ShiftRightLogical(vx1, 50));"
+    assert rot in tail
+    text, line = _edit(v, rot, rot.replace("14), ", "15), ").replace(", 50)", ", 49)"), text=tail)
+    rep = prove(v, head + text)
+    bad = _bad(rep)
+    assert len(bad) == 1 and bad[0].startswith(f"{v.prefix}.UbiLanes256 [little-endian]: DIFFERS: lane 0: h[")
+    assert f"first divergence at line {head.count(chr(10)) + line}:" in bad[0], bad
+    store = "s2_1.AsByte().StoreUnsafe(ref dst, 32);"
+    text, _ = _edit(v, store, None, text=tail)
+    bad = _bad(prove(v, head + text))
+    assert len(bad) == 1 and "UbiLanes256 [little-endian]: DIFFERS: output words never stored: [4, 5, 6, 7]" in bad[0], bad
 
 
 def test_checks_and_the_wipe_are_calls_without_effect_only_when_they_write_nothing():

@@ -1364,6 +1364,12 @@ CS_SKEIN_CALLS = """    static void Calls_{i}(byte[] key, byte[] msg, byte[][] o
         var digests = new byte[5 * 32];
         {c}.HashMany(many, digests, 32);
         digests.AsSpan(4 * 32, 32).CopyTo(outs[6]);
+        // 8 copies of msg: HashMany's lanes path, with Hash(msg, 32)'s chaining values (the
+        // final one keys the output stage: secret words the scan looks for, left in the lanes
+        // work area unless it is wiped)
+        var same = new byte[8][];
+        for (int i = 0; i < 8; i++) same[i] = (byte[])msg.Clone();
+        {c}.HashMany(same, new byte[8 * 32], 32);
     }}
 """
 
@@ -1373,7 +1379,8 @@ CS_SKEIN_CALLS = """    static void Calls_{i}(byte[] key, byte[] msg, byte[][] o
 def test_csharp_skein_wipe_leaves_no_key_word_on_the_stack(bits, tmp_path, monkeypatch):
     """The C# Skein class (--target csharp --primitive skein): after Mac, Incremental(key, pers) +
     Append + GetHashAndReset, MacBits, HashWithParameters(key, nonce), Hash, HashTree and HashMany
-    (the C scan's calls, same key and message), the digests are the model's and a scan of the
+    (the C scan's calls, same key and message; HashTree's leaves and a HashMany of 8 equal-length
+    messages run in the lanes where the CPU has AVX2), the digests are the model's and a scan of the
     stack below Main finds no MAC key word, keyed chaining value, subkey or message word
     (skein_expected), under fully optimized JIT and tier-0 code (no tiering); the same class with
     --no-wipe leaves some (so the scan can fail): under both for Skein-512 and -1024, under tier-0

@@ -3,7 +3,8 @@
 //   threefish-gen render --target csharp --size 512 --constants 1.3 --keys fly --unroll full --interleave 1 --layout scalar --namespace ThreefishGen --primitive skein --class Skein512V13
 // Skein-512 (v1.3): Threefish-512 constants C240 = 0x1bd11bdaa9fc1a22,
 // 72 rounds, 64-byte blocks, little-endian 64-bit words.
-// Skein-512: UBI = Threefish-512 keyed by the chaining value, feed-forward and tweak update fused (locals); keys fly, unroll full; HashMany: one message at a time
+// Skein-512: UBI = Threefish-512 keyed by the chaining value, feed-forward and tweak update fused (locals); keys fly, unroll full
+// HashMany (messages grouped by block count) and tree leaves: 8 (Vector512, AVX-512F) or 4 (Vector256, AVX2) messages at once through the UBI block in the lanes layout, chosen at run time (ManyKernel); scalar Ubi otherwise
 // wipe: every public method clears the stack below it (Burn), stackalloc'd secrets and Incremental's pinned arrays are cleared (Dispose) (--no-wipe: no wipe)
 // </auto-generated>
 #nullable enable
@@ -13,6 +14,8 @@ using System.Collections.Generic;
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
+using System.Runtime.Intrinsics.X86;
 using System.Security.Cryptography;
 
 namespace ThreefishGen;
@@ -35,12 +38,15 @@ public static class Skein512V13
     // words the JIT spilled) does not inline, so its frame lies below the public method; after
     // the work Burn clears that much stack with ZeroMemory (never elided).  Bound: the deepest
     // frame chain below a public method (Incremental's constructors -> Start -> UbiAll -> Ubi,
-    // GetHashAndReset -> Output -> Ubi, Append(Bits) -> Blocks -> Push -> Pend -> Ubi; Push
-    // cascades up the tree in a loop, not by recursion, so the chain has a fixed depth): twice
-    // the bytes of Ubi's locals (240) plus the stackalloc'd spans of UbiAll, Start,
-    // Output, Pend and AppendBitsCore (369) plus 1 KiB (the JIT's tier-0 code gives
-    // temporaries slots of their own), in 64-byte units.  Burn is never called in Ubi's loop.
-    private const int BurnBytes = 1920;
+    // GetHashAndReset -> Output -> Ubi, Append(Bits) -> Blocks -> Push -> Pend -> Ubi, HashMany ->
+    // HashManyLanes -> ManyLanes -> UbiLanes -> UbiLanes512/256, Append -> LeavesLanes -> UbiLanes
+    // or Push; Push cascades up the tree in a loop, not by recursion, so the chain has a fixed
+    // depth): twice the bytes of the larger of Ubi's locals (240) and a lanes kernel's
+    // vector locals (1792) plus the stackalloc'd spans of UbiAll, Start, Output, Pend,
+    // AppendBitsCore, HashManyLanes and LeavesLanes (3841) plus 1 KiB (the JIT's tier-0
+    // code gives temporaries slots of their own), in 64-byte units.  Burn is never called in a
+    // kernel's loop.
+    private const int BurnBytes = 8512;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void Burn()
@@ -1411,6 +1417,2796 @@ public static class Skein512V13
         CryptographicOperations.ZeroMemory(h);                           // the output block (past a short output: unpublished)
     }
 
+    // ---- lanes: HashMany and the tree's leaf level run L independent messages at once, one per
+    // 64-bit lane (Vector512: 8 lanes, AVX-512F; Vector256: 4 lanes, AVX2), through the UBI block
+    // of gen/skein.py ubi_lanes_program (the Threefish description with a chaining value per
+    // lane) word-sliced by the lanes layout; the scalar Ubi where neither runs.
+
+    /// <summary>Lanes the UBI lanes kernels run here: 8 (Vector512 and AVX-512F accelerated), 4
+    /// (Vector256 and AVX2), 1 (scalar: big-endian, or neither).</summary>
+    private static int LaneCount =>
+        !BitConverter.IsLittleEndian ? 1
+        : Vector512.IsHardwareAccelerated && Avx512F.IsSupported ? 8
+        : Vector256.IsHardwareAccelerated && Avx2.IsSupported ? 4 : 1;
+
+    /// <summary>Which UBI kernel HashMany and the tree's leaves use here ("vector512-lanes",
+    /// "vector256-lanes" or "scalar").</summary>
+    public static string ManyKernel => LaneCount switch { 8 => "vector512-lanes", 4 => "vector256-lanes", _ => "scalar" };
+
+    /// <summary>The UBI block of 8 messages (one per lane, Vector512<ulong>): src = 8 chaining values
+    /// then 8 message blocks, tweaks = 8 tweaks (16 bytes each), dst = the 8 new
+    /// chaining values (h = E(h, t, m) ^ m).  Generated from the Threefish description.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
+    private static void UbiLanes512(ref byte src, ref byte tweaks, ref byte dst)
+    {
+        Vector512<ulong> vk0, vk1, vk2, vk3, vk4, vk5, vk6, vk7, vk8, vt0;
+        Vector512<ulong> vt1, vt2, vm0, vm1, vm2, vm3, vm4, vm5, vm6, vm7;
+        Vector512<ulong> vx0, vx1, vx2, vx3, vx4, vx5, vx6, vx7;
+        // key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
+        {
+            var s0_0 = Vector512.LoadUnsafe(ref src, 0).AsUInt64();
+            var s0_1 = Vector512.LoadUnsafe(ref src, 64).AsUInt64();
+            var s0_2 = Vector512.LoadUnsafe(ref src, 128).AsUInt64();
+            var s0_3 = Vector512.LoadUnsafe(ref src, 192).AsUInt64();
+            var s0_4 = Vector512.LoadUnsafe(ref src, 256).AsUInt64();
+            var s0_5 = Vector512.LoadUnsafe(ref src, 320).AsUInt64();
+            var s0_6 = Vector512.LoadUnsafe(ref src, 384).AsUInt64();
+            var s0_7 = Vector512.LoadUnsafe(ref src, 448).AsUInt64();
+            var s1_0 = Avx512F.PermuteVar8x64x2(s0_0, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_1);
+            var s1_1 = Avx512F.PermuteVar8x64x2(s0_0, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_1);
+            var s1_2 = Avx512F.PermuteVar8x64x2(s0_2, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_3);
+            var s1_3 = Avx512F.PermuteVar8x64x2(s0_2, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_3);
+            var s1_4 = Avx512F.PermuteVar8x64x2(s0_4, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_5);
+            var s1_5 = Avx512F.PermuteVar8x64x2(s0_4, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_5);
+            var s1_6 = Avx512F.PermuteVar8x64x2(s0_6, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_7);
+            var s1_7 = Avx512F.PermuteVar8x64x2(s0_6, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_7);
+            var s2_0 = Avx512F.PermuteVar8x64x2(s1_0, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_2);
+            var s2_2 = Avx512F.PermuteVar8x64x2(s1_0, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_2);
+            var s2_1 = Avx512F.PermuteVar8x64x2(s1_1, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_3);
+            var s2_3 = Avx512F.PermuteVar8x64x2(s1_1, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_3);
+            var s2_4 = Avx512F.PermuteVar8x64x2(s1_4, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_6);
+            var s2_6 = Avx512F.PermuteVar8x64x2(s1_4, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_6);
+            var s2_5 = Avx512F.PermuteVar8x64x2(s1_5, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_7);
+            var s2_7 = Avx512F.PermuteVar8x64x2(s1_5, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_7);
+            var s3_0 = Avx512F.PermuteVar8x64x2(s2_0, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_4);
+            var s3_4 = Avx512F.PermuteVar8x64x2(s2_0, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_4);
+            var s3_1 = Avx512F.PermuteVar8x64x2(s2_1, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_5);
+            var s3_5 = Avx512F.PermuteVar8x64x2(s2_1, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_5);
+            var s3_2 = Avx512F.PermuteVar8x64x2(s2_2, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_6);
+            var s3_6 = Avx512F.PermuteVar8x64x2(s2_2, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_6);
+            var s3_3 = Avx512F.PermuteVar8x64x2(s2_3, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_7);
+            var s3_7 = Avx512F.PermuteVar8x64x2(s2_3, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_7);
+            vk0 = s3_0;
+            vk1 = s3_1;
+            vk2 = s3_2;
+            vk3 = s3_3;
+            vk4 = s3_4;
+            vk5 = s3_5;
+            vk6 = s3_6;
+            vk7 = s3_7;
+        }
+        vk8 = Vector512.Create(0x1bd11bdaa9fc1a22UL);
+        vk8 ^= vk0;
+        vk8 ^= vk1;
+        vk8 ^= vk2;
+        vk8 ^= vk3;
+        vk8 ^= vk4;
+        vk8 ^= vk5;
+        vk8 ^= vk6;
+        vk8 ^= vk7;
+        // block 0: tweak t2 = t0 ^ t1
+        {
+            var s0_0 = Vector512.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 0)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 8)), 0UL, 0UL, 0UL, 0UL, 0UL, 0UL);
+            var s0_1 = Vector512.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 16)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 24)), 0UL, 0UL, 0UL, 0UL, 0UL, 0UL);
+            var s0_2 = Vector512.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 32)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 40)), 0UL, 0UL, 0UL, 0UL, 0UL, 0UL);
+            var s0_3 = Vector512.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 48)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 56)), 0UL, 0UL, 0UL, 0UL, 0UL, 0UL);
+            var s0_4 = Vector512.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 64)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 72)), 0UL, 0UL, 0UL, 0UL, 0UL, 0UL);
+            var s0_5 = Vector512.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 80)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 88)), 0UL, 0UL, 0UL, 0UL, 0UL, 0UL);
+            var s0_6 = Vector512.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 96)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 104)), 0UL, 0UL, 0UL, 0UL, 0UL, 0UL);
+            var s0_7 = Vector512.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 112)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 120)), 0UL, 0UL, 0UL, 0UL, 0UL, 0UL);
+            var s1_0 = Avx512F.PermuteVar8x64x2(s0_0, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_1);
+            var s1_1 = Avx512F.PermuteVar8x64x2(s0_0, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_1);
+            var s1_2 = Avx512F.PermuteVar8x64x2(s0_2, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_3);
+            var s1_3 = Avx512F.PermuteVar8x64x2(s0_2, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_3);
+            var s1_4 = Avx512F.PermuteVar8x64x2(s0_4, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_5);
+            var s1_5 = Avx512F.PermuteVar8x64x2(s0_4, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_5);
+            var s1_6 = Avx512F.PermuteVar8x64x2(s0_6, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_7);
+            var s1_7 = Avx512F.PermuteVar8x64x2(s0_6, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_7);
+            var s2_0 = Avx512F.PermuteVar8x64x2(s1_0, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_2);
+            var s2_1 = Avx512F.PermuteVar8x64x2(s1_1, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_3);
+            var s2_4 = Avx512F.PermuteVar8x64x2(s1_4, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_6);
+            var s2_5 = Avx512F.PermuteVar8x64x2(s1_5, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_7);
+            var s3_0 = Avx512F.PermuteVar8x64x2(s2_0, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_4);
+            var s3_1 = Avx512F.PermuteVar8x64x2(s2_1, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_5);
+            vt0 = s3_0;
+            vt1 = s3_1;
+        }
+        vt2 = vt0;
+        vt2 ^= vt1;
+        {
+            var s0_0 = Vector512.LoadUnsafe(ref src, 512).AsUInt64();
+            var s0_1 = Vector512.LoadUnsafe(ref src, 576).AsUInt64();
+            var s0_2 = Vector512.LoadUnsafe(ref src, 640).AsUInt64();
+            var s0_3 = Vector512.LoadUnsafe(ref src, 704).AsUInt64();
+            var s0_4 = Vector512.LoadUnsafe(ref src, 768).AsUInt64();
+            var s0_5 = Vector512.LoadUnsafe(ref src, 832).AsUInt64();
+            var s0_6 = Vector512.LoadUnsafe(ref src, 896).AsUInt64();
+            var s0_7 = Vector512.LoadUnsafe(ref src, 960).AsUInt64();
+            var s1_0 = Avx512F.PermuteVar8x64x2(s0_0, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_1);
+            var s1_1 = Avx512F.PermuteVar8x64x2(s0_0, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_1);
+            var s1_2 = Avx512F.PermuteVar8x64x2(s0_2, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_3);
+            var s1_3 = Avx512F.PermuteVar8x64x2(s0_2, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_3);
+            var s1_4 = Avx512F.PermuteVar8x64x2(s0_4, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_5);
+            var s1_5 = Avx512F.PermuteVar8x64x2(s0_4, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_5);
+            var s1_6 = Avx512F.PermuteVar8x64x2(s0_6, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), s0_7);
+            var s1_7 = Avx512F.PermuteVar8x64x2(s0_6, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), s0_7);
+            var s2_0 = Avx512F.PermuteVar8x64x2(s1_0, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_2);
+            var s2_2 = Avx512F.PermuteVar8x64x2(s1_0, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_2);
+            var s2_1 = Avx512F.PermuteVar8x64x2(s1_1, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_3);
+            var s2_3 = Avx512F.PermuteVar8x64x2(s1_1, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_3);
+            var s2_4 = Avx512F.PermuteVar8x64x2(s1_4, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_6);
+            var s2_6 = Avx512F.PermuteVar8x64x2(s1_4, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_6);
+            var s2_5 = Avx512F.PermuteVar8x64x2(s1_5, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_7);
+            var s2_7 = Avx512F.PermuteVar8x64x2(s1_5, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_7);
+            var s3_0 = Avx512F.PermuteVar8x64x2(s2_0, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_4);
+            var s3_4 = Avx512F.PermuteVar8x64x2(s2_0, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_4);
+            var s3_1 = Avx512F.PermuteVar8x64x2(s2_1, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_5);
+            var s3_5 = Avx512F.PermuteVar8x64x2(s2_1, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_5);
+            var s3_2 = Avx512F.PermuteVar8x64x2(s2_2, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_6);
+            var s3_6 = Avx512F.PermuteVar8x64x2(s2_2, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_6);
+            var s3_3 = Avx512F.PermuteVar8x64x2(s2_3, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_7);
+            var s3_7 = Avx512F.PermuteVar8x64x2(s2_3, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_7);
+            vm0 = s3_0;
+            vm1 = s3_1;
+            vm2 = s3_2;
+            vm3 = s3_3;
+            vm4 = s3_4;
+            vm5 = s3_5;
+            vm6 = s3_6;
+            vm7 = s3_7;
+        }
+        vx0 = vm0;
+        vx1 = vm1;
+        vx2 = vm2;
+        vx3 = vm3;
+        vx4 = vm4;
+        vx5 = vm5;
+        vx6 = vm6;
+        vx7 = vm7;
+        // add subkey 0
+        vx0 += vk0;
+        vx1 += vk1;
+        vx2 += vk2;
+        vx3 += vk3;
+        vx4 += vk4;
+        vx5 += vk5;
+        vx6 += vk6;
+        vx7 += vk7;
+        vx5 += vt0;
+        vx6 += vt1;
+        // round 0
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 46);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 36);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 19);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 37);
+        vx7 ^= vx6;
+        // round 1
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 33);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 27);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 14);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 42);
+        vx3 ^= vx0;
+        // round 2
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 17);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 49);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 36);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 39);
+        vx7 ^= vx2;
+        // round 3
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 44);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 9);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 54);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 56);
+        vx3 ^= vx4;
+        // add subkey 1
+        vx0 += vk1;
+        vx1 += vk2;
+        vx2 += vk3;
+        vx3 += vk4;
+        vx4 += vk5;
+        vx5 += vk6;
+        vx6 += vk7;
+        vx7 += vk8;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector512.Create(1UL);
+        // round 4
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 39);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 30);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 34);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 24);
+        vx7 ^= vx6;
+        // round 5
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 13);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 50);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 10);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 17);
+        vx3 ^= vx0;
+        // round 6
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 25);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 29);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 39);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 43);
+        vx7 ^= vx2;
+        // round 7
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 8);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 35);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 56);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 22);
+        vx3 ^= vx4;
+        // add subkey 2
+        vx0 += vk2;
+        vx1 += vk3;
+        vx2 += vk4;
+        vx3 += vk5;
+        vx4 += vk6;
+        vx5 += vk7;
+        vx6 += vk8;
+        vx7 += vk0;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector512.Create(2UL);
+        // round 8
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 46);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 36);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 19);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 37);
+        vx7 ^= vx6;
+        // round 9
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 33);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 27);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 14);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 42);
+        vx3 ^= vx0;
+        // round 10
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 17);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 49);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 36);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 39);
+        vx7 ^= vx2;
+        // round 11
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 44);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 9);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 54);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 56);
+        vx3 ^= vx4;
+        // add subkey 3
+        vx0 += vk3;
+        vx1 += vk4;
+        vx2 += vk5;
+        vx3 += vk6;
+        vx4 += vk7;
+        vx5 += vk8;
+        vx6 += vk0;
+        vx7 += vk1;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector512.Create(3UL);
+        // round 12
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 39);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 30);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 34);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 24);
+        vx7 ^= vx6;
+        // round 13
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 13);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 50);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 10);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 17);
+        vx3 ^= vx0;
+        // round 14
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 25);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 29);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 39);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 43);
+        vx7 ^= vx2;
+        // round 15
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 8);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 35);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 56);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 22);
+        vx3 ^= vx4;
+        // add subkey 4
+        vx0 += vk4;
+        vx1 += vk5;
+        vx2 += vk6;
+        vx3 += vk7;
+        vx4 += vk8;
+        vx5 += vk0;
+        vx6 += vk1;
+        vx7 += vk2;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector512.Create(4UL);
+        // round 16
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 46);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 36);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 19);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 37);
+        vx7 ^= vx6;
+        // round 17
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 33);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 27);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 14);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 42);
+        vx3 ^= vx0;
+        // round 18
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 17);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 49);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 36);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 39);
+        vx7 ^= vx2;
+        // round 19
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 44);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 9);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 54);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 56);
+        vx3 ^= vx4;
+        // add subkey 5
+        vx0 += vk5;
+        vx1 += vk6;
+        vx2 += vk7;
+        vx3 += vk8;
+        vx4 += vk0;
+        vx5 += vk1;
+        vx6 += vk2;
+        vx7 += vk3;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector512.Create(5UL);
+        // round 20
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 39);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 30);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 34);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 24);
+        vx7 ^= vx6;
+        // round 21
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 13);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 50);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 10);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 17);
+        vx3 ^= vx0;
+        // round 22
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 25);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 29);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 39);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 43);
+        vx7 ^= vx2;
+        // round 23
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 8);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 35);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 56);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 22);
+        vx3 ^= vx4;
+        // add subkey 6
+        vx0 += vk6;
+        vx1 += vk7;
+        vx2 += vk8;
+        vx3 += vk0;
+        vx4 += vk1;
+        vx5 += vk2;
+        vx6 += vk3;
+        vx7 += vk4;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector512.Create(6UL);
+        // round 24
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 46);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 36);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 19);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 37);
+        vx7 ^= vx6;
+        // round 25
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 33);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 27);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 14);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 42);
+        vx3 ^= vx0;
+        // round 26
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 17);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 49);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 36);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 39);
+        vx7 ^= vx2;
+        // round 27
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 44);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 9);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 54);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 56);
+        vx3 ^= vx4;
+        // add subkey 7
+        vx0 += vk7;
+        vx1 += vk8;
+        vx2 += vk0;
+        vx3 += vk1;
+        vx4 += vk2;
+        vx5 += vk3;
+        vx6 += vk4;
+        vx7 += vk5;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector512.Create(7UL);
+        // round 28
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 39);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 30);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 34);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 24);
+        vx7 ^= vx6;
+        // round 29
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 13);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 50);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 10);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 17);
+        vx3 ^= vx0;
+        // round 30
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 25);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 29);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 39);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 43);
+        vx7 ^= vx2;
+        // round 31
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 8);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 35);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 56);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 22);
+        vx3 ^= vx4;
+        // add subkey 8
+        vx0 += vk8;
+        vx1 += vk0;
+        vx2 += vk1;
+        vx3 += vk2;
+        vx4 += vk3;
+        vx5 += vk4;
+        vx6 += vk5;
+        vx7 += vk6;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector512.Create(8UL);
+        // round 32
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 46);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 36);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 19);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 37);
+        vx7 ^= vx6;
+        // round 33
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 33);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 27);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 14);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 42);
+        vx3 ^= vx0;
+        // round 34
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 17);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 49);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 36);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 39);
+        vx7 ^= vx2;
+        // round 35
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 44);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 9);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 54);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 56);
+        vx3 ^= vx4;
+        // add subkey 9
+        vx0 += vk0;
+        vx1 += vk1;
+        vx2 += vk2;
+        vx3 += vk3;
+        vx4 += vk4;
+        vx5 += vk5;
+        vx6 += vk6;
+        vx7 += vk7;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector512.Create(9UL);
+        // round 36
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 39);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 30);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 34);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 24);
+        vx7 ^= vx6;
+        // round 37
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 13);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 50);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 10);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 17);
+        vx3 ^= vx0;
+        // round 38
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 25);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 29);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 39);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 43);
+        vx7 ^= vx2;
+        // round 39
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 8);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 35);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 56);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 22);
+        vx3 ^= vx4;
+        // add subkey 10
+        vx0 += vk1;
+        vx1 += vk2;
+        vx2 += vk3;
+        vx3 += vk4;
+        vx4 += vk5;
+        vx5 += vk6;
+        vx6 += vk7;
+        vx7 += vk8;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector512.Create(10UL);
+        // round 40
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 46);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 36);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 19);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 37);
+        vx7 ^= vx6;
+        // round 41
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 33);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 27);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 14);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 42);
+        vx3 ^= vx0;
+        // round 42
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 17);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 49);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 36);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 39);
+        vx7 ^= vx2;
+        // round 43
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 44);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 9);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 54);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 56);
+        vx3 ^= vx4;
+        // add subkey 11
+        vx0 += vk2;
+        vx1 += vk3;
+        vx2 += vk4;
+        vx3 += vk5;
+        vx4 += vk6;
+        vx5 += vk7;
+        vx6 += vk8;
+        vx7 += vk0;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector512.Create(11UL);
+        // round 44
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 39);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 30);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 34);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 24);
+        vx7 ^= vx6;
+        // round 45
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 13);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 50);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 10);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 17);
+        vx3 ^= vx0;
+        // round 46
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 25);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 29);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 39);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 43);
+        vx7 ^= vx2;
+        // round 47
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 8);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 35);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 56);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 22);
+        vx3 ^= vx4;
+        // add subkey 12
+        vx0 += vk3;
+        vx1 += vk4;
+        vx2 += vk5;
+        vx3 += vk6;
+        vx4 += vk7;
+        vx5 += vk8;
+        vx6 += vk0;
+        vx7 += vk1;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector512.Create(12UL);
+        // round 48
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 46);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 36);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 19);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 37);
+        vx7 ^= vx6;
+        // round 49
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 33);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 27);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 14);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 42);
+        vx3 ^= vx0;
+        // round 50
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 17);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 49);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 36);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 39);
+        vx7 ^= vx2;
+        // round 51
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 44);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 9);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 54);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 56);
+        vx3 ^= vx4;
+        // add subkey 13
+        vx0 += vk4;
+        vx1 += vk5;
+        vx2 += vk6;
+        vx3 += vk7;
+        vx4 += vk8;
+        vx5 += vk0;
+        vx6 += vk1;
+        vx7 += vk2;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector512.Create(13UL);
+        // round 52
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 39);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 30);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 34);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 24);
+        vx7 ^= vx6;
+        // round 53
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 13);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 50);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 10);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 17);
+        vx3 ^= vx0;
+        // round 54
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 25);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 29);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 39);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 43);
+        vx7 ^= vx2;
+        // round 55
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 8);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 35);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 56);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 22);
+        vx3 ^= vx4;
+        // add subkey 14
+        vx0 += vk5;
+        vx1 += vk6;
+        vx2 += vk7;
+        vx3 += vk8;
+        vx4 += vk0;
+        vx5 += vk1;
+        vx6 += vk2;
+        vx7 += vk3;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector512.Create(14UL);
+        // round 56
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 46);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 36);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 19);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 37);
+        vx7 ^= vx6;
+        // round 57
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 33);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 27);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 14);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 42);
+        vx3 ^= vx0;
+        // round 58
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 17);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 49);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 36);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 39);
+        vx7 ^= vx2;
+        // round 59
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 44);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 9);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 54);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 56);
+        vx3 ^= vx4;
+        // add subkey 15
+        vx0 += vk6;
+        vx1 += vk7;
+        vx2 += vk8;
+        vx3 += vk0;
+        vx4 += vk1;
+        vx5 += vk2;
+        vx6 += vk3;
+        vx7 += vk4;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector512.Create(15UL);
+        // round 60
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 39);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 30);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 34);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 24);
+        vx7 ^= vx6;
+        // round 61
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 13);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 50);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 10);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 17);
+        vx3 ^= vx0;
+        // round 62
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 25);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 29);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 39);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 43);
+        vx7 ^= vx2;
+        // round 63
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 8);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 35);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 56);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 22);
+        vx3 ^= vx4;
+        // add subkey 16
+        vx0 += vk7;
+        vx1 += vk8;
+        vx2 += vk0;
+        vx3 += vk1;
+        vx4 += vk2;
+        vx5 += vk3;
+        vx6 += vk4;
+        vx7 += vk5;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector512.Create(16UL);
+        // round 64
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 46);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 36);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 19);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 37);
+        vx7 ^= vx6;
+        // round 65
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 33);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 27);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 14);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 42);
+        vx3 ^= vx0;
+        // round 66
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 17);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 49);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 36);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 39);
+        vx7 ^= vx2;
+        // round 67
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 44);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 9);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 54);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 56);
+        vx3 ^= vx4;
+        // add subkey 17
+        vx0 += vk8;
+        vx1 += vk0;
+        vx2 += vk1;
+        vx3 += vk2;
+        vx4 += vk3;
+        vx5 += vk4;
+        vx6 += vk5;
+        vx7 += vk6;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector512.Create(17UL);
+        // round 68
+        vx0 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 39);
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 30);
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 34);
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 24);
+        vx7 ^= vx6;
+        // round 69
+        vx2 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 13);
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 50);
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 10);
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 17);
+        vx3 ^= vx0;
+        // round 70
+        vx4 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 25);
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 29);
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 39);
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 43);
+        vx7 ^= vx2;
+        // round 71
+        vx6 += vx1;
+        vx1 = Avx512F.RotateLeft(vx1, 8);
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx512F.RotateLeft(vx7, 35);
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx512F.RotateLeft(vx5, 56);
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx512F.RotateLeft(vx3, 22);
+        vx3 ^= vx4;
+        // add subkey 18
+        vx0 += vk0;
+        vx1 += vk1;
+        vx2 += vk2;
+        vx3 += vk3;
+        vx4 += vk4;
+        vx5 += vk5;
+        vx6 += vk6;
+        vx7 += vk7;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector512.Create(18UL);
+        // store the block(s)
+        // feed-forward: h = x ^ m
+        vx0 ^= vm0;
+        vx1 ^= vm1;
+        vx2 ^= vm2;
+        vx3 ^= vm3;
+        vx4 ^= vm4;
+        vx5 ^= vm5;
+        vx6 ^= vm6;
+        vx7 ^= vm7;
+        {
+            var s1_0 = Avx512F.PermuteVar8x64x2(vx0, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), vx1);
+            var s1_1 = Avx512F.PermuteVar8x64x2(vx0, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), vx1);
+            var s1_2 = Avx512F.PermuteVar8x64x2(vx2, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), vx3);
+            var s1_3 = Avx512F.PermuteVar8x64x2(vx2, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), vx3);
+            var s1_4 = Avx512F.PermuteVar8x64x2(vx4, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), vx5);
+            var s1_5 = Avx512F.PermuteVar8x64x2(vx4, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), vx5);
+            var s1_6 = Avx512F.PermuteVar8x64x2(vx6, Vector512.Create(0UL, 8UL, 2UL, 10UL, 4UL, 12UL, 6UL, 14UL), vx7);
+            var s1_7 = Avx512F.PermuteVar8x64x2(vx6, Vector512.Create(1UL, 9UL, 3UL, 11UL, 5UL, 13UL, 7UL, 15UL), vx7);
+            var s2_0 = Avx512F.PermuteVar8x64x2(s1_0, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_2);
+            var s2_2 = Avx512F.PermuteVar8x64x2(s1_0, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_2);
+            var s2_1 = Avx512F.PermuteVar8x64x2(s1_1, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_3);
+            var s2_3 = Avx512F.PermuteVar8x64x2(s1_1, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_3);
+            var s2_4 = Avx512F.PermuteVar8x64x2(s1_4, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_6);
+            var s2_6 = Avx512F.PermuteVar8x64x2(s1_4, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_6);
+            var s2_5 = Avx512F.PermuteVar8x64x2(s1_5, Vector512.Create(0UL, 1UL, 8UL, 9UL, 4UL, 5UL, 12UL, 13UL), s1_7);
+            var s2_7 = Avx512F.PermuteVar8x64x2(s1_5, Vector512.Create(2UL, 3UL, 10UL, 11UL, 6UL, 7UL, 14UL, 15UL), s1_7);
+            var s3_0 = Avx512F.PermuteVar8x64x2(s2_0, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_4);
+            var s3_4 = Avx512F.PermuteVar8x64x2(s2_0, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_4);
+            var s3_1 = Avx512F.PermuteVar8x64x2(s2_1, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_5);
+            var s3_5 = Avx512F.PermuteVar8x64x2(s2_1, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_5);
+            var s3_2 = Avx512F.PermuteVar8x64x2(s2_2, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_6);
+            var s3_6 = Avx512F.PermuteVar8x64x2(s2_2, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_6);
+            var s3_3 = Avx512F.PermuteVar8x64x2(s2_3, Vector512.Create(0UL, 1UL, 2UL, 3UL, 8UL, 9UL, 10UL, 11UL), s2_7);
+            var s3_7 = Avx512F.PermuteVar8x64x2(s2_3, Vector512.Create(4UL, 5UL, 6UL, 7UL, 12UL, 13UL, 14UL, 15UL), s2_7);
+            s3_0.AsByte().StoreUnsafe(ref dst, 0);
+            s3_1.AsByte().StoreUnsafe(ref dst, 64);
+            s3_2.AsByte().StoreUnsafe(ref dst, 128);
+            s3_3.AsByte().StoreUnsafe(ref dst, 192);
+            s3_4.AsByte().StoreUnsafe(ref dst, 256);
+            s3_5.AsByte().StoreUnsafe(ref dst, 320);
+            s3_6.AsByte().StoreUnsafe(ref dst, 384);
+            s3_7.AsByte().StoreUnsafe(ref dst, 448);
+        }
+    }
+
+    /// <summary>The UBI block of 4 messages (one per lane, Vector256<ulong>): src = 4 chaining values
+    /// then 4 message blocks, tweaks = 4 tweaks (16 bytes each), dst = the 4 new
+    /// chaining values (h = E(h, t, m) ^ m).  Generated from the Threefish description.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
+    private static void UbiLanes256(ref byte src, ref byte tweaks, ref byte dst)
+    {
+        Vector256<ulong> vk0, vk1, vk2, vk3, vk4, vk5, vk6, vk7, vk8, vt0;
+        Vector256<ulong> vt1, vt2, vm0, vm1, vm2, vm3, vm4, vm5, vm6, vm7;
+        Vector256<ulong> vx0, vx1, vx2, vx3, vx4, vx5, vx6, vx7;
+        // key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
+        {
+            var s0_0 = Vector256.LoadUnsafe(ref src, 0).AsUInt64();
+            var s0_1 = Vector256.LoadUnsafe(ref src, 64).AsUInt64();
+            var s0_2 = Vector256.LoadUnsafe(ref src, 128).AsUInt64();
+            var s0_3 = Vector256.LoadUnsafe(ref src, 192).AsUInt64();
+            var s1_0 = Avx2.UnpackLow(s0_0, s0_1);
+            var s1_1 = Avx2.UnpackHigh(s0_0, s0_1);
+            var s1_2 = Avx2.UnpackLow(s0_2, s0_3);
+            var s1_3 = Avx2.UnpackHigh(s0_2, s0_3);
+            var s2_0 = Avx2.Permute2x128(s1_0, s1_2, 0x20);
+            var s2_2 = Avx2.Permute2x128(s1_0, s1_2, 0x31);
+            var s2_1 = Avx2.Permute2x128(s1_1, s1_3, 0x20);
+            var s2_3 = Avx2.Permute2x128(s1_1, s1_3, 0x31);
+            vk0 = s2_0;
+            vk1 = s2_1;
+            vk2 = s2_2;
+            vk3 = s2_3;
+        }
+        {
+            var s0_0 = Vector256.LoadUnsafe(ref src, 32).AsUInt64();
+            var s0_1 = Vector256.LoadUnsafe(ref src, 96).AsUInt64();
+            var s0_2 = Vector256.LoadUnsafe(ref src, 160).AsUInt64();
+            var s0_3 = Vector256.LoadUnsafe(ref src, 224).AsUInt64();
+            var s1_0 = Avx2.UnpackLow(s0_0, s0_1);
+            var s1_1 = Avx2.UnpackHigh(s0_0, s0_1);
+            var s1_2 = Avx2.UnpackLow(s0_2, s0_3);
+            var s1_3 = Avx2.UnpackHigh(s0_2, s0_3);
+            var s2_0 = Avx2.Permute2x128(s1_0, s1_2, 0x20);
+            var s2_2 = Avx2.Permute2x128(s1_0, s1_2, 0x31);
+            var s2_1 = Avx2.Permute2x128(s1_1, s1_3, 0x20);
+            var s2_3 = Avx2.Permute2x128(s1_1, s1_3, 0x31);
+            vk4 = s2_0;
+            vk5 = s2_1;
+            vk6 = s2_2;
+            vk7 = s2_3;
+        }
+        vk8 = Vector256.Create(0x1bd11bdaa9fc1a22UL);
+        vk8 ^= vk0;
+        vk8 ^= vk1;
+        vk8 ^= vk2;
+        vk8 ^= vk3;
+        vk8 ^= vk4;
+        vk8 ^= vk5;
+        vk8 ^= vk6;
+        vk8 ^= vk7;
+        // block 0: tweak t2 = t0 ^ t1
+        {
+            var s0_0 = Vector256.Create(Vector128.LoadUnsafe(ref tweaks, 0).AsUInt64(), Vector128.Create(0UL));
+            var s0_1 = Vector256.Create(Vector128.LoadUnsafe(ref tweaks, 16).AsUInt64(), Vector128.Create(0UL));
+            var s0_2 = Vector256.Create(Vector128.LoadUnsafe(ref tweaks, 32).AsUInt64(), Vector128.Create(0UL));
+            var s0_3 = Vector256.Create(Vector128.LoadUnsafe(ref tweaks, 48).AsUInt64(), Vector128.Create(0UL));
+            var s1_0 = Avx2.UnpackLow(s0_0, s0_1);
+            var s1_1 = Avx2.UnpackHigh(s0_0, s0_1);
+            var s1_2 = Avx2.UnpackLow(s0_2, s0_3);
+            var s1_3 = Avx2.UnpackHigh(s0_2, s0_3);
+            var s2_0 = Avx2.Permute2x128(s1_0, s1_2, 0x20);
+            var s2_1 = Avx2.Permute2x128(s1_1, s1_3, 0x20);
+            vt0 = s2_0;
+            vt1 = s2_1;
+        }
+        vt2 = vt0;
+        vt2 ^= vt1;
+        {
+            var s0_0 = Vector256.LoadUnsafe(ref src, 256).AsUInt64();
+            var s0_1 = Vector256.LoadUnsafe(ref src, 320).AsUInt64();
+            var s0_2 = Vector256.LoadUnsafe(ref src, 384).AsUInt64();
+            var s0_3 = Vector256.LoadUnsafe(ref src, 448).AsUInt64();
+            var s1_0 = Avx2.UnpackLow(s0_0, s0_1);
+            var s1_1 = Avx2.UnpackHigh(s0_0, s0_1);
+            var s1_2 = Avx2.UnpackLow(s0_2, s0_3);
+            var s1_3 = Avx2.UnpackHigh(s0_2, s0_3);
+            var s2_0 = Avx2.Permute2x128(s1_0, s1_2, 0x20);
+            var s2_2 = Avx2.Permute2x128(s1_0, s1_2, 0x31);
+            var s2_1 = Avx2.Permute2x128(s1_1, s1_3, 0x20);
+            var s2_3 = Avx2.Permute2x128(s1_1, s1_3, 0x31);
+            vm0 = s2_0;
+            vm1 = s2_1;
+            vm2 = s2_2;
+            vm3 = s2_3;
+        }
+        {
+            var s0_0 = Vector256.LoadUnsafe(ref src, 288).AsUInt64();
+            var s0_1 = Vector256.LoadUnsafe(ref src, 352).AsUInt64();
+            var s0_2 = Vector256.LoadUnsafe(ref src, 416).AsUInt64();
+            var s0_3 = Vector256.LoadUnsafe(ref src, 480).AsUInt64();
+            var s1_0 = Avx2.UnpackLow(s0_0, s0_1);
+            var s1_1 = Avx2.UnpackHigh(s0_0, s0_1);
+            var s1_2 = Avx2.UnpackLow(s0_2, s0_3);
+            var s1_3 = Avx2.UnpackHigh(s0_2, s0_3);
+            var s2_0 = Avx2.Permute2x128(s1_0, s1_2, 0x20);
+            var s2_2 = Avx2.Permute2x128(s1_0, s1_2, 0x31);
+            var s2_1 = Avx2.Permute2x128(s1_1, s1_3, 0x20);
+            var s2_3 = Avx2.Permute2x128(s1_1, s1_3, 0x31);
+            vm4 = s2_0;
+            vm5 = s2_1;
+            vm6 = s2_2;
+            vm7 = s2_3;
+        }
+        vx0 = vm0;
+        vx1 = vm1;
+        vx2 = vm2;
+        vx3 = vm3;
+        vx4 = vm4;
+        vx5 = vm5;
+        vx6 = vm6;
+        vx7 = vm7;
+        // add subkey 0
+        vx0 += vk0;
+        vx1 += vk1;
+        vx2 += vk2;
+        vx3 += vk3;
+        vx4 += vk4;
+        vx5 += vk5;
+        vx6 += vk6;
+        vx7 += vk7;
+        vx5 += vt0;
+        vx6 += vt1;
+        // round 0
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 46), Avx2.ShiftRightLogical(vx1, 18));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 36), Avx2.ShiftRightLogical(vx3, 28));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 19), Avx2.ShiftRightLogical(vx5, 45));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 37), Avx2.ShiftRightLogical(vx7, 27));
+        vx7 ^= vx6;
+        // round 1
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 33), Avx2.ShiftRightLogical(vx1, 31));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 27), Avx2.ShiftRightLogical(vx7, 37));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 14), Avx2.ShiftRightLogical(vx5, 50));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 42), Avx2.ShiftRightLogical(vx3, 22));
+        vx3 ^= vx0;
+        // round 2
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 17), Avx2.ShiftRightLogical(vx1, 47));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 49), Avx2.ShiftRightLogical(vx3, 15));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 36), Avx2.ShiftRightLogical(vx5, 28));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 39), Avx2.ShiftRightLogical(vx7, 25));
+        vx7 ^= vx2;
+        // round 3
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 44), Avx2.ShiftRightLogical(vx1, 20));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 9), Avx2.ShiftRightLogical(vx7, 55));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 54), Avx2.ShiftRightLogical(vx5, 10));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 56), Avx2.ShiftRightLogical(vx3, 8));
+        vx3 ^= vx4;
+        // add subkey 1
+        vx0 += vk1;
+        vx1 += vk2;
+        vx2 += vk3;
+        vx3 += vk4;
+        vx4 += vk5;
+        vx5 += vk6;
+        vx6 += vk7;
+        vx7 += vk8;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector256.Create(1UL);
+        // round 4
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 39), Avx2.ShiftRightLogical(vx1, 25));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 30), Avx2.ShiftRightLogical(vx3, 34));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 34), Avx2.ShiftRightLogical(vx5, 30));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 24), Avx2.ShiftRightLogical(vx7, 40));
+        vx7 ^= vx6;
+        // round 5
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 13), Avx2.ShiftRightLogical(vx1, 51));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 50), Avx2.ShiftRightLogical(vx7, 14));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 10), Avx2.ShiftRightLogical(vx5, 54));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 17), Avx2.ShiftRightLogical(vx3, 47));
+        vx3 ^= vx0;
+        // round 6
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 25), Avx2.ShiftRightLogical(vx1, 39));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 29), Avx2.ShiftRightLogical(vx3, 35));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 39), Avx2.ShiftRightLogical(vx5, 25));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 43), Avx2.ShiftRightLogical(vx7, 21));
+        vx7 ^= vx2;
+        // round 7
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 8), Avx2.ShiftRightLogical(vx1, 56));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 35), Avx2.ShiftRightLogical(vx7, 29));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 56), Avx2.ShiftRightLogical(vx5, 8));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 22), Avx2.ShiftRightLogical(vx3, 42));
+        vx3 ^= vx4;
+        // add subkey 2
+        vx0 += vk2;
+        vx1 += vk3;
+        vx2 += vk4;
+        vx3 += vk5;
+        vx4 += vk6;
+        vx5 += vk7;
+        vx6 += vk8;
+        vx7 += vk0;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector256.Create(2UL);
+        // round 8
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 46), Avx2.ShiftRightLogical(vx1, 18));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 36), Avx2.ShiftRightLogical(vx3, 28));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 19), Avx2.ShiftRightLogical(vx5, 45));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 37), Avx2.ShiftRightLogical(vx7, 27));
+        vx7 ^= vx6;
+        // round 9
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 33), Avx2.ShiftRightLogical(vx1, 31));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 27), Avx2.ShiftRightLogical(vx7, 37));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 14), Avx2.ShiftRightLogical(vx5, 50));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 42), Avx2.ShiftRightLogical(vx3, 22));
+        vx3 ^= vx0;
+        // round 10
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 17), Avx2.ShiftRightLogical(vx1, 47));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 49), Avx2.ShiftRightLogical(vx3, 15));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 36), Avx2.ShiftRightLogical(vx5, 28));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 39), Avx2.ShiftRightLogical(vx7, 25));
+        vx7 ^= vx2;
+        // round 11
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 44), Avx2.ShiftRightLogical(vx1, 20));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 9), Avx2.ShiftRightLogical(vx7, 55));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 54), Avx2.ShiftRightLogical(vx5, 10));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 56), Avx2.ShiftRightLogical(vx3, 8));
+        vx3 ^= vx4;
+        // add subkey 3
+        vx0 += vk3;
+        vx1 += vk4;
+        vx2 += vk5;
+        vx3 += vk6;
+        vx4 += vk7;
+        vx5 += vk8;
+        vx6 += vk0;
+        vx7 += vk1;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector256.Create(3UL);
+        // round 12
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 39), Avx2.ShiftRightLogical(vx1, 25));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 30), Avx2.ShiftRightLogical(vx3, 34));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 34), Avx2.ShiftRightLogical(vx5, 30));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 24), Avx2.ShiftRightLogical(vx7, 40));
+        vx7 ^= vx6;
+        // round 13
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 13), Avx2.ShiftRightLogical(vx1, 51));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 50), Avx2.ShiftRightLogical(vx7, 14));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 10), Avx2.ShiftRightLogical(vx5, 54));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 17), Avx2.ShiftRightLogical(vx3, 47));
+        vx3 ^= vx0;
+        // round 14
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 25), Avx2.ShiftRightLogical(vx1, 39));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 29), Avx2.ShiftRightLogical(vx3, 35));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 39), Avx2.ShiftRightLogical(vx5, 25));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 43), Avx2.ShiftRightLogical(vx7, 21));
+        vx7 ^= vx2;
+        // round 15
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 8), Avx2.ShiftRightLogical(vx1, 56));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 35), Avx2.ShiftRightLogical(vx7, 29));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 56), Avx2.ShiftRightLogical(vx5, 8));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 22), Avx2.ShiftRightLogical(vx3, 42));
+        vx3 ^= vx4;
+        // add subkey 4
+        vx0 += vk4;
+        vx1 += vk5;
+        vx2 += vk6;
+        vx3 += vk7;
+        vx4 += vk8;
+        vx5 += vk0;
+        vx6 += vk1;
+        vx7 += vk2;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector256.Create(4UL);
+        // round 16
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 46), Avx2.ShiftRightLogical(vx1, 18));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 36), Avx2.ShiftRightLogical(vx3, 28));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 19), Avx2.ShiftRightLogical(vx5, 45));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 37), Avx2.ShiftRightLogical(vx7, 27));
+        vx7 ^= vx6;
+        // round 17
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 33), Avx2.ShiftRightLogical(vx1, 31));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 27), Avx2.ShiftRightLogical(vx7, 37));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 14), Avx2.ShiftRightLogical(vx5, 50));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 42), Avx2.ShiftRightLogical(vx3, 22));
+        vx3 ^= vx0;
+        // round 18
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 17), Avx2.ShiftRightLogical(vx1, 47));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 49), Avx2.ShiftRightLogical(vx3, 15));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 36), Avx2.ShiftRightLogical(vx5, 28));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 39), Avx2.ShiftRightLogical(vx7, 25));
+        vx7 ^= vx2;
+        // round 19
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 44), Avx2.ShiftRightLogical(vx1, 20));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 9), Avx2.ShiftRightLogical(vx7, 55));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 54), Avx2.ShiftRightLogical(vx5, 10));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 56), Avx2.ShiftRightLogical(vx3, 8));
+        vx3 ^= vx4;
+        // add subkey 5
+        vx0 += vk5;
+        vx1 += vk6;
+        vx2 += vk7;
+        vx3 += vk8;
+        vx4 += vk0;
+        vx5 += vk1;
+        vx6 += vk2;
+        vx7 += vk3;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector256.Create(5UL);
+        // round 20
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 39), Avx2.ShiftRightLogical(vx1, 25));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 30), Avx2.ShiftRightLogical(vx3, 34));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 34), Avx2.ShiftRightLogical(vx5, 30));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 24), Avx2.ShiftRightLogical(vx7, 40));
+        vx7 ^= vx6;
+        // round 21
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 13), Avx2.ShiftRightLogical(vx1, 51));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 50), Avx2.ShiftRightLogical(vx7, 14));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 10), Avx2.ShiftRightLogical(vx5, 54));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 17), Avx2.ShiftRightLogical(vx3, 47));
+        vx3 ^= vx0;
+        // round 22
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 25), Avx2.ShiftRightLogical(vx1, 39));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 29), Avx2.ShiftRightLogical(vx3, 35));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 39), Avx2.ShiftRightLogical(vx5, 25));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 43), Avx2.ShiftRightLogical(vx7, 21));
+        vx7 ^= vx2;
+        // round 23
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 8), Avx2.ShiftRightLogical(vx1, 56));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 35), Avx2.ShiftRightLogical(vx7, 29));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 56), Avx2.ShiftRightLogical(vx5, 8));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 22), Avx2.ShiftRightLogical(vx3, 42));
+        vx3 ^= vx4;
+        // add subkey 6
+        vx0 += vk6;
+        vx1 += vk7;
+        vx2 += vk8;
+        vx3 += vk0;
+        vx4 += vk1;
+        vx5 += vk2;
+        vx6 += vk3;
+        vx7 += vk4;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector256.Create(6UL);
+        // round 24
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 46), Avx2.ShiftRightLogical(vx1, 18));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 36), Avx2.ShiftRightLogical(vx3, 28));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 19), Avx2.ShiftRightLogical(vx5, 45));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 37), Avx2.ShiftRightLogical(vx7, 27));
+        vx7 ^= vx6;
+        // round 25
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 33), Avx2.ShiftRightLogical(vx1, 31));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 27), Avx2.ShiftRightLogical(vx7, 37));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 14), Avx2.ShiftRightLogical(vx5, 50));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 42), Avx2.ShiftRightLogical(vx3, 22));
+        vx3 ^= vx0;
+        // round 26
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 17), Avx2.ShiftRightLogical(vx1, 47));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 49), Avx2.ShiftRightLogical(vx3, 15));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 36), Avx2.ShiftRightLogical(vx5, 28));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 39), Avx2.ShiftRightLogical(vx7, 25));
+        vx7 ^= vx2;
+        // round 27
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 44), Avx2.ShiftRightLogical(vx1, 20));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 9), Avx2.ShiftRightLogical(vx7, 55));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 54), Avx2.ShiftRightLogical(vx5, 10));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 56), Avx2.ShiftRightLogical(vx3, 8));
+        vx3 ^= vx4;
+        // add subkey 7
+        vx0 += vk7;
+        vx1 += vk8;
+        vx2 += vk0;
+        vx3 += vk1;
+        vx4 += vk2;
+        vx5 += vk3;
+        vx6 += vk4;
+        vx7 += vk5;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector256.Create(7UL);
+        // round 28
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 39), Avx2.ShiftRightLogical(vx1, 25));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 30), Avx2.ShiftRightLogical(vx3, 34));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 34), Avx2.ShiftRightLogical(vx5, 30));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 24), Avx2.ShiftRightLogical(vx7, 40));
+        vx7 ^= vx6;
+        // round 29
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 13), Avx2.ShiftRightLogical(vx1, 51));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 50), Avx2.ShiftRightLogical(vx7, 14));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 10), Avx2.ShiftRightLogical(vx5, 54));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 17), Avx2.ShiftRightLogical(vx3, 47));
+        vx3 ^= vx0;
+        // round 30
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 25), Avx2.ShiftRightLogical(vx1, 39));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 29), Avx2.ShiftRightLogical(vx3, 35));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 39), Avx2.ShiftRightLogical(vx5, 25));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 43), Avx2.ShiftRightLogical(vx7, 21));
+        vx7 ^= vx2;
+        // round 31
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 8), Avx2.ShiftRightLogical(vx1, 56));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 35), Avx2.ShiftRightLogical(vx7, 29));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 56), Avx2.ShiftRightLogical(vx5, 8));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 22), Avx2.ShiftRightLogical(vx3, 42));
+        vx3 ^= vx4;
+        // add subkey 8
+        vx0 += vk8;
+        vx1 += vk0;
+        vx2 += vk1;
+        vx3 += vk2;
+        vx4 += vk3;
+        vx5 += vk4;
+        vx6 += vk5;
+        vx7 += vk6;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector256.Create(8UL);
+        // round 32
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 46), Avx2.ShiftRightLogical(vx1, 18));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 36), Avx2.ShiftRightLogical(vx3, 28));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 19), Avx2.ShiftRightLogical(vx5, 45));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 37), Avx2.ShiftRightLogical(vx7, 27));
+        vx7 ^= vx6;
+        // round 33
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 33), Avx2.ShiftRightLogical(vx1, 31));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 27), Avx2.ShiftRightLogical(vx7, 37));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 14), Avx2.ShiftRightLogical(vx5, 50));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 42), Avx2.ShiftRightLogical(vx3, 22));
+        vx3 ^= vx0;
+        // round 34
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 17), Avx2.ShiftRightLogical(vx1, 47));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 49), Avx2.ShiftRightLogical(vx3, 15));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 36), Avx2.ShiftRightLogical(vx5, 28));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 39), Avx2.ShiftRightLogical(vx7, 25));
+        vx7 ^= vx2;
+        // round 35
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 44), Avx2.ShiftRightLogical(vx1, 20));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 9), Avx2.ShiftRightLogical(vx7, 55));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 54), Avx2.ShiftRightLogical(vx5, 10));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 56), Avx2.ShiftRightLogical(vx3, 8));
+        vx3 ^= vx4;
+        // add subkey 9
+        vx0 += vk0;
+        vx1 += vk1;
+        vx2 += vk2;
+        vx3 += vk3;
+        vx4 += vk4;
+        vx5 += vk5;
+        vx6 += vk6;
+        vx7 += vk7;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector256.Create(9UL);
+        // round 36
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 39), Avx2.ShiftRightLogical(vx1, 25));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 30), Avx2.ShiftRightLogical(vx3, 34));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 34), Avx2.ShiftRightLogical(vx5, 30));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 24), Avx2.ShiftRightLogical(vx7, 40));
+        vx7 ^= vx6;
+        // round 37
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 13), Avx2.ShiftRightLogical(vx1, 51));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 50), Avx2.ShiftRightLogical(vx7, 14));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 10), Avx2.ShiftRightLogical(vx5, 54));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 17), Avx2.ShiftRightLogical(vx3, 47));
+        vx3 ^= vx0;
+        // round 38
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 25), Avx2.ShiftRightLogical(vx1, 39));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 29), Avx2.ShiftRightLogical(vx3, 35));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 39), Avx2.ShiftRightLogical(vx5, 25));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 43), Avx2.ShiftRightLogical(vx7, 21));
+        vx7 ^= vx2;
+        // round 39
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 8), Avx2.ShiftRightLogical(vx1, 56));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 35), Avx2.ShiftRightLogical(vx7, 29));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 56), Avx2.ShiftRightLogical(vx5, 8));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 22), Avx2.ShiftRightLogical(vx3, 42));
+        vx3 ^= vx4;
+        // add subkey 10
+        vx0 += vk1;
+        vx1 += vk2;
+        vx2 += vk3;
+        vx3 += vk4;
+        vx4 += vk5;
+        vx5 += vk6;
+        vx6 += vk7;
+        vx7 += vk8;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector256.Create(10UL);
+        // round 40
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 46), Avx2.ShiftRightLogical(vx1, 18));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 36), Avx2.ShiftRightLogical(vx3, 28));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 19), Avx2.ShiftRightLogical(vx5, 45));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 37), Avx2.ShiftRightLogical(vx7, 27));
+        vx7 ^= vx6;
+        // round 41
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 33), Avx2.ShiftRightLogical(vx1, 31));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 27), Avx2.ShiftRightLogical(vx7, 37));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 14), Avx2.ShiftRightLogical(vx5, 50));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 42), Avx2.ShiftRightLogical(vx3, 22));
+        vx3 ^= vx0;
+        // round 42
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 17), Avx2.ShiftRightLogical(vx1, 47));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 49), Avx2.ShiftRightLogical(vx3, 15));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 36), Avx2.ShiftRightLogical(vx5, 28));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 39), Avx2.ShiftRightLogical(vx7, 25));
+        vx7 ^= vx2;
+        // round 43
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 44), Avx2.ShiftRightLogical(vx1, 20));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 9), Avx2.ShiftRightLogical(vx7, 55));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 54), Avx2.ShiftRightLogical(vx5, 10));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 56), Avx2.ShiftRightLogical(vx3, 8));
+        vx3 ^= vx4;
+        // add subkey 11
+        vx0 += vk2;
+        vx1 += vk3;
+        vx2 += vk4;
+        vx3 += vk5;
+        vx4 += vk6;
+        vx5 += vk7;
+        vx6 += vk8;
+        vx7 += vk0;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector256.Create(11UL);
+        // round 44
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 39), Avx2.ShiftRightLogical(vx1, 25));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 30), Avx2.ShiftRightLogical(vx3, 34));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 34), Avx2.ShiftRightLogical(vx5, 30));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 24), Avx2.ShiftRightLogical(vx7, 40));
+        vx7 ^= vx6;
+        // round 45
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 13), Avx2.ShiftRightLogical(vx1, 51));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 50), Avx2.ShiftRightLogical(vx7, 14));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 10), Avx2.ShiftRightLogical(vx5, 54));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 17), Avx2.ShiftRightLogical(vx3, 47));
+        vx3 ^= vx0;
+        // round 46
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 25), Avx2.ShiftRightLogical(vx1, 39));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 29), Avx2.ShiftRightLogical(vx3, 35));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 39), Avx2.ShiftRightLogical(vx5, 25));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 43), Avx2.ShiftRightLogical(vx7, 21));
+        vx7 ^= vx2;
+        // round 47
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 8), Avx2.ShiftRightLogical(vx1, 56));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 35), Avx2.ShiftRightLogical(vx7, 29));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 56), Avx2.ShiftRightLogical(vx5, 8));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 22), Avx2.ShiftRightLogical(vx3, 42));
+        vx3 ^= vx4;
+        // add subkey 12
+        vx0 += vk3;
+        vx1 += vk4;
+        vx2 += vk5;
+        vx3 += vk6;
+        vx4 += vk7;
+        vx5 += vk8;
+        vx6 += vk0;
+        vx7 += vk1;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector256.Create(12UL);
+        // round 48
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 46), Avx2.ShiftRightLogical(vx1, 18));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 36), Avx2.ShiftRightLogical(vx3, 28));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 19), Avx2.ShiftRightLogical(vx5, 45));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 37), Avx2.ShiftRightLogical(vx7, 27));
+        vx7 ^= vx6;
+        // round 49
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 33), Avx2.ShiftRightLogical(vx1, 31));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 27), Avx2.ShiftRightLogical(vx7, 37));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 14), Avx2.ShiftRightLogical(vx5, 50));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 42), Avx2.ShiftRightLogical(vx3, 22));
+        vx3 ^= vx0;
+        // round 50
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 17), Avx2.ShiftRightLogical(vx1, 47));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 49), Avx2.ShiftRightLogical(vx3, 15));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 36), Avx2.ShiftRightLogical(vx5, 28));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 39), Avx2.ShiftRightLogical(vx7, 25));
+        vx7 ^= vx2;
+        // round 51
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 44), Avx2.ShiftRightLogical(vx1, 20));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 9), Avx2.ShiftRightLogical(vx7, 55));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 54), Avx2.ShiftRightLogical(vx5, 10));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 56), Avx2.ShiftRightLogical(vx3, 8));
+        vx3 ^= vx4;
+        // add subkey 13
+        vx0 += vk4;
+        vx1 += vk5;
+        vx2 += vk6;
+        vx3 += vk7;
+        vx4 += vk8;
+        vx5 += vk0;
+        vx6 += vk1;
+        vx7 += vk2;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector256.Create(13UL);
+        // round 52
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 39), Avx2.ShiftRightLogical(vx1, 25));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 30), Avx2.ShiftRightLogical(vx3, 34));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 34), Avx2.ShiftRightLogical(vx5, 30));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 24), Avx2.ShiftRightLogical(vx7, 40));
+        vx7 ^= vx6;
+        // round 53
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 13), Avx2.ShiftRightLogical(vx1, 51));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 50), Avx2.ShiftRightLogical(vx7, 14));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 10), Avx2.ShiftRightLogical(vx5, 54));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 17), Avx2.ShiftRightLogical(vx3, 47));
+        vx3 ^= vx0;
+        // round 54
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 25), Avx2.ShiftRightLogical(vx1, 39));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 29), Avx2.ShiftRightLogical(vx3, 35));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 39), Avx2.ShiftRightLogical(vx5, 25));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 43), Avx2.ShiftRightLogical(vx7, 21));
+        vx7 ^= vx2;
+        // round 55
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 8), Avx2.ShiftRightLogical(vx1, 56));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 35), Avx2.ShiftRightLogical(vx7, 29));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 56), Avx2.ShiftRightLogical(vx5, 8));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 22), Avx2.ShiftRightLogical(vx3, 42));
+        vx3 ^= vx4;
+        // add subkey 14
+        vx0 += vk5;
+        vx1 += vk6;
+        vx2 += vk7;
+        vx3 += vk8;
+        vx4 += vk0;
+        vx5 += vk1;
+        vx6 += vk2;
+        vx7 += vk3;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector256.Create(14UL);
+        // round 56
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 46), Avx2.ShiftRightLogical(vx1, 18));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 36), Avx2.ShiftRightLogical(vx3, 28));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 19), Avx2.ShiftRightLogical(vx5, 45));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 37), Avx2.ShiftRightLogical(vx7, 27));
+        vx7 ^= vx6;
+        // round 57
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 33), Avx2.ShiftRightLogical(vx1, 31));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 27), Avx2.ShiftRightLogical(vx7, 37));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 14), Avx2.ShiftRightLogical(vx5, 50));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 42), Avx2.ShiftRightLogical(vx3, 22));
+        vx3 ^= vx0;
+        // round 58
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 17), Avx2.ShiftRightLogical(vx1, 47));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 49), Avx2.ShiftRightLogical(vx3, 15));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 36), Avx2.ShiftRightLogical(vx5, 28));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 39), Avx2.ShiftRightLogical(vx7, 25));
+        vx7 ^= vx2;
+        // round 59
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 44), Avx2.ShiftRightLogical(vx1, 20));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 9), Avx2.ShiftRightLogical(vx7, 55));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 54), Avx2.ShiftRightLogical(vx5, 10));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 56), Avx2.ShiftRightLogical(vx3, 8));
+        vx3 ^= vx4;
+        // add subkey 15
+        vx0 += vk6;
+        vx1 += vk7;
+        vx2 += vk8;
+        vx3 += vk0;
+        vx4 += vk1;
+        vx5 += vk2;
+        vx6 += vk3;
+        vx7 += vk4;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector256.Create(15UL);
+        // round 60
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 39), Avx2.ShiftRightLogical(vx1, 25));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 30), Avx2.ShiftRightLogical(vx3, 34));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 34), Avx2.ShiftRightLogical(vx5, 30));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 24), Avx2.ShiftRightLogical(vx7, 40));
+        vx7 ^= vx6;
+        // round 61
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 13), Avx2.ShiftRightLogical(vx1, 51));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 50), Avx2.ShiftRightLogical(vx7, 14));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 10), Avx2.ShiftRightLogical(vx5, 54));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 17), Avx2.ShiftRightLogical(vx3, 47));
+        vx3 ^= vx0;
+        // round 62
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 25), Avx2.ShiftRightLogical(vx1, 39));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 29), Avx2.ShiftRightLogical(vx3, 35));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 39), Avx2.ShiftRightLogical(vx5, 25));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 43), Avx2.ShiftRightLogical(vx7, 21));
+        vx7 ^= vx2;
+        // round 63
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 8), Avx2.ShiftRightLogical(vx1, 56));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 35), Avx2.ShiftRightLogical(vx7, 29));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 56), Avx2.ShiftRightLogical(vx5, 8));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 22), Avx2.ShiftRightLogical(vx3, 42));
+        vx3 ^= vx4;
+        // add subkey 16
+        vx0 += vk7;
+        vx1 += vk8;
+        vx2 += vk0;
+        vx3 += vk1;
+        vx4 += vk2;
+        vx5 += vk3;
+        vx6 += vk4;
+        vx7 += vk5;
+        vx5 += vt1;
+        vx6 += vt2;
+        vx7 += Vector256.Create(16UL);
+        // round 64
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 46), Avx2.ShiftRightLogical(vx1, 18));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 36), Avx2.ShiftRightLogical(vx3, 28));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 19), Avx2.ShiftRightLogical(vx5, 45));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 37), Avx2.ShiftRightLogical(vx7, 27));
+        vx7 ^= vx6;
+        // round 65
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 33), Avx2.ShiftRightLogical(vx1, 31));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 27), Avx2.ShiftRightLogical(vx7, 37));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 14), Avx2.ShiftRightLogical(vx5, 50));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 42), Avx2.ShiftRightLogical(vx3, 22));
+        vx3 ^= vx0;
+        // round 66
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 17), Avx2.ShiftRightLogical(vx1, 47));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 49), Avx2.ShiftRightLogical(vx3, 15));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 36), Avx2.ShiftRightLogical(vx5, 28));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 39), Avx2.ShiftRightLogical(vx7, 25));
+        vx7 ^= vx2;
+        // round 67
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 44), Avx2.ShiftRightLogical(vx1, 20));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 9), Avx2.ShiftRightLogical(vx7, 55));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 54), Avx2.ShiftRightLogical(vx5, 10));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 56), Avx2.ShiftRightLogical(vx3, 8));
+        vx3 ^= vx4;
+        // add subkey 17
+        vx0 += vk8;
+        vx1 += vk0;
+        vx2 += vk1;
+        vx3 += vk2;
+        vx4 += vk3;
+        vx5 += vk4;
+        vx6 += vk5;
+        vx7 += vk6;
+        vx5 += vt2;
+        vx6 += vt0;
+        vx7 += Vector256.Create(17UL);
+        // round 68
+        vx0 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 39), Avx2.ShiftRightLogical(vx1, 25));
+        vx1 ^= vx0;
+        vx2 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 30), Avx2.ShiftRightLogical(vx3, 34));
+        vx3 ^= vx2;
+        vx4 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 34), Avx2.ShiftRightLogical(vx5, 30));
+        vx5 ^= vx4;
+        vx6 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 24), Avx2.ShiftRightLogical(vx7, 40));
+        vx7 ^= vx6;
+        // round 69
+        vx2 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 13), Avx2.ShiftRightLogical(vx1, 51));
+        vx1 ^= vx2;
+        vx4 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 50), Avx2.ShiftRightLogical(vx7, 14));
+        vx7 ^= vx4;
+        vx6 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 10), Avx2.ShiftRightLogical(vx5, 54));
+        vx5 ^= vx6;
+        vx0 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 17), Avx2.ShiftRightLogical(vx3, 47));
+        vx3 ^= vx0;
+        // round 70
+        vx4 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 25), Avx2.ShiftRightLogical(vx1, 39));
+        vx1 ^= vx4;
+        vx6 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 29), Avx2.ShiftRightLogical(vx3, 35));
+        vx3 ^= vx6;
+        vx0 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 39), Avx2.ShiftRightLogical(vx5, 25));
+        vx5 ^= vx0;
+        vx2 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 43), Avx2.ShiftRightLogical(vx7, 21));
+        vx7 ^= vx2;
+        // round 71
+        vx6 += vx1;
+        vx1 = Avx2.Or(Avx2.ShiftLeftLogical(vx1, 8), Avx2.ShiftRightLogical(vx1, 56));
+        vx1 ^= vx6;
+        vx0 += vx7;
+        vx7 = Avx2.Or(Avx2.ShiftLeftLogical(vx7, 35), Avx2.ShiftRightLogical(vx7, 29));
+        vx7 ^= vx0;
+        vx2 += vx5;
+        vx5 = Avx2.Or(Avx2.ShiftLeftLogical(vx5, 56), Avx2.ShiftRightLogical(vx5, 8));
+        vx5 ^= vx2;
+        vx4 += vx3;
+        vx3 = Avx2.Or(Avx2.ShiftLeftLogical(vx3, 22), Avx2.ShiftRightLogical(vx3, 42));
+        vx3 ^= vx4;
+        // add subkey 18
+        vx0 += vk0;
+        vx1 += vk1;
+        vx2 += vk2;
+        vx3 += vk3;
+        vx4 += vk4;
+        vx5 += vk5;
+        vx6 += vk6;
+        vx7 += vk7;
+        vx5 += vt0;
+        vx6 += vt1;
+        vx7 += Vector256.Create(18UL);
+        // store the block(s)
+        // feed-forward: h = x ^ m
+        vx0 ^= vm0;
+        vx1 ^= vm1;
+        vx2 ^= vm2;
+        vx3 ^= vm3;
+        vx4 ^= vm4;
+        vx5 ^= vm5;
+        vx6 ^= vm6;
+        vx7 ^= vm7;
+        {
+            var s1_0 = Avx2.UnpackLow(vx0, vx1);
+            var s1_1 = Avx2.UnpackHigh(vx0, vx1);
+            var s1_2 = Avx2.UnpackLow(vx2, vx3);
+            var s1_3 = Avx2.UnpackHigh(vx2, vx3);
+            var s2_0 = Avx2.Permute2x128(s1_0, s1_2, 0x20);
+            var s2_2 = Avx2.Permute2x128(s1_0, s1_2, 0x31);
+            var s2_1 = Avx2.Permute2x128(s1_1, s1_3, 0x20);
+            var s2_3 = Avx2.Permute2x128(s1_1, s1_3, 0x31);
+            s2_0.AsByte().StoreUnsafe(ref dst, 0);
+            s2_1.AsByte().StoreUnsafe(ref dst, 64);
+            s2_2.AsByte().StoreUnsafe(ref dst, 128);
+            s2_3.AsByte().StoreUnsafe(ref dst, 192);
+        }
+        {
+            var s1_0 = Avx2.UnpackLow(vx4, vx5);
+            var s1_1 = Avx2.UnpackHigh(vx4, vx5);
+            var s1_2 = Avx2.UnpackLow(vx6, vx7);
+            var s1_3 = Avx2.UnpackHigh(vx6, vx7);
+            var s2_0 = Avx2.Permute2x128(s1_0, s1_2, 0x20);
+            var s2_2 = Avx2.Permute2x128(s1_0, s1_2, 0x31);
+            var s2_1 = Avx2.Permute2x128(s1_1, s1_3, 0x20);
+            var s2_3 = Avx2.Permute2x128(s1_1, s1_3, 0x31);
+            s2_0.AsByte().StoreUnsafe(ref dst, 32);
+            s2_1.AsByte().StoreUnsafe(ref dst, 96);
+            s2_2.AsByte().StoreUnsafe(ref dst, 160);
+            s2_3.AsByte().StoreUnsafe(ref dst, 224);
+        }
+    }
+
+    /// <summary>One UBI block in each of lanes lanes: w = the chaining values (lanes blocks), the
+    /// message blocks (lanes blocks), then the new chaining values (lanes blocks); tw = the lanes
+    /// tweaks.</summary>
+    private static void UbiLanes(int lanes, Span<byte> w, Span<byte> tw)
+    {
+        if (w.Length < 3 * lanes * StateBytes || tw.Length < 16 * lanes)
+            throw new ArgumentException("short lanes buffer");
+        ref byte p = ref MemoryMarshal.GetReference(w);
+        ref byte t = ref MemoryMarshal.GetReference(tw);
+        if (lanes == 8)
+            UbiLanes512(ref p, ref t, ref Unsafe.Add(ref p, 16 * StateBytes));
+        else
+            UbiLanes256(ref p, ref t, ref Unsafe.Add(ref p, 8 * StateBytes));
+    }
+
+    /// <summary>Lane j's tweak: position t0, flags t1.</summary>
+    private static void LaneTweak(Span<byte> tw, int j, ulong t0, ulong t1)
+    {
+        BinaryPrimitives.WriteUInt64LittleEndian(tw.Slice(16 * j), t0);
+        BinaryPrimitives.WriteUInt64LittleEndian(tw.Slice(16 * j + 8), t1);
+    }
+
+    /// <summary>Every lane's chaining value = g (the first 8 words).</summary>
+    private static void LaneStart(Span<byte> w, int lanes, ReadOnlySpan<ulong> g)
+    {
+        for (int j = 0; j < lanes; j++)
+            for (int i = 0; i < 8; i++)
+                BinaryPrimitives.WriteUInt64LittleEndian(w.Slice(j * StateBytes + 8 * i), g[i]);
+    }
+
+    /// <summary>The message blocks of lanes messages of nblk blocks each (messages[idx[j]]; the last
+    /// block of each zero-padded, its tweak position the message length), then the output stage:
+    /// digest j (outputLength bytes) to outputs[idx[j] * outputLength ..].</summary>
+    private static void ManyLanes(int lanes, ReadOnlySpan<ulong> start, IReadOnlyList<byte[]> messages, ReadOnlySpan<int> idx,
+                                  int nblk, Span<byte> outputs, int outputLength, Span<byte> w, Span<byte> tw)
+    {
+        LaneStart(w, lanes, start);
+        for (int b = 0; b < nblk; b++)
+        {
+            int off = b * StateBytes;
+            for (int j = 0; j < lanes; j++)
+            {
+                ReadOnlySpan<byte> m = messages[idx[j]];
+                int take = Math.Min(StateBytes, m.Length - off);
+                Span<byte> blk = w.Slice((lanes + j) * StateBytes, StateBytes);
+                blk.Clear();
+                m.Slice(off, take).CopyTo(blk);
+                LaneTweak(tw, j, (ulong)(off + take), ((ulong)TMsg << 56) | (b == 0 ? First : 0) | (b == nblk - 1 ? Final : 0));
+            }
+            UbiLanes(lanes, w, tw);
+            w.Slice(2 * lanes * StateBytes, lanes * StateBytes).CopyTo(w);
+        }
+        // output stage (spec 3.5.3): block i = UBI(g, counter i, type Out), for every lane at once
+        w.Slice(lanes * StateBytes, lanes * StateBytes).Clear();
+        for (int j = 0; j < lanes; j++)
+            LaneTweak(tw, j, 8, First | Final | ((ulong)TOut << 56));
+        for (int i = 0, o = 0; o < outputLength; i++, o += Math.Min(StateBytes, outputLength - o))
+        {
+            for (int j = 0; j < lanes; j++)
+                BinaryPrimitives.WriteUInt64LittleEndian(w.Slice((lanes + j) * StateBytes), (ulong)i);
+            UbiLanes(lanes, w, tw);
+            int k = Math.Min(StateBytes, outputLength - o);
+            for (int j = 0; j < lanes; j++)
+                w.Slice((2 * lanes + j) * StateBytes, k).CopyTo(outputs.Slice(idx[j] * outputLength + o, k));
+        }
+    }
+
+    /// <summary>Blocks of a message for HashMany's grouping (the empty message is one block).</summary>
+    private static int BlockCount(byte[]? m) => m == null || m.Length == 0 ? 1 : (m.Length - 1) / StateBytes + 1;
+
+    /// <summary>HashMany through the lanes kernel: messages grouped by block count, lanes at a
+    /// time; the indices it did not take (groups smaller than lanes) are left in rest.</summary>
+    private static List<int> HashManyLanes(int lanes, IReadOnlyList<byte[]> messages, Span<byte> outputs, int outputLength)
+    {
+        int n = messages.Count;
+        var keys = new int[n];
+        var order = new int[n];
+        for (int i = 0; i < n; i++)
+        {
+            keys[i] = BlockCount(messages[i]);
+            order[i] = i;
+        }
+        Array.Sort(keys, order);
+        var rest = new List<int>();
+        Span<ulong> start = stackalloc ulong[10];
+        Span<byte> w = stackalloc byte[1536];
+        Span<byte> tw = stackalloc byte[128];
+        Start(start, outputLength, default, default);
+        int at = 0;
+        while (at < n)
+        {
+            if (at + lanes <= n && keys[at] == keys[at + lanes - 1])
+            {
+                ManyLanes(lanes, start, messages, order.AsSpan(at, lanes), keys[at], outputs, outputLength, w, tw);
+                at += lanes;
+            }
+            else
+            {
+                rest.Add(order[at]);
+                at++;
+            }
+        }
+        CryptographicOperations.ZeroMemory(w);     // message blocks, chaining values, digests
+        return rest;
+    }
+
     /// <summary>Skein of message into output (output.Length bytes of digest); personalization optional.</summary>
     public static void Hash(ReadOnlySpan<byte> message, Span<byte> output, ReadOnlySpan<byte> personalization = default)
     {
@@ -1477,8 +4273,11 @@ public static class Skein512V13
             throw new ArgumentOutOfRangeException(nameof(outputLength), "the output length must be at least 1 byte");
         if ((long)outputs.Length < (long)messages.Count * outputLength)
             throw new ArgumentException("outputs is shorter than messages.Count * outputLength", nameof(outputs));
+        int lanes = LaneCount;
+        IEnumerable<int> scalar = lanes > 1 && messages.Count >= lanes
+            ? HashManyLanes(lanes, messages, outputs, outputLength) : System.Linq.Enumerable.Range(0, messages.Count);
         using var x = new Incremental(outputLength);
-        for (int i = 0; i < messages.Count; i++)
+        foreach (int i in scalar)
         {
             x.AppendCore(messages[i]);
             x.FinalCore(outputs.Slice(i * outputLength, outputLength));
@@ -1633,6 +4432,51 @@ public static class Skein512V13
             }
         }
 
+        /// <summary>Tree hashing at a leaf boundary (nothing buffered): the whole leaves of data
+        /// before its last byte, lanes at a time through the lanes kernel (leaf j's tweak position
+        /// starts at its offset in the message, as in Blocks), each leaf's value pushed to level 0
+        /// in order; returns the data left (fewer than lanes such leaves, and the last
+        /// byte's leaf).</summary>
+        private ReadOnlySpan<byte> LeavesLanes(ReadOnlySpan<byte> data)
+        {
+            int lanes = LaneCount;
+            ulong leaves = data.IsEmpty ? 0 : ((ulong)data.Length - 1) / _leafBytes;
+            if (leaves < (ulong)lanes)
+                return data;
+            int lb = (int)_leafBytes, nblk = lb / StateBytes;
+            Span<byte> w = stackalloc byte[1536];
+            Span<byte> tw = stackalloc byte[128];
+            Span<ulong> cv = stackalloc ulong[8];
+            ulong pos = _s[8];          // the leaves' tweak positions run on through the message
+            for (ulong g = leaves / (ulong)lanes; g > 0; g--)
+            {
+                LaneStart(w, lanes, _start);
+                for (int b = 0; b < nblk; b++)
+                {
+                    ulong t1 = ((ulong)TMsg << 56) | (1UL << 48) | (b == 0 ? First : 0) | (b == nblk - 1 ? Final : 0);
+                    for (int j = 0; j < lanes; j++)
+                    {
+                        data.Slice(j * lb + b * StateBytes, StateBytes).CopyTo(w.Slice((lanes + j) * StateBytes));
+                        LaneTweak(tw, j, pos + (ulong)(j * lb + (b + 1) * StateBytes), t1);
+                    }
+                    UbiLanes(lanes, w, tw);
+                    w.Slice(2 * lanes * StateBytes, lanes * StateBytes).CopyTo(w);
+                }
+                for (int j = 0; j < lanes; j++)
+                {
+                    for (int i = 0; i < 8; i++)
+                        cv[i] = BinaryPrimitives.ReadUInt64LittleEndian(w.Slice(j * StateBytes + 8 * i));
+                    Push(0, cv);
+                }
+                data = data.Slice(lanes * lb);
+                pos += (ulong)(lanes * lb);
+            }
+            _s[8] = pos;
+            CryptographicOperations.ZeroMemory(w);
+            CryptographicOperations.ZeroMemory(MemoryMarshal.AsBytes(cv));
+            return data;
+        }
+
         /// <summary>Message bytes.  Throws InvalidOperationException after AppendBits took a partial byte.</summary>
         public void Append(ReadOnlySpan<byte> data)
         {
@@ -1658,6 +4502,8 @@ public static class Skein512V13
                 Blocks(_buf, 1);       // full, and more follows: not the last block
                 _n = 0;
             }
+            if (_leafBytes != 0 && _leafUsed == 0 && LaneCount > 1)
+                data = LeavesLanes(data);
             if (data.Length > StateBytes)
             {
                 int k = (data.Length - 1) / StateBytes;

@@ -1,7 +1,9 @@
 """verify for the C# Skein classes (``--target csharp --primitive skein``): every variant of a run
 goes into one project with ``verify/harness/SkeinHarness.cs`` (built once, offline, like
 verify/csharp.py), which then runs per variant on the Skein vector file (verify/skein_c_abi.py) under
-the default JIT and with tiered compilation off.
+the default JIT, with AVX-512 off, without hardware intrinsics and with tiered compilation off
+(RUNS); each row passes the harness the UBI kernel HashMany and tree leaves must use there
+(expected_many_kernel), and says when the Vector512 kernel was only built, not run.
 
 No jit disasm row here (yet): the Threefish classes' row (verify/csharp.py ``WIPE_CALLS``: each public
 method calls Burn, Burn calls ZeroMemory, no call in the kernels) has no Skein counterpart, so that the
@@ -23,7 +25,25 @@ from .runner import Row, _first_lines
 
 SKEIN_HARNESS_CS = vcs.HERE / "harness" / "SkeinHarness.cs"
 TOOLS = vcs.TOOLS          # the result cache's key (verify/shard.py row_key)
-RUNS = (vcs.DotnetRun("dotnet default"), vcs.DotnetRun("TC=0", (("DOTNET_TieredCompilation", "0"),)))
+# HashMany and tree leaves pick their UBI kernel at run time (the class's ManyKernel): the default
+# run takes the widest this CPU has, "no AVX-512" the Vector256 one, "no HWIntrinsic" the scalar Ubi.
+RUNS = (vcs.DotnetRun("dotnet default"), vcs.DotnetRun("no AVX-512", vcs.NO512),
+        vcs.DotnetRun("no HWIntrinsic", (("DOTNET_EnableHWIntrinsic", "0"),)),
+        vcs.DotnetRun("TC=0", (("DOTNET_TieredCompilation", "0"),)))
+
+
+def expected_many_kernel(run: vcs.DotnetRun, flags: set[str]) -> str:
+    """The UBI kernel HashMany and tree leaves should pick on this CPU under this run's JIT settings."""
+    avx2, avx512 = vcs._isa(run, flags)
+    return "vector512-lanes" if avx512 else "vector256-lanes" if avx2 else "scalar"
+
+
+def kernel_note(kernel: str, flags: set[str]) -> str:
+    """What a row's kernel leaves unrun: the Vector512 kernel is only built where AVX-512 is missing."""
+    if kernel == "vector512-lanes":
+        return f"HashMany/tree leaves: {kernel}"
+    why = "this CPU has no AVX-512" if "avx512f" not in flags else "AVX-512 switched off for this run"
+    return f"HashMany/tree leaves: {kernel} (the Vector512 kernel is only built here: {why})"
 
 _lock = threading.Lock()
 _state: dict = {"variants": [], "workdir": None, "built": None}
@@ -41,7 +61,7 @@ def registry(variants: list[Variant]) -> str:
                      f"(n, k, p) => new Inc{i}(new {c}.Incremental(n, k, p)), {c}.HashTree, "
                      f"(n, l, f, h) => new Inc{i}({c}.Incremental.Tree(n, l, f, h)), {c}.HashBits, {c}.MacBits, "
                      f"(m, o, a) => {c}.HashWithParameters(m, o, {par}), "
-                     f"(n, a) => new Inc{i}({c}.Incremental.WithParameters(n, {par}))),")
+                     f"(n, a) => new Inc{i}({c}.Incremental.WithParameters(n, {par})), () => {c}.ManyKernel),")
         wrappers.append(f"sealed class Inc{i}({c}.Incremental x) : IInc\n{{\n"
                         f"    public void Append(System.ReadOnlySpan<byte> d) => x.Append(d);\n"
                         f"    public void AppendBits(System.ReadOnlySpan<byte> d, long n) => x.AppendBits(d, n);\n"
@@ -78,7 +98,9 @@ def check(variant: Variant, run: vcs.DotnetRun, workdir: Path, vectors: Path) ->
     if err:
         return Row(label, run.name, "FAIL", err, time.monotonic() - t0)
     dll = _state["workdir"] / "proj" / "bin" / "skeinharness.dll"
-    rc, out = run_command(["dotnet", str(dll), vcs.class_name(variant), str(vectors)], workdir, 900,
+    flags = vcs.cpu_flags()
+    kernel = expected_many_kernel(run, flags)
+    rc, out = run_command(["dotnet", str(dll), vcs.class_name(variant), str(vectors), kernel], workdir, 900,
                           vcs.dotnet_env(run.env), what="dotnet skein harness run", limits=RUN_LIMITS,
                           sandbox=[Path(workdir).resolve()])      # the user's C# runs here: no network
     checks = 0
@@ -87,5 +109,5 @@ def check(variant: Variant, run: vcs.DotnetRun, workdir: Path, vectors: Path) ->
             checks = int(ln.split()[1])
     if rc:
         return Row(label, run.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
-    return Row(label, run.name, "PASS", f"{checks} checks",
+    return Row(label, run.name, "PASS", f"{checks} checks; {kernel_note(kernel, flags)}",
                time.monotonic() - t0, checks)

@@ -8,6 +8,10 @@ Two layouts of the same description program:
   ``EncryptBlocks``/``DecryptBlocks``, chosen at run time by ``IsSupported`` (JIT-time
   constants), with the scalar kernel for the tail and as the fallback.
 
+Skein (``--primitive skein``): the fused UBI block (``skein_ubi``) and, for HashMany and tree
+leaves, the UBI block of 8 / 4 messages in Vector512 / Vector256 lanes (``skein_lanes``: the
+lanes layout's gather/transpose form, printed by the same lanes printer).
+
 Instruction spellings are gen/isa/dotnet.py's (``KINDS``, the shuffles and rotations); every
 shift count, rotation count and permute control is a literal in the emitted code.  File structure and the public API
 live in ``templates/csharp/``.
@@ -200,17 +204,51 @@ class _CsLanesOps:
         assert op.uniform and op.src == op.dst
         return [self.p.k["rotl" if op.left else "rotr"].format(d=op.dst, n=op.counts[0], m=64 - op.counts[0])]
 
+    def _half(self) -> str:
+        """The vector type of half this kind's lanes (Vector512 -> Vector256, Vector256 -> Vector128)."""
+        return {n: v for v, n in VECTORS.items()}[self.p.k["lanes"] // 2]
+
     def load(self, op):
         p, vec = self.p, self.vec
-        w0 = op.words[0]
-        if op.words == tuple(range(w0, w0 + len(op.words))):
-            return [f"{op.dst} = {vec}.LoadUnsafe(ref {p.refs[op.array]}, {8 * w0}).AsUInt64();"]
-        # lane b: its own word (tweaks); vector kernels run only where BitConverter.IsLittleEndian
-        lanes = ", ".join(p.ld_le(p.refs[op.array], str(8 * w)) for w in op.words)
+        w0, ref = op.words[0], p.refs[op.array]
+        used = [w for w in op.words if w is not None]
+        if used == list(range(w0, w0 + len(used))) and op.words[len(used):] == (None,) * (len(op.words) - len(used)):
+            if len(used) == len(op.words):
+                return [f"{op.dst} = {vec}.LoadUnsafe(ref {ref}, {8 * w0}).AsUInt64();"]
+            if 2 * len(used) == len(op.words):     # a row of half the lanes (the gather form): upper half 0
+                half = self._half()
+                return [f"{op.dst} = {vec}.Create({half}.LoadUnsafe(ref {ref}, {8 * w0}).AsUInt64(), {half}.Create(0UL));"]
+        # lane b: its own word (tweaks), 0 where no word; vector kernels run only where BitConverter.IsLittleEndian
+        lanes = ", ".join("0UL" if w is None else p.ld_le(ref, str(8 * w)) for w in op.words)
         return [f"{op.dst} = {vec}.Create({lanes});"]
 
     def store(self, op):
-        return [f"{op.src}.AsByte().StoreUnsafe(ref {self.p.refs[op.array]}, {8 * op.words[0]});"]
+        ref, used = self.p.refs[op.array], [w for w in op.words if w is not None]
+        w0 = used[0]
+        if used == list(range(w0, w0 + len(used))) and op.words[:len(used)] == tuple(used):
+            if len(used) == len(op.words):
+                return [f"{op.src}.AsByte().StoreUnsafe(ref {ref}, {8 * w0});"]
+            if 2 * len(used) == len(op.words):
+                return [f"{op.src}.GetLower().AsByte().StoreUnsafe(ref {ref}, {8 * w0});"]
+        raise GenError(f"C# lanes printer: a store of the words {op.words}")     # pragma: no cover
+
+    def block(self, op):
+        """A gather/scatter block of the lanes layout (gen/layouts/lanes.lower): row loads,
+        transpose shuffles and zero rows into block temporaries (``var``, each assigned once; the
+        ones nothing reads dropped), moves into the state, row stores; in a scope of its own."""
+        body = list(op.body)
+        if not ir.has_store(body):
+            body = ir.dead_code(body, [o.dst for o in body if isinstance(o, ir.Mov)])
+        out = []
+        for o in body:
+            for ln in ir.visit(o, self):
+                out.append("var " + ln if ir.writes(o) is not None and not isinstance(o, ir.Mov) else ln)
+        return ["{"] + ["    " + ln for ln in out] + ["}"]
+
+    def const(self, op):
+        if any(op.values):     # pragma: no cover - the scatter's only constant is its zero row
+            raise GenError(f"C# lanes printer: constant {op.values}")
+        return [f"{op.dst} = {self.vec}.Create(0UL);"]
 
     def shuffle(self, op):
         a, b = op.srcs
@@ -465,17 +503,21 @@ def skein_render(v, prog) -> dict[str, str]:
     spec, o = v.spec, v.options
     command = v.command("class")
     notes = [f"Skein-{spec.bits}: UBI = Threefish-{spec.bits} keyed by the chaining value, feed-forward and "
-             "tweak update fused (locals); keys fly, unroll full; HashMany: one message at a time"]
+             "tweak update fused (locals); keys fly, unroll full",
+             "HashMany (messages grouped by block count) and tree leaves: 8 (Vector512, AVX-512F) or 4 (Vector256, "
+             "AVX2) messages at once through the UBI block in the lanes layout, chosen at run time "
+             "(ManyKernel); scalar Ubi otherwise"]
     ivs = [(bits, [f"{w:#018x}UL" for w in skein.iv_words(spec, bits)]) for bits in skein.STANDARD_OUTPUTS[spec.bits]]
     ubi = skein_ubi(prog)
     wipe = v.get("wipe", True)
     if wipe:
         notes.append("wipe: every public method clears the stack below it (Burn), stackalloc'd secrets and "
                      "Incremental's pinned arrays are cleared (Dispose) (--no-wipe: no wipe)")
-    parts = skein_burn_parts(spec, ubi)
+    lanes = skein_lanes(spec)
+    parts = skein_burn_parts(spec, ubi, lanes)
     ctx = dict(spec=spec, namespace=namespace, cls=cls, command=command, notes=notes, nw=spec.nw,
                nb=spec.block_bytes, nb_log2=spec.block_bytes.bit_length() - 1, ivs=ivs, ubi=ubi, wipe=wipe,
-               burn=burn_bytes([parts["ubi"]], parts["spans"]), burn_parts=parts)
+               lanes=lanes, burn=burn_bytes([parts["ubi"], parts["lanes"]], parts["spans"]), burn_parts=parts)
     return {f"{cls}.cs": render_template("csharp/skein.cs.j2", **ctx)}
 
 
@@ -483,14 +525,39 @@ def skein_stackalloc(spec) -> dict[tuple[str, str], int]:
     """Bytes of each span templates/csharp/skein.cs.j2 stackallocs, by (method, span) (tests/test_csharp.py
     checks this table against the rendered text)."""
     nb, nw = spec.block_bytes, spec.nw
+    lanes = 3 * 8 * nb          # the lanes work area: chaining values, message blocks, results (8 lanes at most)
     return {("UbiAll", "last"): nb, ("Start", "cfg"): 32, ("Output", "s"): 8 * (nw + 2), ("Output", "blk"): nb,
-            ("Output", "h"): nb, ("Pend", "blk"): nb, ("AppendBitsCore", "last"): 1}
+            ("Output", "h"): nb, ("Pend", "blk"): nb, ("AppendBitsCore", "last"): 1,
+            ("HashManyLanes", "start"): 8 * (nw + 2), ("HashManyLanes", "w"): lanes, ("HashManyLanes", "tw"): 128,
+            ("LeavesLanes", "w"): lanes, ("LeavesLanes", "tw"): 128, ("LeavesLanes", "cv"): 8 * nw}
 
 
-def skein_burn_parts(spec, ubi: dict) -> dict[str, int]:
+def skein_burn_parts(spec, ubi: dict, lanes=()) -> dict[str, int]:
     """What the C# Skein wipe's bound adds up (templates/csharp/skein.cs.j2 Burn): ``ubi``, the bytes
     of Ubi's locals (the chaining value and tweak words it loads, h_*, t_0, t_1, and the key,
-    tweak and state words its declarations print, from the printer's facts); ``spans``, every
-    stackalloc'd span of the methods between a public method and Ubi (skein_stackalloc)."""
+    tweak and state words its declarations print, from the printer's facts); ``lanes``, the most
+    bytes of vector locals one UBI lanes kernel declares (skein_lanes); ``spans``, every
+    stackalloc'd span of the methods between a public method and a kernel (skein_stackalloc)."""
     state = 8 * (spec.nw + 2)                          # ubi.state_in: h_0.. and t_0, t_1
-    return {"ubi": state + _declared(ubi["decl"]), "spans": sum(skein_stackalloc(spec).values())}
+    return {"ubi": state + _declared(ubi["decl"]), "lanes": max((_declared(k["decl"]) for k in lanes), default=0),
+            "spans": sum(skein_stackalloc(spec).values())}
+
+
+def skein_lanes(spec) -> list[dict]:
+    """The UBI block of L independent messages at once (HashMany, tree leaves): gen/skein.py
+    ubi_lanes_program (the Threefish description with the chaining value per lane) in the lanes
+    layout's gather/transpose form (gen/layouts/lanes.lower), printed by the Threefish lanes
+    kernels' printer, for Vector512 (8 lanes, AVX-512F) and Vector256 (4 lanes, AVX2).  The
+    kernel reads ``src`` = L chaining values then L message blocks, ``tweaks`` = L tweaks (16
+    bytes each) and writes ``dst`` = the L new chaining values."""
+    out = []
+    prog = skein.ubi_lanes_program(spec)
+    for kind in ("v512", "v256"):
+        L = KINDS[kind]["lanes"]
+        vp = lanes_layout.lower(prog, L)
+        if vp.prologue or vp.setup or vp.arrays:     # pragma: no cover - keys fly, unroll full
+            raise GenError("C# Skein lanes: the UBI lanes program has setup or arrays")
+        p = CsPrinter(kind, {"in": "src", "tweak": "tweaks", "out": "dst"}, spec.nw)
+        out.append({"kind": kind, "lanes": L, "bits": 64 * L, "type": KINDS[kind]["type"],
+                    "decl": p.declare(vp.values), "code": p.ir_lines(vp.body)})
+    return out

@@ -14,7 +14,8 @@ terms; this module adds what C# says differently:
 * scalars: ``BitOperations.RotateLeft/RotateRight``, ``Unsafe.ReadUnaligned<ulong>``,
   ``Unsafe.WriteUnaligned``, ``BinaryPrimitives.ReverseEndianness`` (the word's bytes
   reversed);
-* vectors: ``Vector128/256/512.Create`` (one scalar broadcast, or one per lane),
+* vectors: ``Vector128/256/512.Create`` (one scalar broadcast, one per lane, or two half
+  vectors), ``GetLower`` (the lower half's lanes),
   ``LoadUnsafe``/``StoreUnsafe`` on a byte ref, the views ``AsUInt64``/``AsByte``/``AsUInt32``
   (the lanes unchanged), the operators ``+ - ^ |`` per lane, and the Avx512F/Avx2/Sse2
   intrinsics of the printer (PermuteVar8x64x2, PermuteVar8x64, Permute4x64, Permute2x128,
@@ -24,7 +25,8 @@ terms; this module adds what C# says differently:
   an index out of its length is a difference), a ``Span<ulong>`` parameter's elements in the
   caller's memory (Skein's state ``s``); ``CryptographicOperations.ZeroMemory`` of a stackalloc
   of the method clears it (any other memory: a difference);
-* a declaration without a value makes the name unset (reading it is a difference).
+* a declaration without a value makes the name unset (reading it is a difference); ``var x =
+  e`` declares x with e's value (the lanes kernels' block temporaries).
 
 Paths: the machine's byte order and every ``X.IsSupported`` the program reads are the path's
 choice.  A public method is proved once per byte order (little-endian: ``ReadUnaligned`` reads
@@ -232,7 +234,7 @@ _METHOD = re.compile(_MEMBER.pattern + r"(void|int|ulong|bool)\s+(\w+)\s*\((.*)\
 _CONST = re.compile(_MEMBER.pattern + r"const\s+(?:int|ulong|long|uint)\s+(.*);")
 _PROP = re.compile(_MEMBER.pattern + r"bool\s+(\w+)\s*=>\s*(.*);")
 _PARAM = re.compile(r"(ref\s+|in\s+|out\s+)?([\w<>]+)\s+(\w+)(\s*=.*)?")
-_DECL = re.compile(r"(?:const\s+)?(ref\s+byte|ulong|uint|long|int|bool|Vector(?:128|256|512)<ulong>|"
+_DECL = re.compile(r"(?:const\s+)?(ref\s+byte|ulong|uint|long|int|bool|var|Vector(?:128|256|512)<ulong>|"
                    r"(?:ReadOnly)?Span<[\w<>]+>)\s+(.*)")
 _PURE_IF = re.compile(r"if\s*\((.*)\)\s*throw\s+new\s+\w+\(.*\);")
 _ASSIGN = re.compile(r"(?<![=!<>+\-*/%&|^])=(?!=)|\+\+|--|\+=|-=|\^=|\|=|&=")
@@ -704,6 +706,8 @@ class CsMachine(SimdMachine):
         x = self.ev(base)
         if name in ("AsUInt64", "AsByte", "AsUInt32") and not args and isinstance(x, tuple):
             return x            # a view: the same lanes (the compiler types the operations)
+        if name == "GetLower" and not args and isinstance(x, tuple) and len(x) > 1:
+            return x[:len(x) // 2]
         if name == "StoreUnsafe" and len(args) == 2 and isinstance(x, tuple):
             addr = add(self._ref_arg(args[0]), self._scalar(self.ev(args[1])))
             self._vstore(addr, tuple(self._mem(t) for t in x))
@@ -735,6 +739,8 @@ class CsMachine(SimdMachine):
                     return (a[0],) * w
                 if len(a) == w and not any(isinstance(t, tuple) for t in a):
                     return tuple(a)
+                if len(a) == 2 and all(isinstance(t, tuple) and len(t) == w // 2 for t in a):
+                    return a[0] + a[1]          # Create(lower, upper): two half vectors
                 raise Unsupported(f"line {no}: {full} with {len(a)} values")
             if name == "LoadUnsafe" and len(a) == 2:
                 addr = add(self._ref_arg(args[0]), self._scalar(a[1]))

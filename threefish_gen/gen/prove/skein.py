@@ -25,6 +25,8 @@ count must be n (engine._coverage).  The glue is not read here: verify checks it
 """
 from __future__ import annotations
 
+import itertools
+import re
 import time
 
 from ..errors import GenError
@@ -32,7 +34,7 @@ from ..skein import tweak as skein_tweak
 from .c import CMachine, Program as CProgram
 from .c_simd import Program as SimdProgram, SimdMachine
 from .cfamily import heads as loop_heads
-from .csharp import CsMachine, Program as CsProgram, describe, paths
+from .csharp import LITTLE, CsMachine, Program as CsProgram, describe, paths
 from .engine import (Context, ProveError, Unsupported, _scale, after_loop, base_of, classify, first_divergence,
                      first_run, general_run, kind, prove_function, record, stem)
 from .nasm import NasmMachine, Program as NasmProgram, abi_of
@@ -223,8 +225,8 @@ def prove_text(v, language: str, word_bits: int, text: str, report):
     try:
         if language == "nasm":
             jobs = _nasm_jobs(text, word_bits, v)
-        elif language == "c#":
-            jobs = _cs_jobs(text, v)        # made path by path (byte order), labelled once run
+        elif language == "c#":             # Ubi made path by path (byte order), labelled once run
+            jobs = itertools.chain(_cs_jobs(text, v), _cs_lanes_jobs(text, v))
         else:
             jobs = _c_jobs(text, v) + (_lanes_jobs(text, v) if v.get("isa") else [])
     except Unsupported as e:
@@ -351,6 +353,31 @@ def _lanes_finish(m, ctx: LanesContext) -> None:
                 raise ProveError(f"lane {lane}: h[{j}] differs from the description; first divergence at "
                                  f"{first_divergence(m, got, want)}")
     m.state.segments.append(("straight", 1))
+
+
+def _cs_lanes_jobs(text: str, v) -> list:
+    """C# lanes kernels (``UbiLanes512`` / ``UbiLanes256(ref byte src, ref byte tweaks, ref byte
+    dst)``: HashMany and tree leaves), the same contract as the SIMD C ones.  The class calls them
+    only where ``BitConverter.IsLittleEndian`` (LaneCount), so each is proved on the little-endian
+    path (its byte loads are little-endian words).  A file without them (a render from before
+    they existed) has no lanes job."""
+    prog = CsProgram(text, select=lambda name: re.fullmatch(r"UbiLanes\d+", name) is not None)
+    jobs = []
+    for name in prog.selected:
+        fn = prog.functions[name]
+        if fn.params != ["src", "tweaks", "dst"] or not {"src", "tweaks", "dst"} <= fn.refs:
+            raise Unsupported(f"{name} takes ({', '.join(fn.params)}), not (ref byte src, ref byte tweaks, ref byte dst)")
+        lanes = int(name[len("UbiLanes"):]) // 64
+        if lanes not in LANES.values():
+            raise Unsupported(f"{name}: a lanes kernel of {lanes} lanes")
+        flags = {LITTLE: True, **{f: True for f in prog.flags}}
+
+        def make(fn=fn, flags=flags):
+            m = CsMachine(prog, fn, flags, {LITTLE})
+            entry = m.enter([var("ptr:in"), var("ptr:tweak"), var("ptr:out")])
+            return m, entry, loop_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+        jobs.append((f"{prog.cls}.{name} [little-endian]", make, LanesContext(v, lanes), LANES_WHAT.format(L=lanes)))
+    return jobs
 
 
 def _lanes_jobs(text: str, v) -> list:

@@ -520,7 +520,9 @@ def csharp_annotate(cs_rows: list[dict], results: list[Result]) -> None:
 
 def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
     print("\nC# (.NET; tools/bench/dotnet.py: its own program, Stopwatch + the same add-chain clock "
-          "estimate; medians of 9; ratios to the scalar C reference and best C-ABI peer above)", file=stream)
+          "estimate; medians of --samples (default 9), the classes of one size and mode alternated sample by "
+          "sample; ratios to the scalar C reference and best C-ABI peer above; '/ LanesNNN' = the compact "
+          "candidate's paired ns/B ratio to the recommended class)", file=stream)
     for bits in sorted({r["bits"] for r in cs_rows if r.get("cpb") is not None}):
         for mode in ("bulk", "chained"):
             rows = sorted((r for r in cs_rows if r.get("cpb") is not None and r["bits"] == bits
@@ -531,6 +533,12 @@ def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
             print(f"  {'row':<52} {'cpb':>7} {'vs C':>7} {'vs peer':>8} {'bound':>6} {'x bound':>7}", file=stream)
             for r in rows:
                 extra = ""
+                vr = r.get("vs_recommended")
+                if vr:
+                    extra = (f"  / {vr['against'].split(' ')[1]} = {vr['ratio']:.3f} ("
+                             + ("paired" if vr["paired"] else "medians") + f": min {vr['min']:.3f}, spread "
+                             f"{paired.pct(vr['spread'])}" + (f"; {paired.noisy_text(vr['judged_spread'])}"
+                                                              if vr["noisy"] else "") + ")")
                 if "agrees_with_reference" in r:
                     extra = "  output " + ("matches" if r["agrees_with_reference"] else "DIFFERS FROM") + \
                         " the generated v1.3 class"
@@ -632,7 +640,8 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     cs_rows: list[dict] = []
     if csharp_specs:
         from .dotnet import bench_rows
-        cs_rows = bench_rows(list(csharp_specs), workdir=Path(workdir) / "dotnet", bouncy=not quick)
+        cs_rows = bench_rows(list(csharp_specs), workdir=Path(workdir) / "dotnet", bouncy=not quick,
+                             samples=samples, filters=filters)
         cs_rows = [r for r in cs_rows if r.get("cpb") is None or _matches(r["name"], filters)]
         if quick:
             notes.append("SKIPPED BouncyCastle (C#): --quick does not restore NuGet packages")

@@ -1,5 +1,9 @@
 // threefish-gen verify harness for the C# Skein classes (--target csharp --primitive skein).
-// Usage: skeinharness CLASS VECTORS   (vector file of verify/skein_c_abi.py; see skein_harness.c)
+// Usage: skeinharness CLASS VECTORS [KERNEL]   (vector file of verify/skein_c_abi.py; see skein_harness.c)
+// KERNEL: the UBI kernel HashMany and tree leaves must use here (the class's ManyKernel:
+// vector512-lanes, vector256-lanes or scalar); the harness prints "kernel: NAME" either way.
+// Every unkeyed H record (the golden ones included) also goes through HashMany as 9 copies (lanes
+// groups and a scalar rest).
 // H records: Hash / Mac (one-shot, output at offsets 0..7 between guard bytes) and Incremental in
 // seven chunkings with the message at offsets 0..7; M records: HashMany; E: bad arguments throw;
 // T records: HashTree and Incremental.Tree in seven chunkings; B records (bit lengths, any UBI
@@ -32,7 +36,7 @@ interface IInc
 
 sealed record Entry(string Name, int StateBytes, HashFn Hash, MacFn Mac, ManyFn Many, Func<int, byte[], byte[], IInc> New,
                     TreeFn HashTree, Func<int, int, int, int, IInc> NewTree, HashBitsFn HashBits, MacBitsFn MacBits,
-                    ParamsFn HashWithParameters, Func<int, byte[][], IInc> NewParams);
+                    ParamsFn HashWithParameters, Func<int, byte[][], IInc> NewParams, Func<string> ManyKernel);
 
 static partial class SkeinHarness
 {
@@ -81,6 +85,8 @@ static partial class SkeinHarness
         int outlen = int.Parse(t[1]);
         byte[] key = Hex(t[2]), pers = Hex(t[3]), msg = Hex(t[4]), dig = Hex(t[5]);
         Check(dig.Length == outlen, "digest length");
+        if (key.Length == 0 && pers.Length == 0)
+            ManyCopies(e, msg, dig);
         for (int off = 0; off < 8; off += 3)
         {
             var outb = new byte[outlen + 16];
@@ -99,6 +105,18 @@ static partial class SkeinHarness
         var again = e.New(outlen, key, pers);       // GetHashAndReset starts over: same result twice
         for (int r = 0; r < 2; r++)
             Stream(e, again, msg, dig, 3, 0);
+    }
+
+    // 9 copies of msg through HashMany: with 8 or 4 lanes, whole lane groups and a scalar rest.
+    static void ManyCopies(Entry e, byte[] msg, byte[] dig)
+    {
+        const int n = 9;
+        int outlen = dig.Length;
+        var outs = new byte[n * outlen + 2];
+        e.Many(Enumerable.Repeat(msg, n).ToList(), outs.AsSpan(1, n * outlen), outlen);
+        for (int i = 0; i < n; i++)
+            Check(outs.AsSpan(1 + i * outlen, outlen).SequenceEqual(dig), $"HashMany of {n} copies, digest {i}");
+        Check(outs[0] == 0 && outs[n * outlen + 1] == 0, "HashMany guard bytes");
     }
 
     static void RecordT(Entry e, string[] t)
@@ -238,9 +256,12 @@ static partial class SkeinHarness
 
     static int Main(string[] args)
     {
-        if (args.Length != 2) { Console.WriteLine("usage: skeinharness CLASS VECTORS"); return 2; }
+        if (args.Length != 2 && args.Length != 3) { Console.WriteLine("usage: skeinharness CLASS VECTORS [KERNEL]"); return 2; }
         var e = All.FirstOrDefault(x => x.Name == args[0]);
         if (e == null) { Console.WriteLine($"unknown class {args[0]}"); return 2; }
+        Console.WriteLine($"kernel: {e.ManyKernel()}");
+        if (args.Length == 3)
+            Check(e.ManyKernel() == args[2], $"ManyKernel is {e.ManyKernel()}, expected {args[2]}");
         foreach (var raw in File.ReadLines(args[1]))
         {
             line++;
