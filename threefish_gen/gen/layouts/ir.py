@@ -230,6 +230,11 @@ def is_note(op) -> bool:
     return isinstance(op, Note)
 
 
+def is_mov(op) -> bool:
+    """A move ``dst = a`` (a block's moves into the state: what its live values are)."""
+    return isinstance(op, Mov)
+
+
 def scalar_ops(ops) -> list:
     """The description ops of the Scalar ops among ``ops`` (blocks and loops entered)."""
     return [op.op for op in walk(ops) if isinstance(op, Scalar)]

@@ -238,11 +238,11 @@ class _CsLanesOps:
         ones nothing reads dropped), moves into the state, row stores; in a scope of its own."""
         body = list(op.body)
         if not ir.has_store(body):
-            body = ir.dead_code(body, [o.dst for o in body if isinstance(o, ir.Mov)])
+            body = ir.dead_code(body, [o.dst for o in body if ir.is_mov(o)])
         out = []
         for o in body:
             for ln in ir.visit(o, self):
-                out.append("var " + ln if ir.writes(o) is not None and not isinstance(o, ir.Mov) else ln)
+                out.append("var " + ln if ir.writes(o) is not None and not ir.is_mov(o) else ln)
         return ["{"] + ["    " + ln for ln in out] + ["}"]
 
     def const(self, op):
