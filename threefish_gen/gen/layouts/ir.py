@@ -349,3 +349,33 @@ def dead_code(body: list, live_out=()) -> list:
         if not dead:
             return body
         body = [op for i, op in enumerate(body) if i not in dead]
+
+
+def dead_first_writes(body) -> set[int]:
+    """``id`` of each straight-line op of ``body`` (its top level) that writes a value's first
+    definition which a Mov overwrites before anything reads it (the table schedule's scratch
+    vector starts as k0, then each subkey word is moved into it): printers that declare values
+    with their first assignment leave these out.  Loops and blocks count as reading everything
+    they touch."""
+    pending: dict[str, int] = {}
+    seen: set[str] = set()
+    dead: set[int] = set()
+    for item in body:
+        if isinstance(item, (Loop, Block)):
+            for op in walk([item]):
+                for r in reads(op) + [writes(op)]:
+                    pending.pop(r, None)
+                    if r:
+                        seen.add(r)
+            continue
+        for r in reads(item):
+            pending.pop(r, None)
+        d = writes(item)
+        if d is None:
+            continue
+        if d in pending and isinstance(item, Mov):
+            dead.add(pending.pop(d))
+        if d not in seen:
+            pending[d] = id(item)
+            seen.add(d)
+    return dead
