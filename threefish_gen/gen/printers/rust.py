@@ -266,13 +266,16 @@ def ubi_section(prog, notes: bool = True) -> dict:
 LANE_ARRAYS = {"in": ("blk", None), "out": ("blk", None), "tweak": ("tw", 2)}
 
 
-def assigned_counts(ops) -> dict[str, int]:
-    """How often each vector value is assigned in ``ops`` (loops entered once)."""
+def assigned_counts(ops, weight: int = 1) -> dict[str, int]:
+    """How often each vector value is assigned in ``ops`` (an assignment in a loop counts twice:
+    it runs again)."""
     n: dict[str, int] = {}
-    for op in ir.walk(ops):
-        d = ir.writes(op)
-        if d is not None:
-            n[d] = n.get(d, 0) + 1
+    for op in ops:
+        if ir.is_loop(op) or ir.is_block(op):
+            for d, k in assigned_counts(op.body, weight * (2 if ir.is_loop(op) else 1)).items():
+                n[d] = n.get(d, 0) + k
+        elif (d := ir.writes(op)) is not None:
+            n[d] = n.get(d, 0) + weight
     return n
 
 
