@@ -102,6 +102,7 @@ MARKS = {
     "test_reference": (None, {}),
     "test_render_safety": (None, {}),
     "test_rust": ("toolchain", {r"kernel_matches|op_for_op|render_|skein_no_wipe_and_variants": None}),
+    "test_rust_simd": ("toolchain", {r"unchanged_and|op_for_op|options_and_bad|never_passed": None}),
     "test_skein": ("toolchain", {r"test_skein_golden|golden_records|ubi_program|tree_model": None,
                                  r"test_cli_|bad_isa|takes_sysv": "slow"}),
     "test_spec": (None, {}),
@@ -155,6 +156,8 @@ MATRIX: dict[str, str] = {
                  r"|^test_skein_checker_rows\[(?!256-golden-file-release)"
                  # verify --target rust through the CLI: the Threefish crate's rows in make test
                  r"|^test_verify_target_rust_runs_every_row_matrix\[256-(skein|both)\]",
+    # the SIMD crates' rows on the other sizes and option sets (make test: 256, the AVX2 row and a broken kernel)
+    "test_rust_simd": r"^test_simd_row\[(?!256-auto-fly-full-i2-cargo-std-avx512\])",
 }
 # Tests of many CPU-seconds (over 15 on a 2-core Zen 3, measured with a CPU-time plugin over a
 # whole run), started first: pytest-xdist hands tests out in collection order, so a long test

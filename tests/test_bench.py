@@ -166,14 +166,16 @@ def test_rust_rows_build_pass_the_checks_and_agree_with_c(tmp_path):
         pytest.fail(f"{why} -- run `make setup`, or set THREEFISH_GEN_ALLOW_SKIP=cargo")
     entries = default_entries((256,), "1.3", (rust_rows.TARGET.name,), quick=True)
     rust_row = "rust fly/full/i2 cargo"          # the Rust crate of RECOMMENDED_C[256]'s options
-    assert [e[0] for e in entries] == [REF, rust_row]
+    simd_row = "rust auto fly/full/i2 cargo"     # the same with its SIMD paths (the recommended crate)
+    assert [e[0] for e in entries] == [REF, rust_row, simd_row]
     exe, notes, _ = build(entries, tmp_path / "tf", stream=open(os.devnull, "w"))
     assert not notes, notes
-    p = subprocess.run([str(exe), "--check-only", "--filter", REF, "--filter", rust_row], capture_output=True,
-                       text=True, timeout=120)
+    p = subprocess.run([str(exe), "--check-only", "--filter", REF, "--filter", rust_row, "--filter", simd_row],
+                       capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     checks = {tuple(ln.split("\t")[1:]) for ln in p.stdout.splitlines() if ln.startswith(("CHECK", "FAIL"))}
-    assert checks == {(REF, "256", "ok", "v1.3"), (rust_row, "256", "ok", "v1.3")}, p.stdout
+    assert checks == {(REF, "256", "ok", "v1.3"), (rust_row, "256", "ok", "v1.3"), (simd_row, "256", "ok", "v1.3")}, \
+        p.stdout
     exe, notes = skein_rows.build(tmp_path / "skein", rust=True)
     assert not [n for n in notes if "Rust" in n], notes
     p = subprocess.run([str(exe), "--check-only"], capture_output=True, text=True, timeout=120)

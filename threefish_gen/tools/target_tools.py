@@ -322,12 +322,29 @@ class RustTools(TargetTools):
     ``cargo``.  Its bound is the scalar C one: the crate's kernel is the same statements."""
 
     def bench_variants(self, spec, quick, asked):
+        """The crate of the recommended options without and with its SIMD paths (--isa auto: bulk
+        rows take the path this CPU has, bench builds it with std); without --quick also the AVX2
+        lanes crate of --isa auto's path options and, for their paired ratio, the SIMD C AVX2
+        lanes row of the same options (gcc; the c-simd rows have no fly/loop AVX2 row of their own)."""
         if self.name not in asked:
             return []
-        return [(self.target.variant(spec, rust_target.RECOMMENDED[spec.bits]), "cargo")]
+        t = self.target
+        rec = rust_target.RECOMMENDED[spec.bits]
+        out = [(t.variant(spec, rec), "cargo"), (t.variant(spec, rec, isa=rust_target.RECOMMENDED_ISA), "cargo")]
+        if not quick:
+            o = rust_target.SIMD_OPTIONS[spec.bits]
+            out += [(t.variant(spec, o, isa="avx2"), "cargo"), (c_simd_target.TARGET.simd(spec, "avx2", "lanes", o), "gcc")]
+        return out
+
+    def bench_name(self, v, cc):
+        isa = f" {v.get('isa')}" if v.get("isa") else ""
+        o = v.options
+        return f"{self.name}{isa} {o.keys}/{o.unroll}/i{o.interleave} {cc}"
 
     def bound_work(self, v, flags=frozenset()):
-        return None if base.is_skein(v) else scalar_work(v, v.options.interleave)
+        """The scalar C bound (the same statements); none for a crate with SIMD paths (its bulk
+        rows run the lanes kernel: not modelled for Rust)."""
+        return None if base.is_skein(v) or v.get("isa") else scalar_work(v, v.options.interleave)
 
     def chain_bound(self, v, model):
         return None if base.is_skein(v) else scalar_chain(v, model)

@@ -59,7 +59,7 @@ CHECKERS: dict = {
         AARCH64_BUILDS if "neon" in target.skein_isas(v) else ())),
     "skein-dotnet": Checker(skein_csharp.check, lambda target, v: skein_csharp.RUNS, skein_csharp.TOOLS),
     "skein-nasm": Checker(skein_checker.check_skein, skein_checker.nasm_builds, skein_checker.ASM_TOOLS),
-    "cargo": Checker(rust.check, lambda target, v: rust.RUNS, rust.TOOLS),
+    "cargo": Checker(rust.check, lambda target, v: rust.runs(v), rust.TOOLS),
     "cargo-skein": Checker(rust.check, lambda target, v: rust.SKEIN_RUNS, rust.TOOLS),
 }
 # checker -> vector_file(spec, path, count, seed) where it is not the Threefish one (runner.py).
@@ -273,10 +273,11 @@ def print_matrix(report: Report, stream=sys.stdout) -> None:
         if r.status in ("FAIL", "TIMEOUT"):
             print(f"{r.status} {r.variant} [{r.build}]: {r.detail}", file=stream)
     n = {s: sum(1 for r in report.rows if r.status.split()[0] == s)
-         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED", "ASSEMBLED")}
+         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED", "ASSEMBLED", "BUILT")}
     emulated = sum(1 for r in report.rows if r.status == "PASS (emulated)")
     timeouts = f", {n['TIMEOUT']} timed out" if n["TIMEOUT"] else ""
     assembled = f", {n['ASSEMBLED']} only assembled (not run)" if n["ASSEMBLED"] else ""
+    assembled += f", {n['BUILT']} only built (not run)" if n["BUILT"] else ""
     print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed{timeouts}, "
           f"{n['SKIPPED']} skipped{assembled}", file=stream)
     print(f"verify: {report.verdict()[1]}", file=stream)

@@ -105,7 +105,7 @@ BIG_ENDIAN_BUILDS = (
 class Row:
     variant: str
     build: str
-    status: str                 # PASS, PASS (emulated), FAIL, TIMEOUT, SKIPPED
+    status: str                 # PASS, PASS (emulated), FAIL, TIMEOUT, SKIPPED, ASSEMBLED or BUILT (not run)
     detail: str = ""
     seconds: float = 0.0
     checks: int = 0

@@ -100,13 +100,25 @@ opt-level = 1              # debug assertions and overflow checks stay on; fast 
 
 @dataclass(frozen=True)
 class CargoRun:
-    """One row of the Rust matrix."""
+    """One row of the Rust matrix.
+
+    For a crate with SIMD paths (``--isa``): ``default_features`` False builds without the
+    crate's default ``simd``; ``rustflags`` are the build's ``RUSTFLAGS`` (target features: the
+    compile-time choice); ``isa_env`` is the run's ``$THREEFISH_GEN_ISA`` (the cap of the
+    run-time choice); ``expect`` is the path the harness must see ``simd_path()`` name: a level
+    name, or ``CPU`` (the highest path of the crate this CPU has); ``needs``: an ISA the row
+    runs on (a CPU without it: the row is only built, status BUILT)."""
 
     name: str
     profile: str = "release"          # release | dev | clippy
     features: tuple = ()
     valgrind: bool = False            # the harness runs under valgrind memcheck
     registry: tuple = ("zeroize",)     # crates the crate's Cargo.toml names (resolved even when optional)
+    default_features: bool = True
+    rustflags: str = ""
+    isa_env: str | None = None
+    expect: str | None = None
+    needs: str | None = None
 
     @property
     def thorough(self) -> bool:
@@ -144,6 +156,56 @@ SKEIN_RUNS = (
     CargoRun("clippy -D warnings", "clippy", registry=SKEIN_REGISTRY),
     CargoRun("valgrind memcheck", valgrind=True, registry=SKEIN_REGISTRY),
 )
+# A crate with SIMD paths (--isa): the release, debug and zeroize rows build with std and detect
+# the CPU at run time (AVX2 here; the release row is check's fast one); the forced rows are capped
+# by $THREEFISH_GEN_ISA (scalar; AVX-512: only built on a CPU without it); the no-simd row builds
+# without the default feature (the safe Rust build, forbid(unsafe_code)); the no-std row takes the
+# path chosen at compile time (-C target-feature=+avx2: AVX2); valgrind runs the std build (the
+# AVX2 path where the CPU has it).
+CPU = "CPU"
+SIMD_RUNS = (
+    CargoRun("cargo release", "release", ("std",), expect=CPU),
+    CargoRun("cargo debug", "dev", ("std",), expect=CPU),
+    CargoRun("cargo zeroize+std", "release", ("zeroize", "std"), expect=CPU),
+    CargoRun("cargo no simd", default_features=False, expect="scalar"),
+    CargoRun("cargo std forced scalar", "release", ("std",), isa_env="scalar", expect="scalar"),
+    CargoRun("cargo no-std +avx2", rustflags="-C target-feature=+avx2", expect="avx2", needs="avx2"),
+    CargoRun("cargo std avx512", "release", ("std",), isa_env="avx512", expect="avx512", needs="avx512"),
+    CargoRun("clippy -D warnings", "clippy"),
+    CargoRun("valgrind memcheck", features=("std",), valgrind=True, expect=CPU),
+)
+
+
+def runs(v: Variant) -> tuple:
+    """The rows of a Rust crate: Threefish (with SIMD paths: SIMD_RUNS, less the rows of paths it
+    lacks) or Skein."""
+    if is_skein(v):
+        return SKEIN_RUNS
+    isas = simd_isas(v)
+    if not isas:
+        return RUNS
+    return tuple(r for r in SIMD_RUNS if r.needs is None or r.needs in isas)
+
+
+def simd_isas(v: Variant) -> list:
+    """The SIMD paths of a Rust crate, lowest first ([] for a scalar crate)."""
+    from threefish_gen.gen.targets.rust import simd_paths
+    return [isa for isa, _ in reversed(simd_paths(v))]
+
+
+def expected_path(v: Variant, run: CargoRun) -> tuple[str | None, str | None]:
+    """(the path the row's harness must report, the $THREEFISH_GEN_ISA it runs with).  ``CPU``:
+    the highest path this CPU has -- where verify hides CPU flags (THREEFISH_GEN_HIDE_CPU_FLAGS)
+    the run is capped there too, since the crate's own detection sees the real CPU."""
+    from threefish_gen.gen.isa.x86 import ISAS
+    from .cpu import cpu_flags, hidden_flags
+    if run.expect != CPU:
+        return run.expect, run.isa_env
+    have = [isa for isa in simd_isas(v) if set(ISAS[isa].features) <= cpu_flags()]
+    best = have[-1] if have else "scalar"
+    return best, (best if hidden_flags() else run.isa_env)
+
+
 # under valgrind, Skein: the first records of each kind (H, B, T) and every M and E line
 SKEIN_MEMCHECK = {"H": 48, "B": 24, "T": 6}
 MEMCHECK_RECORDS = 64        # under valgrind: 1000 random vectors take 100 s a row; safe Rust leaves little to find
@@ -247,7 +309,8 @@ def cargo_env(workdir: Path) -> dict:
     home = workdir / "cargo-home"
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(CARGO_CONFIG)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CARGO_", "RUSTFLAGS", "RUSTDOCFLAGS"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CARGO_", "RUSTFLAGS", "RUSTDOCFLAGS", "THREEFISH_GEN_ISA"))}
     # rustup's proxies find their toolchains through RUSTUP_HOME (default: ~/.rustup) and the cargo
     # binary through PATH; CARGO_HOME only moves the config and the registry cache
     if "RUSTUP_HOME" not in env and Path.home().joinpath(".rustup").is_dir():
@@ -266,7 +329,7 @@ def crate_root(files: Path) -> Path:
     return tomls[0].parent
 
 
-def write_harness(variant: Variant, workdir: Path, features=()) -> tuple[Path, str, Path]:
+def write_harness(variant: Variant, workdir: Path, features=(), default_features: bool = True) -> tuple[Path, str, Path]:
     """The crate under test in workdir/crate/STEM, the harness crate in workdir/harness:
     (the harness folder, the crate's package name, the crate folder)."""
     files = workdir / "crate"
@@ -276,6 +339,8 @@ def write_harness(variant: Variant, workdir: Path, features=()) -> tuple[Path, s
     crate = crate_root(files)
     name = crate_of((crate / "Cargo.toml").read_text())
     feats = f", features = [{', '.join(repr(f).replace(chr(39), chr(34)) for f in features)}]" if features else ""
+    if not default_features:
+        feats += ", default-features = false"
     harness = workdir / "harness"
     (harness / "src").mkdir(parents=True, exist_ok=True)
     (harness / "Cargo.toml").write_text(HARNESS_TOML.format(crate=name, features=feats,
@@ -288,8 +353,10 @@ def write_harness(variant: Variant, workdir: Path, features=()) -> tuple[Path, s
                 + wipe)
         text = head + SKEIN_HARNESS_RS.read_text() + skein_digest_part(variant, "digest" in features)
     else:
+        path = ("use tfcrate::simd_path;\n" if simd_isas(variant) else
+                "fn simd_path() -> &'static str {\n    \"scalar\"\n}\n")
         head = (f"// generated by threefish-gen verify for {variant.label()}\n"
-                f"use tfcrate::{{{type_name(variant)} as Tf, BLOCK_BYTES as B}};\n" + wipe)
+                f"use tfcrate::{{{type_name(variant)} as Tf, BLOCK_BYTES as B}};\n" + path + wipe)
         text = head + HARNESS_RS.read_text()
     (harness / "src" / "main.rs").write_text(text)
     return harness, name, crate
@@ -314,9 +381,11 @@ def check(variant: Variant, run: CargoRun, workdir: Path, vectors: Path):
     t0 = time.monotonic()
     workdir = Path(workdir).resolve()
     env = cargo_env(workdir)
-    harness, name, crate = write_harness(variant, workdir, run.features)
+    harness, name, crate = write_harness(variant, workdir, run.features, run.default_features)
+    if run.rustflags:
+        env["RUSTFLAGS"] = run.rustflags
     if run.profile == "clippy":
-        for feats in ([], ["--all-features"]):
+        for feats in ([], ["--all-features"]) + ((["--no-default-features"],) if simd_isas(variant) else ()):
             rc, out = _cargo(["clippy", "--offline", "--all-targets", *feats, "--", "-D", "warnings"], crate, env,
                              "cargo clippy")
             if rc:
@@ -325,13 +394,18 @@ def check(variant: Variant, run: CargoRun, workdir: Path, vectors: Path):
         rc, out = _cargo(["test", "--offline", "--doc"], crate, env, "cargo test --doc")
         if rc:
             return Row(label, run.name, "FAIL", "cargo test --doc: " + _errors(out), time.monotonic() - t0)
-        return Row(label, run.name, "PASS", "clippy clean (default and all features, -D warnings); doc example runs",
+        which = "default, all and no default features" if simd_isas(variant) else "default and all features"
+        return Row(label, run.name, "PASS", f"clippy clean ({which}, -D warnings); doc example runs",
                    time.monotonic() - t0, 1)
     args = ["build", "--offline", "--quiet"] + (["--release"] if run.profile == "release" else [])
     rc, out = _cargo(args, harness, env, "cargo build")
     if rc:
         return Row(label, run.name, "FAIL", "cargo build failed: " + _errors(out), time.monotonic() - t0)
     exe = workdir / "target" / ("release" if run.profile == "release" else "debug") / "harness"
+    expect, isa_env = expected_path(variant, run) if simd_isas(variant) else (None, None)
+    if run.needs is not None and not _cpu_has(run.needs):
+        return Row(label, run.name, "BUILT", f"built ({run.profile} build); the {run.needs} path cannot run here "
+                   "(CPU lacks " + ", ".join(_lacking(run.needs)) + "): only built, not run", time.monotonic() - t0)
     if run.valgrind:
         lines = Path(vectors).read_text().splitlines()
         if is_skein(variant):
@@ -343,15 +417,35 @@ def check(variant: Variant, run: CargoRun, workdir: Path, vectors: Path):
         vectors = workdir / "vectors-memcheck.txt"
         vectors.write_text("\n".join(keep) + "\n")
     argv = [*(MEMCHECK if run.valgrind else ()), str(exe), str(vectors)]
-    ok, out, checks = run_harness(argv, workdir, timeout=RUN_LIMIT, leaks=False)
+    env = None
+    if expect is not None:
+        env = {k: v for k, v in os.environ.items() if k != "THREEFISH_GEN_ISA"}
+        env["TFGEN_EXPECT_PATH"] = expect
+        if isa_env is not None:
+            env["THREEFISH_GEN_ISA"] = isa_env
+    ok, out, checks = run_harness(argv, workdir, env=env, timeout=RUN_LIMIT, leaks=False)
     if not ok:
         return Row(label, run.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
     feats = f" with features {', '.join(run.features)}" if run.features else ""
     subset = (", ".join(f"the first {n} {k}" for k, n in SKEIN_MEMCHECK.items()) + " records, every M and E"
               if is_skein(variant) else f"{MEMCHECK_RECORDS} records + the batches")
     tool = f" under valgrind memcheck, {subset}" if run.valgrind else ""
-    return Row(label, run.name, "PASS", f"{checks} checks ({run.profile} build{feats}{tool})", time.monotonic() - t0,
-               checks)
+    path = ""
+    if expect is not None:
+        path = (f"; *_blocks path {expect}" + (f" ($THREEFISH_GEN_ISA={isa_env})" if isa_env else "")
+                + (f", RUSTFLAGS={run.rustflags}" if run.rustflags else ""))
+    return Row(label, run.name, "PASS", f"{checks} checks ({run.profile} build{feats}{tool}{path})",
+               time.monotonic() - t0, checks)
 
 
-__all__ = ["RUNS", "SKEIN_RUNS", "check", "CargoRun"]
+def _lacking(isa: str) -> list:
+    from threefish_gen.gen.isa.x86 import ISAS
+    from .cpu import cpu_flags
+    return sorted(set(ISAS[isa].features) - cpu_flags())
+
+
+def _cpu_has(isa: str) -> bool:
+    return not _lacking(isa)
+
+
+__all__ = ["RUNS", "SKEIN_RUNS", "SIMD_RUNS", "check", "CargoRun", "runs"]

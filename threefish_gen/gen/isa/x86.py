@@ -267,6 +267,70 @@ class Width:
         return call(w.bits, f"storeu_{w.si}", Scalar(f"({w.T} *)(void *)({addr})"), val).then(";")
 
 
+# --------------------------------------------------------------------------- Rust (core::arch)
+
+# The Rust target's SIMD paths (gen/printers/rust.py ``LanesPrinter``) spell these same
+# intrinsics: core::arch names them as C does and takes an immediate in its C argument position
+# (``rustc_legacy_const_generics``), and since Rust 1.87 an intrinsic that takes no pointer is a
+# safe call inside a ``#[target_feature]`` function, so the shuffle candidates, the rotations and
+# the lane ops below print the same text for both languages.  What differs is spelled here:
+#
+# * a scalar operand is cast with ``as i64`` (:func:`rust_i64`) where C writes ``(long long)``;
+# * memory: the kernels never touch a pointer.  A row load or store reads or writes a byte array
+#   through the crate's helpers ``ld{bits}(&array, word)`` / ``st{bits}(&mut array, word, v)``
+#   (templates/rust/lib.rs.j2), each a bounds-checked slice of the array and one ``unsafe``
+#   block around the unaligned intrinsic (:func:`rust_memory`: its call and target feature).
+RUST_MEMORY_FEATURE = {128: None, 256: "avx", 512: "avx512f"}    # None: SSE2, baseline on x86-64
+RUST_TYPES = {128: "__m128i", 256: "__m256i", 512: "__m512i"}
+
+
+def rust_i64(expr) -> str:
+    """A u64 (or usize) Rust expression as the i64 an intrinsic takes."""
+    text = str(expr)
+    if text.isdigit() or (text.startswith("0x") and int(text, 16) < 1 << 63):
+        return text
+    if re.fullmatch(r"[A-Za-z_][\w.]*(\[[^\]]*\])?", text):
+        return f"{text} as i64"
+    return f"({text}) as i64"
+
+
+def rust_memory(bits: int) -> dict:
+    """The crate's row helpers of one vector width: their names, the vector type, the target
+    feature the helper enables (None: baseline), and the intrinsic calls they wrap (``s``: the
+    bounds-checked byte slice, ``v``: the vector stored)."""
+    w = Width(bits)
+    load = f"loadu_{w.si}"
+    store = f"storeu_{w.si}"
+    return dict(bits=bits, bytes=bits // 8, T=RUST_TYPES[bits], feature=RUST_MEMORY_FEATURE[bits],
+                load_name=f"ld{bits}", store_name=f"st{bits}",
+                load=call(bits, load, Scalar("s.as_ptr().cast()")),
+                store=call(bits, store, Scalar("s.as_mut_ptr().cast()"), "v"))
+
+
+@dataclass(frozen=True)
+class RustWidth(Width):
+    """A vector width spelled in Rust: :class:`Width`'s intrinsics, with Rust's casts and the
+    crate's row helpers for memory (``addr``: ``"&array, word"`` of the helper)."""
+
+    @property
+    def T(self) -> str:
+        return RUST_TYPES[self.bits]
+
+    def set1(self, expr: str) -> str:
+        return call(self.bits, "set1_epi64" if self.bits == 512 else "set1_epi64x", Scalar(rust_i64(expr)))
+
+    def loadu(self, addr: str, words: int | None = None) -> str:
+        w = Width(64 * (words or self.lanes))
+        load = CExpr(f"{rust_memory(w.bits)['load_name']}({addr})")
+        return load if w.bits == self.bits else call(self.bits, f"cast{w.si}_{self.si}", load)
+
+    def storeu(self, addr: str, val: str, words: int | None = None) -> str:
+        w = Width(64 * (words or self.lanes))
+        if w.bits != self.bits:
+            val = call(self.bits, f"cast{self.si}_{w.si}", val)
+        return CExpr(f"{rust_memory(w.bits)['store_name']}({addr}, {val});")
+
+
 # --------------------------------------------------------------------------- lane shuffles
 
 def _cand(cost: int, n: int, fmt: str, name: str, args: tuple):

@@ -225,6 +225,10 @@ def is_loop(op) -> bool:
     return isinstance(op, Loop)
 
 
+def is_block(op) -> bool:
+    return isinstance(op, Block)
+
+
 def is_note(op) -> bool:
     """A note (a round or subkey comment: where two programs' rounds interleave)."""
     return isinstance(op, Note)
@@ -354,3 +358,35 @@ def dead_code(body: list, live_out=()) -> list:
         if not dead:
             return body
         body = [op for i, op in enumerate(body) if i not in dead]
+
+
+def dead_first_writes(body) -> set[int]:
+    """``id`` of each straight-line op of ``body`` (its top level) that writes a value's first
+    definition which a Mov overwrites before anything reads it (the table schedule's scratch
+    vector starts as k0, then each subkey word is moved into it; the loop form's spare tweak
+    value, defined before the loop and moved into first in it): printers that declare values
+    with their first assignment leave these out.  Loop and block bodies are followed in order,
+    once (a loop runs at least once); only top-level definitions can be found dead."""
+    pending: dict[str, int] = {}
+    seen: set[str] = set()
+    dead: set[int] = set()
+
+    def ops_of(items, top):
+        for item in items:
+            if isinstance(item, (Loop, Block)):
+                yield from ops_of(item.body, False)
+            else:
+                yield item, top
+
+    for op, top in ops_of(body, True):
+        for r in reads(op):
+            pending.pop(r, None)
+        d = writes(op)
+        if d is None:
+            continue
+        if d in pending and isinstance(op, Mov):
+            dead.add(pending.pop(d))
+        if d not in seen and top:
+            pending[d] = id(op)
+        seen.add(d)
+    return dead

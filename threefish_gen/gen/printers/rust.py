@@ -12,11 +12,21 @@ before any is stored, as the description orders them), or, in the interleaved bo
 ``&mut [[u8; NB]; B]``).  Arrays the setup stores (the key and counter rings of ``--unroll loop``)
 are fields of the key schedule struct; arrays the body stores (the subkey tables of keys table) are
 locals of the method.
+
+SIMD paths (``render --target rust --isa avx2 | avx512 | auto``): :class:`LanesPrinter` prints the
+lanes layout IR (gen/layouts/lanes.py: L blocks word-sliced, the IR the SIMD C target prints its
+lanes kernels from) as Rust statements on ``core::arch`` vectors; every vector operation is spelled
+by the ISA module (gen/isa/x86.py ``RustWidth``, the shuffle candidates and rotations), this
+module only walks the IR (``ir.visit``) and writes Rust's statements around the spellings.
 """
 from __future__ import annotations
 
 from ..dsl import INPUT_ARRAYS, OUTPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, flat, values
 from ..errors import GenError
+from ..isa import family_of, shuffle
+from ..isa.x86 import RustWidth, rust_memory, vector_op
+from ..layouts import ir
+from ..layouts import lanes as lanes_layout
 
 # One Rust statement per description operation.  {d} destination, {a} operand, {n} rotation.
 RUST_STATEMENTS = {
@@ -193,6 +203,17 @@ def key_schedule(setup, bodies) -> dict:
             "words": words, "arrays": arrays}
 
 
+def setup_suffix(setup, other) -> list:
+    """The ops of ``other`` (a SIMD path's setup) after ``setup`` (the scalar methods'): the rings
+    of --unroll loop that the scalar options do not make ([] when ``other`` is not longer).  The
+    setups of two option sets are prefixes of one another (key words and parity, then rings)."""
+    a, b = [op.text() for op in setup], [op.text() for op in other]
+    n = min(len(a), len(b))
+    if a[:n] != b[:n]:
+        raise GenError("internal: the option sets' key schedules are not prefixes of one another")
+    return list(other[len(a):])
+
+
 def section(printer: RustPrinter, ops, schedule: dict) -> dict:
     """One body: the struct fields it reads (bound first), its local arrays, its statements."""
     read = read_names(ops)
@@ -202,13 +223,18 @@ def section(printer: RustPrinter, ops, schedule: dict) -> dict:
             "code": printer.lines(ops, schedule["words"])}
 
 
-def function_bodies(progs: dict, blocks_progs: dict, notes: bool = True) -> dict:
-    """Code of ``new`` and of each direction's one-block and blocks methods."""
+def function_bodies(progs: dict, blocks_progs: dict, notes: bool = True, simd_progs=()) -> dict:
+    """Code of ``new`` and of each direction's one-block and blocks methods; ``simd_progs``: the
+    programs the SIMD paths print (their key words and rings join the struct)."""
     setups = {d: "\n".join(op.text() for op in p.setup) for d, p in progs.items()}
     if len(set(setups.values())) != 1:
         raise GenError("internal: the directions' key schedules differ")
     setup = next(iter(progs.values())).setup
     bodies = [p.body for p in progs.values()] + [p.body for p in blocks_progs.values()]
+    # a SIMD path reads the struct's key words and rings; rings only its options make (--unroll
+    # loop beside scalar full) it computes itself, per call (new and the struct stay the scalar
+    # crate's: single blocks pay nothing for the paths)
+    bodies += [p.body for p in simd_progs] + [setup_suffix(setup, p.setup) for p in simd_progs]
     schedule = key_schedule(setup, bodies)
     nw = next(iter(progs.values())).spec.nw
     single = RustPrinter({"tweak": ("tweak", 0), "in": ("block", 0), "out": ("block", 0)}, notes)
@@ -232,3 +258,200 @@ def ubi_section(prog, notes: bool = True) -> dict:
     pr = RustPrinter({"in": ("blk", 0)}, notes)
     return {"locals": {a: n for a, n in local_arrays(ops).items() if a not in ("h", "t")},
             "code": pr.lines(ops)}
+
+
+# --------------------------------------------------------------------------- SIMD paths
+
+# The caller's arrays of one pass of the SIMD paths: (the Rust array of blocks, words per block).
+LANE_ARRAYS = {"in": ("blk", None), "out": ("blk", None), "tweak": ("tw", 2)}
+
+
+def assigned_counts(ops, weight: int = 1) -> dict[str, int]:
+    """How often each vector value is assigned in ``ops`` (an assignment in a loop counts twice:
+    it runs again)."""
+    n: dict[str, int] = {}
+    for op in ops:
+        if ir.is_loop(op) or ir.is_block(op):
+            for d, k in assigned_counts(op.body, weight * (2 if ir.is_loop(op) else 1)).items():
+                n[d] = n.get(d, 0) + k
+        elif (d := ir.writes(op)) is not None:
+            n[d] = n.get(d, 0) + weight
+    return n
+
+
+class LanesPrinter:
+    """Prints the lanes layout IR of one pass (gen/layouts/lanes.py) as Rust statements on the
+    vectors of an x86 ISA (an IR visitor: one method per kind of op, each returning its lines).
+    Spellings: gen/isa/x86.py (:class:`RustWidth`, shuffle candidates, rotations)."""
+
+    def __init__(self, isa, vp: ir.VProgram, nw: int, notes: bool = True):
+        self.isa, self.vp, self.nw, self.notes = isa, vp, nw, notes
+        self.fam = family_of(isa)
+        self.w = RustWidth(isa.bits)
+        self.consts: dict[str, str] = {}
+        self.cost: dict[str, int] = {}
+        self.declared = set(vp.values)
+        self.dead = ir.dead_first_writes(vp.body)
+        self.again = {d for d, k in assigned_counts(vp.body).items() if k - self._dead_of(d) > 1}
+
+    def _dead_of(self, name: str) -> int:
+        return sum(1 for op in self.vp.body if id(op) in self.dead and ir.writes(op) == name)
+
+    def operand(self, a) -> str:
+        """A vector operand: a value, an element of a vector array, or a constant in every lane
+        (affine in the loop counter: a usize expression)."""
+        if isinstance(a, (str, Mem)):
+            return a if isinstance(a, str) else f"{a.array}[{index(a.index)}]"
+        return self.w.set1(index(a) if a.scale else f"{a.base:#x}" if a.base > 0xFFFF else str(a.base))
+
+    def count(self, kind, n=1):
+        self.cost[kind] = self.cost.get(kind, 0) + n
+
+    def addr(self, array: str, words: tuple, store: bool = False) -> str:
+        """``&array[block], word`` of a row load or store (the crate's helpers' arguments)."""
+        used = [x for x in words if x is not None]
+        if used != list(range(used[0], used[0] + len(used))):
+            raise GenError(f"internal: row {words} is not consecutive words")
+        name, per = LANE_ARRAYS[array]
+        blk, word = divmod(used[0], per or self.nw)
+        return f"&{'mut ' if store else ''}{name}[{blk}], {word}", len(used)
+
+    def lines(self, ops) -> list[str]:
+        out: list[str] = []
+        for op in ops:
+            out += ir.visit(op, self)
+        return out
+
+    def declarations(self) -> list[str]:
+        """The pass's vector values, declared before their first assignment (some are first
+        assigned inside a gather block)."""
+        return [f"let {'mut ' if n in self.again else ''}{n}: {self.w.T};" for n in self.vp.values]
+
+    # ---- the ops of the pass body
+    def loop(self, item):
+        uses = any(isinstance(x, (Mem, Idx)) and (x.index if isinstance(x, Mem) else x).scale
+                   for op in item.body for x in (getattr(op, "a", None), getattr(op, "b", None), getattr(op, "dst", None)))
+        body = [line for op in item.body for line in ir.visit(op, self)]
+        return [f"for {COUNTER if uses else '_'} in 0..{item.count} {{"] + ["    " + x for x in body] + ["}"]
+
+    def block(self, op):
+        for sh in ir.shuffles(op.body):
+            self.count(f"shuffle ({sh.kind})")
+        body = op.body if ir.has_store(op.body) else ir.dead_code(op.body, self.declared)
+        return ["{"] + ["    " + line for o in body for line in ir.visit(o, _LanesBlock(self))] + ["}"]
+
+    def note(self, op):
+        return [f"// {op.text}"] if self.notes else []
+
+    def mov(self, op):
+        if id(op) in self.dead:           # overwritten before it is read (rustc: never read)
+            return [f"// {op.dst} = {self.operand(op.a)}: overwritten before it is read"] if self.notes else []
+        if isinstance(op.dst, Mem):
+            return [f"{self.operand(op.dst)} = {op.a};"]
+        if not isinstance(op.a, str):
+            self.count("broadcast")
+        return [f"{op.dst} = {self.operand(op.a)};"]
+
+    def arith(self, op):
+        self.count({"add": "add/sub", "sub": "add/sub", "xor": "xor"}[op.name])
+        return [f"{op.dst} = {vector_op(self.w, op.name, op.a, self.operand(op.b))};"]
+
+    def rotate(self, op):
+        if not op.uniform:  # pragma: no cover - the lanes layout rotates every lane alike
+            raise GenError(f"lanes printer: cannot print {op!r}")
+        expr, kind = self.fam.rotl_uniform(self.isa, self.w, op.src, op.left_counts[0], self.consts)
+        self.count(kind, self.fam.shift_ops if kind == "shifts" else 1)
+        return [f"{op.dst} = {expr};"]
+
+
+class _LanesBlock:
+    """The ops of a gather/scatter block of :class:`LanesPrinter`: row loads, the transpose
+    shuffles (``let`` temporaries of the block), moves into the state, row stores."""
+
+    def __init__(self, lp: LanesPrinter):
+        self.lp, self.w = lp, lp.w
+
+    def load(self, op):
+        at, n = self.lp.addr(op.array, op.words)
+        return [f"let {op.dst} = {self.w.loadu(at, n)};"]
+
+    def store(self, op):
+        at, n = self.lp.addr(op.array, op.words, store=True)
+        return [self.w.storeu(at, op.src, n)]
+
+    def shuffle(self, op):
+        return [f"let {op.dst} = {shuffle(self.lp.isa, self.w, op.pattern())};"]
+
+    def const(self, op):
+        assert not any(op.values)
+        return [f"let {op.dst} = {self.w.zero()};"]
+
+    def mov(self, op):
+        if op.dst not in self.lp.declared:  # pragma: no cover
+            raise GenError(f"lanes printer: cannot print {op!r} in a block")
+        return [f"{op.dst} = {op.a};"]
+
+
+def simd_path(isa, progs: list, schedule: dict, setup, notes: bool = True) -> dict:
+    """One direction's SIMD path on ``isa``: the lanes layout of ``progs`` (the interleaved
+    program first when there is one, then the one-block program: passes of L * blocks, then of
+    L), printed for the template's ``{direction}_{isa}`` function (``setup``: the scalar methods',
+    which ``new`` runs).  Returns dict(prologue: the rings the struct lacks, made from its key
+    words (wiped after: ``wiped_words``), then the broadcast key words and rings, consts: the rotations' byte masks, arrays: the passes' vector
+    arrays (name -> size, made once, wiped after), loops: [(blocks per pass, lines)], cost: vector
+    ops per block of the first pass)."""
+    L = isa.bits // 64
+    w = RustWidth(isa.bits)
+    bvals: dict[str, None] = {}
+    barrs: dict[str, None] = {}
+    arrays: dict[str, int] = {}
+    loops, consts, cost = [], {}, None
+    for prog in progs:
+        vp = lanes_layout.lower(prog, L)
+        lp = LanesPrinter(isa, vp, prog.spec.nw, notes)
+        for op in vp.prologue:
+            is_value, name = ir.broadcast_dst(op)
+            (bvals if is_value else barrs).setdefault(name, None)
+        for a, n in vp.arrays.items():
+            arrays[a] = max(arrays.get(a, 0), n)
+        code = lp.declarations() + lp.lines(vp.body)
+        consts.update(lp.consts)
+        if cost is None:
+            cost = {k: v / vp.blocks for k, v in lp.cost.items()}
+        loops.append((vp.blocks, code))
+    # the key words and rings: the struct's, or (rings the scalar options lack) made here from the
+    # struct's words by the rest of this path's setup
+    suffix = setup_suffix(setup, progs[0].setup)
+    made = local_arrays(suffix)
+    prologue = [f"let {v} = tf.k[{schedule['words'].index(v)}];" for v in schedule["words"]
+                if v in read_names(suffix)]
+    prologue += [f"let mut {a} = [0u64; {n}];" for a, n in made.items()]
+    prologue += RustPrinter({}, notes).lines(suffix, schedule["words"])
+    for name in bvals:             # bk0 = <k0, k0, ...>: a key word
+        v = name[1:]
+        src = f"tf.k[{schedule['words'].index(v)}]" if v in schedule["words"] else v
+        prologue.append(f"let {name} = {w.set1(src)};")
+    for name in barrs:             # bkr[j] = <kr[j], ...>: a ring
+        ring = name[1:]
+        size = made[ring] if ring in made else schedule["arrays"][ring]
+        prologue += [f"let mut {name} = [{w.zero()}; {size}];",
+                     f"for (v, &k) in {name}.iter_mut().zip(&{ring if ring in made else 'tf.' + ring}) {{",
+                     f"    *v = {w.set1('k')};",
+                     "}"]
+    return dict(lanes=L, prologue=prologue, consts=[f"let {n} = {e};" for n, e in sorted(consts.items())],
+                arrays=[f"let mut {a} = [{w.zero()}; {n}];" for a, n in arrays.items()],
+                wiped=list(barrs) + list(arrays), wiped_words=list(made), zero=w.zero(), T=w.T, loops=loops,
+                cost=cost)
+
+
+def memory_helpers(paths) -> list[dict]:
+    """The crate's row helpers (gen/isa/x86.py ``rust_memory``: a load and a store per vector
+    width) that the printed SIMD functions ``paths`` (simd_path results) call."""
+    text = "\n".join(line for f in paths for _, code in f["loops"] for line in code)
+    out = []
+    for bits in (128, 256, 512):
+        h = rust_memory(bits)
+        h["load_used"], h["store_used"] = f"{h['load_name']}(" in text, f"{h['store_name']}(" in text
+        if h["load_used"] or h["store_used"]:
+            out.append(h)
+    return out

@@ -94,6 +94,16 @@ def ratio(a: Samples, b: Samples, a_median: float | None = None, b_median: float
     return None
 
 
+def judged_ratio(a, b, goal: float) -> tuple[Stat, str, str]:
+    """The ratio of two bench rows (``samples``, ``cpb``, ``spread``) against a goal: (its Stat,
+    how it was taken, the verdict, judged at the goal's tolerance from the largest of the ratio's
+    and the rows' own spreads: a goal is never met from a noisy row)."""
+    got = ratio(getattr(a, "samples", {}) or {}, getattr(b, "samples", {}) or {}, a.cpb, b.cpb)
+    how = (f"paired: min {got.min:.2f}, spread {pct(got.spread)}" if got.paired
+           else f"medians (not timed together), spread {pct(got.spread)}")
+    return got, how, verdict(got.median, goal, judged_spread(got.spread, a.spread, b.spread), goal - 1)
+
+
 def judged_spread(*spreads) -> float:
     """The spread a verdict is judged by: the largest of the given ones (None: not known).  A goal
     compares rows; it is judged only when none of them, nor the paired ratio, is noisy."""

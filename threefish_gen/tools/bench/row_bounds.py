@@ -76,12 +76,8 @@ def dispatcher_lines(results, dispatchers: set, goal: float = DISPATCH_GOAL) -> 
             continue
         best = min(others, key=lambda r: r.cpb)
         for d in disp:
-            got = paired.ratio(getattr(d, "samples", {}) or {}, getattr(best, "samples", {}) or {}, d.cpb, best.cpb)
-            how = (f"paired: min {got.min:.2f}, spread {paired.pct(got.spread)}" if got.paired
-                   else f"medians (not timed together), spread {paired.pct(got.spread)}")
             # a goal is never met from a noisy row: the rows' own spreads count, not only the ratio's
-            sp = paired.judged_spread(got.spread, d.spread, best.spread)
-            judged = paired.verdict(got.median, goal, sp, goal - 1)
+            got, how, judged = paired.judged_ratio(d, best, goal)
             lines.append(f"  Threefish-{bits:<5} {mode:<8} dispatcher / best variant = {got.median:.2f} "
                          f"({how}; goal <= {goal:.2f}: {judged}) "
                          f"(best: {best.name} {best.cpb:.2f}) [{d.name} {d.cpb:.2f}]")

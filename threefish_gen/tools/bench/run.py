@@ -463,6 +463,11 @@ def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
               "goal <= 1.03 is judged only where the ratios' spread is at most 3%)", file=stream)
         for ln in info["dispatch"]:
             print(ln, file=stream)
+    if info.get("rust_simd"):
+        print("\nRust SIMD / SIMD C (same ISA and options; median of per-round ratios; goal <= 1.05 is judged "
+              "only where the spread is at most 5%)", file=stream)
+        for ln in info["rust_simd"]:
+            print(ln, file=stream)
     g = goals(results)
     if g:
         print("\ngoals (docs/nasm.md; paired ratios and medians above; a noisy figure is not judged)", file=stream)
@@ -582,6 +587,8 @@ def markdown(results: list[Result], info: dict, cs_rows: list[dict], notes: list
             out.append("")
     if info.get("dispatch"):
         out += ["## Dispatcher / best variant", "", "```"] + info["dispatch"] + ["```", ""]
+    if info.get("rust_simd"):
+        out += ["## Rust SIMD / SIMD C", "", "```"] + info["rust_simd"] + ["```", ""]
     g = goals(results)
     if g:
         out += ["## Goals (NASM)", "", "```"] + g + ["```", ""]
@@ -634,6 +641,7 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     bounds_annotate(results, row_bounds(entries, model, cpu_flags()))
     info["model"] = f"port model {model.key}: {model.name}"
     info["dispatch"] = dispatcher_lines(results, dispatcher_names(entries))
+    info["rust_simd"] = rust_rows.simd_lines(results, entries)
     print(f"bounds: {info['model']}", file=stream)
     print("method: " + METHOD, file=stream)
     table(results, info, stream)

@@ -60,9 +60,17 @@ def missing() -> str | None:
 
 
 def symbol_prefix(v: Variant) -> str:
-    """The C symbol prefix of a Threefish variant's shim functions."""
+    """The C symbol prefix of a Threefish variant's shim functions (a crate with SIMD paths: its
+    --isa too)."""
     o = v.options
-    return f"rs{v.spec.bits}_{o.keys}_{o.unroll}_i{o.interleave}_"
+    isa = f"{v.get('isa')}_" if v.get("isa") else ""
+    return f"rs{v.spec.bits}_{isa}{o.keys}_{o.unroll}_i{o.interleave}_"
+
+
+def crate_features(v: Variant) -> str:
+    """The dependency's features: a crate with SIMD paths is built with ``std`` (run-time CPU
+    detection, as an application would), so the rows take the path this CPU has."""
+    return ', features = ["std"]' if v.get("isa") else ""
 
 
 def _threefish_fns(v: Variant, alias: str) -> str:
@@ -125,7 +133,8 @@ def build(variants: list[Variant], workdir: Path, timeout: float | None = None) 
         write_files(files, crates)
         toml = next(crates / f for f in files if f.endswith("Cargo.toml"))
         alias = f"c{i}"
-        deps.append(f'{alias} = {{ path = "{toml.parent.as_posix()}", package = "{crate_of(toml.read_text())}" }}')
+        deps.append(f'{alias} = {{ path = "{toml.parent.as_posix()}", package = "{crate_of(toml.read_text())}"'
+                    f'{crate_features(v)} }}')
         body.append(_skein_fns(v, alias) if v.primitive == "skein" else _threefish_fns(v, alias))
     (shim / "src").mkdir(parents=True, exist_ok=True)
     (shim / "Cargo.toml").write_text(SHIM_TOML.format(deps="\n".join(deps)))
@@ -145,3 +154,38 @@ def build(variants: list[Variant], workdir: Path, timeout: float | None = None) 
         raise GenError(f"bench: cargo built no {lib.name}")
     m = re.search(r"native-static-libs: (.*)", out)
     return lib, (m.group(1).split() if m else NATIVE_LIBS)
+
+
+SIMD_GOAL = 1.05     # issue 29: Rust AVX-512/AVX2 lanes within 1.05x of the SIMD C
+
+
+def simd_pairs(entries) -> list[tuple[str, str]]:
+    """(Rust SIMD row, SIMD C row) name pairs: each Rust crate with one SIMD path (--isa avx2 or
+    avx512) beside the c-simd lanes row of the same ISA and options, where both are timed."""
+    out = []
+    for name, v, _ in entries:
+        if v.target != TARGET.name or v.get("isa") not in ("avx2", "avx512"):
+            continue
+        twin = next((n for n, w, _ in entries if w.target != TARGET.name and w.get("isa") == v.get("isa")
+                     and w.get("layout", "lanes") == "lanes" and w.options == v.options and w.spec == v.spec), None)
+        if twin:
+            out.append((name, twin))
+    return list(dict.fromkeys(out))       # entries hold a row name once per size
+
+
+def simd_lines(results, entries, goal: float = SIMD_GOAL) -> list[str]:
+    """Per size, bulk, 'rust ROW / c-simd ROW = 1.02 (paired: min, spread; goal <= 1.05: verdict)':
+    the median of the per-round ratios of the two rows' samples (paired.py); a noisy figure is
+    not judged.  Chained rows are left out: single blocks run the scalar code.  Lines only,
+    nothing fails."""
+    from . import paired
+    lines = []
+    for rust, c in simd_pairs(entries):
+        for r in sorted((x for x in results if x.name == rust and x.mode == "bulk"), key=lambda x: x.bits):
+            twin = next((x for x in results if x.name == c and x.bits == r.bits and x.mode == r.mode), None)
+            if twin is None:
+                continue
+            got, how, judged = paired.judged_ratio(r, twin, goal)
+            lines.append(f"  Threefish-{r.bits:<5} {r.mode:<8} {rust} / {c} = {got.median:.2f} ({how}; "
+                         f"goal <= {goal:.2f}: {judged}) [{r.cpb:.2f} / {twin.cpb:.2f} c/B]")
+    return lines

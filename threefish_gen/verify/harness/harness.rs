@@ -3,8 +3,9 @@
 // The checker (verify/rust.py) writes this file as src/main.rs of a harness crate that depends on
 // the rendered crate (as `tfcrate`), after a generated first part that names the type:
 //   use tfcrate::{Threefish512 as Tf, BLOCK_BYTES as B};
+//   use tfcrate::simd_path;         // a crate with SIMD paths; a scalar crate: fn simd_path() = "scalar"
 //   const WIPE: bool = true;        // the crate was rendered with the wipe (--no-wipe: false)
-// Run: harness VECTORS
+// Run: harness VECTORS   (TFGEN_EXPECT_PATH=NAME: simd_path() must name that path)
 //
 // Vector file lines (hex byte strings, words little-endian), as verify/harness/harness.c reads:
 //   V <key> <tweak> <plaintext> <ciphertext>                      one block
@@ -240,7 +241,11 @@ fn main() {
     c.line = 0;
     length_mismatch(&mut c);
     wipe_on_drop(&mut c);
-    println!("harness: {} vectors, {} block batches", records, batches);
+    // the path *_blocks_with_tweaks took (a SIMD crate: the checker names the one it must be)
+    if let Ok(want) = std::env::var("TFGEN_EXPECT_PATH") {
+        c.check(simd_path() == want, &format!("simd_path() is {:?}, expected {:?}", simd_path(), want), 0);
+    }
+    println!("harness: {} vectors, {} block batches, *_blocks path {}", records, batches, simd_path());
     println!("harness: {} passed, {} failed", c.passed, c.failed);
     std::process::exit(if c.failed > 0 { 1 } else if records == 0 { 2 } else { 0 });
 }
