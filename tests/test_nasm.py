@@ -151,8 +151,14 @@ def test_bad_options():
         variant("nasm-x64", 512, abi="cdecl")
     with pytest.raises(GenError, match="strategy"):
         variant("nasm-x64", 512, strategy="greedy")
-    with pytest.raises(GenError, match="unroll full"):
-        get_target("nasm-x64").variant(get_spec("1.3", 512), Options("fly", "loop", 1))
+    loop = Options("fly", "loop", 1)
+    for kw in (dict(isa="avx2"), dict(isa="sse2"), dict(isa="sse2", layout="packed")):
+        with pytest.raises(GenError, match="--unroll loop for nasm-x64 needs the words in GPRs"):
+            get_target("nasm-x64").variant(get_spec("1.3", 512), loop, **kw)
+    with pytest.raises(GenError, match="--unroll loop for nasm-x64 needs .* --keys fly"):
+        get_target("nasm-x64").variant(get_spec("1.3", 512), Options("table", "loop", 1))
+    with pytest.raises(GenError, match="nasm-x86 takes --unroll full"):
+        get_target("nasm-x86").variant(get_spec("1.3", 512), loop)
     with pytest.raises(GenError, match="unknown value or group"):
         get_target("nasm-x64").allocate(variant("nasm-x64", 512, pin="zz"), "encrypt")
 
@@ -249,3 +255,17 @@ def test_cli_packed_bad_combination_exit_2(args, pattern, tmp_path):
     import re
     assert len(p.stderr.strip().splitlines()) == 1 and re.search(pattern, p.stderr), p.stderr
     assert p.stderr.startswith("threefish-gen: error: ")
+
+
+@needs_nasm
+@pytest.mark.parametrize("bits,abi", [(256, "sysv"), (512, "sysv"), (1024, "sysv"), (512, "win64")])
+def test_x64_loop_harness(bits, abi, tmp_path, vectors):
+    """--unroll loop (words in GPRs): the 8-round cycle loop reading the key, counter and tweak
+    rings by its counter passes the harness (System V natively; Win64 through gcc's ms_abi), and
+    its file is less than half the fully unrolled one."""
+    v = get_target("nasm-x64").variant(get_spec("1.3", bits), Options("fly", "loop", 1), "", abi=abi)
+    run_check(v, vnasm.X64_BUILDS[0] if abi == "sysv" else vnasm.WIN64_BUILDS[1], tmp_path, vectors)
+    loop = render_variant(v)[f"{v.stem}.asm"]
+    full = render_variant(variant("nasm-x64", bits, abi=abi))
+    assert loop.count("jnz .cycle") == 2          # encrypt_blocks, decrypt_blocks (the one-block functions call them)
+    assert 2 * len(loop) < len(next(t for n, t in full.items() if n.endswith(".asm")))

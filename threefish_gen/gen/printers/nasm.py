@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .. import asm as ra
-from ..asm import ISA, Imm, PtrMem, Reg, Slot
+from ..asm import ISA, Imm, PtrMem, Reg, RingMem, Slot
 from ..asm.abi import ABI
 from ..isa.x86 import X64_OPS, X64_ROTATES, X86_GPR_OPS, X86_PACKED_OPS, X86_XMM_OPS, YMM_OPS, ZMM_OPS
 from . import render_template
@@ -47,8 +47,17 @@ class Frame:
             for x in (op.dst, op.src):
                 if isinstance(x, Slot):
                     uses[x.key] = uses.get(x.key, 0) + 1
-        keys = sorted((k for k in alloc.slots if k[0] != "arg"), key=lambda k: -uses.get(k, 0))
+        # the rings of the cycle loop (--unroll loop) after the other slots, each in index order:
+        # a ring word is read at [rsp + counter + the offset of its word 0 + 8 * index]
+        rings = {x.array for op in alloc.code for x in (op.dst, op.src) if isinstance(x, RingMem)}
+        keys = sorted((k for k in alloc.slots if k[0] != "arg" and not (k[0] == "a" and k[1] in rings)),
+                      key=lambda k: -uses.get(k, 0))
+        keys += sorted((k for k in alloc.slots if k[0] == "a" and k[1] in rings), key=lambda k: (k[1], k[2]))
         self.offset = {k: i * isa.slot_bytes for i, k in enumerate(keys)}
+        for r in rings:
+            words = sorted(k[2] for k in keys if k[0] == "a" and k[1] == r)
+            if words != list(range(len(words))) or isa.slot_bytes != 8:
+                raise AssertionError(f"ring {r}: its words are not one contiguous array of 8-byte slots")
         size = len(keys) * isa.slot_bytes
         # the return address and the pushes sit above the frame; keep the stack pointer aligned
         word = isa.abi.word
@@ -134,6 +143,11 @@ def _operand(x, frame: Frame, cls: str) -> str:  # noqa: C901
     if isinstance(x, PtrMem):
         size = "qword " if frame.isa.abi.word == 8 and cls not in ("xmm", "ymm", "zmm") else ""
         return f"{size}[{x.reg.name} + {x.offset}]" if x.offset else f"{size}[{x.reg.name}]"
+    if isinstance(x, RingMem):
+        size = "qword " if frame.isa.abi.word == 8 and cls not in ("xmm", "ymm", "zmm") else ""
+        disp = frame.offset[("a", x.array, 0)] + 8 * x.index
+        sp = frame.isa.abi.stack_pointer
+        return f"{size}[{sp} + {x.reg.name} + {disp}]" if disp >= 0 else f"{size}[{sp} + {x.reg.name} - {-disp}]"
     if isinstance(x, Imm):
         return f"{x.value:#x}" if x.value > 9 else str(x.value)
     return str(x)
@@ -249,10 +263,23 @@ def _rotates(code, rotate: str) -> list[str]:
     return out
 
 
+def _cycle_flags(code) -> None:
+    """The cycle loop's ``jnz`` tests the flags of the counter's add: only moves (mov, xchg:
+    no flags) may stand between them."""
+    for p, op in enumerate(code):
+        if op.kind == "cbottom":
+            q = p - 1
+            while code[q].kind == "note" or (code[q].mop is None and code[q].kind in ("mov", "xchg")):
+                q -= 1
+            if code[q].kind != "add" or not isinstance(code[q].dst, Reg):
+                raise AssertionError(f"the cycle loop's jnz follows {code[q].kind}, not the counter's add")
+
+
 def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> list[str]:
     """The instructions of one function.  annotate: ``full`` every instruction with its comment,
     padded into a column; ``brief`` one comment line per description statement before the
     instructions that implement it, no padding; ``none`` instructions only."""
+    _cycle_flags(alloc.code)
     if annotate != "full":
         return _function_lines_brief(alloc, frame, rotate, annotate == "brief")
     lines: list[str] = []
@@ -264,6 +291,10 @@ def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> 
             lines.append(f".loop:                                  ; {op.text}")
         elif op.kind == "bottom":
             lines.append(f"    jnz .loop                           ; {op.text}")
+        elif op.kind == "ctop":
+            lines.append(f"{'.cycle:':<40}; {op.text}")
+        elif op.kind == "cbottom":
+            lines.append(f"    {'jnz .cycle':<36}; {op.text} (flags of the counter's add)")
         else:
             ins = instruction(op, frame, rot)
             lines.append(f"    {ins:<36}; {op.text}")
@@ -288,6 +319,10 @@ def _function_lines_brief(alloc, frame: Frame, rotate: str, comments: bool) -> l
             lines += ["    align 32", ".loop:"]
         elif op.kind == "bottom":
             lines.append("    jnz .loop")
+        elif op.kind == "ctop":
+            lines.append(".cycle:")
+        elif op.kind == "cbottom":
+            lines.append("    jnz .cycle")
         else:
             lines.append(f"    {instruction(op, frame, rot)}")
             if op.kind == "guard":

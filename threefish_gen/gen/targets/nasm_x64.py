@@ -29,6 +29,10 @@ class NasmX64(Nasm):
     recommended_interleave = {256: 2}
     unallocatable = {(("strategy", "named"),): (1024,)}     # 16 words + key + tweak > 15 GPRs
     all_interleave = [(2, (("abi", "sysv"), ("strategy", "belady"))), (4, (("abi", "sysv"), ("strategy", "belady")))]
+    # --unroll loop (words in GPRs: the 8-round cycle loop): every strategy, both ABIs, 2 blocks
+    all_loop = [(1, (("abi", "sysv"), ("strategy", "belady"))), (1, (("abi", "win64"), ("strategy", "belady"))),
+                (1, (("abi", "sysv"), ("strategy", "linear-scan"))), (1, (("abi", "sysv"), ("strategy", "named"))),
+                (2, (("abi", "sysv"), ("strategy", "belady")))]
 
     # Skein (--primitive skein): the UBI blocks loop with words in GPRs, in both ABIs as the
     # Threefish GPR variants (recommended_extra); the passes and printer: gen/targets/nasm.py
