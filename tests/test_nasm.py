@@ -267,5 +267,5 @@ def test_x64_loop_harness(bits, abi, tmp_path, vectors):
     run_check(v, vnasm.X64_BUILDS[0] if abi == "sysv" else vnasm.WIN64_BUILDS[1], tmp_path, vectors)
     loop = render_variant(v)[f"{v.stem}.asm"]
     full = render_variant(variant("nasm-x64", bits, abi=abi))
-    assert loop.count("jnz .cycle") == 2          # encrypt_blocks, decrypt_blocks (the one-block functions call them)
+    assert loop.count("jne .cycle") == 2          # encrypt_blocks, decrypt_blocks (the one-block functions call them)
     assert 2 * len(loop) < len(next(t for n, t in full.items() if n.endswith(".asm")))

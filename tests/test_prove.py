@@ -193,9 +193,9 @@ def test_rejects_x86_with_a_changed_rotation(tmp_path):
 
 def test_loop_proves_equivalent_and_follows_its_back_branch(tmp_path):
     """--unroll loop: the prover runs the cycle loop by its (concrete) counter inside the block
-    loop's induction and finds all four functions equivalent; a counter step of 32 instead of 16
-    (every other cycle skipped, the loop still ends) and a jump back that is gone (one cycle) are
-    both found: it follows the branch in the text."""
+    loop's induction and finds all four functions equivalent; a bound one cycle short (cmp with
+    0x80 instead of 0x90: 8 cycles of 9) and a jump back that is gone (one cycle) are both found:
+    it follows the branch in the text."""
     from threefish_gen.gen.threefish import Options
     v = targets.get("nasm-x64").variant(get_spec("1.3", 512), Options("fly", "loop", 1), abi="sysv")
     src = render_variant(v)[f"{v.stem}.asm"]
@@ -208,7 +208,7 @@ def test_loop_proves_equivalent_and_follows_its_back_branch(tmp_path):
     p = prove_loop(src)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.count(": equivalent (") == 4
-    for pattern, repl in ((r"    add (r\w+), 0x10", r"    add \1, 0x20"), (r"    jnz \.cycle", None)):
+    for pattern, repl in ((r"    cmp (r\w+), 0x90", r"    cmp \1, 0x80"), (r"    jne \.cycle", None)):
         text, line = _edit(src, pattern, repl, after=r"^\.cycle:")
         p = prove_loop(text)
         assert p.returncode == 1, p.stdout + p.stderr

@@ -256,10 +256,26 @@ class Checker:
             st.put(s, a)
             return
         held = set(st.holds(s))
+        if isinstance(d, tuple) and d[0] in ("v", "arg") and d[1] not in held and self.copied_before(st, pos, d[1]):
+            held = set(st.holds(s))
         if isinstance(d, tuple) and d[0] in ("v", "arg") and d[1] not in held:
             self.fail(pos, f"'{d[1]}' expected in {_loc_text(s)} to fill its slot at {{at}}, {_loc_text(s)} holds "
                       f"{self._holds_text(held)}")
         st.put(d, held)
+
+    def copied_before(self, st: State, pos: int, name: str) -> bool:
+        """A spill of ``name`` after a copy that defines it and has no instruction (the copy took
+        over its source's register), with only such copies before it in the program: the spill
+        was made after them (the allocator elides a copy as it reaches it), so they are caught
+        up to it.  False (nothing caught up) otherwise."""
+        j = self.next_mop
+        while j < len(self.ops) and (self.ops[j].kind == "note"
+                                     or (self.ops[j].kind == "mov" and isinstance(self.ops[j].src, str))):
+            if self.ops[j].kind == "mov" and self.ops[j].dst == name:
+                self.catch_up(st, pos, j + 1)
+                return True
+            j += 1
+        return False
 
     def load(self, st: State, pos: int, op: AOp) -> None:
         o = self.ops[op.mop]
@@ -273,7 +289,13 @@ class Checker:
 
     def implement(self, st: State, pos: int, op: AOp) -> None:
         i, o = op.mop, self.ops[op.mop]
-        if o.kind in ("top", "bottom", "ctop", "cbottom"):
+        if o.kind == "cbottom":
+            if op.kind != o.kind or op.src != o.src:
+                self.fail(pos, f"op {i} '{o.text}' (cbottom, bound {_operand_text(o.src)}) implemented by "
+                          f"{op.kind} {_operand_text(op.src)} at {{at}}")
+            self.expect(st, pos, o.dst, op.dst)
+            return
+        if o.kind in ("top", "bottom", "ctop"):
             if op.kind != o.kind:
                 self.fail(pos, f"op {i} '{o.text}' ({o.kind}) implemented by {op.kind} at {{at}}")
             return

@@ -7,7 +7,7 @@ works on block b; a caller-memory read of ``in``/``tweak`` is a gather and a sto
 a scatter at the lane offsets the index registers hold, a ``key`` read and a constant are
 broadcast).  Pointer values are byte offsets into the caller's arrays; the block loop runs
 ``guard``/``top``/``bottom`` as the machine does, so the pointer advance is checked too; the
-cycle loop of --unroll loop (``ctop``/``cbottom``) jumps back while its counter is non-zero, its
+cycle loop of --unroll loop (``ctop``/``cbottom``) jumps back while its counter is not its bound, its
 ring words read at their index + counter / 8.
 """
 from __future__ import annotations
@@ -116,7 +116,7 @@ def run(ops: list, isa: ISA, nw: int, mem: dict, passes: int) -> dict:
             i = bottom
         elif o.kind == "bottom" and r.env["n"] != 0:
             i = top
-        elif o.kind == "cbottom" and r.env[COUNTER] != 0:
+        elif o.kind == "cbottom" and r.env[o.dst] != o.src.value:
             i = ctop
         elif o.kind not in ("note", "guard", "top", "bottom", "ctop", "cbottom"):
             r.op(o)

@@ -12,9 +12,9 @@ DEFS = ("mov", "swap", "ldu")
 POINTERS = ("key", "tweak", "in", "out", "n")
 COUNTER = "ctr"      # the cycle loop's counter (--unroll loop): a pointer-class value
 # markers that implement no value op: the block loop (guard, top, bottom), the cycle loop of
-# --unroll loop (ctop: its head; cbottom: jump back while the counter's last add left it non-zero)
+# --unroll loop (ctop: its head; cbottom: compare the counter ``dst`` with the bound ``src`` and
+# jump back while they differ)
 MARKERS = ("store", "guard", "note", "top", "bottom", "ctop", "cbottom")
-LOOPS = (("top", "bottom"), ("ctop", "cbottom"))
 
 
 # --------------------------------------------------------------------------- machine ops on values
@@ -64,7 +64,7 @@ class MOp:
                 r.append(a.base)
             if isinstance(a, Addr) and a.counter:
                 r.append(a.counter)
-        if self.kind not in DEFS + MARKERS and self.dst:
+        if (self.kind not in DEFS + MARKERS or self.kind == "cbottom") and self.dst:
             r.append(self.dst)
         return r
 

@@ -34,9 +34,9 @@ class Lowering:
             if a.index.scale:
                 if not self.cycles or a.array in ("key", "tweak", "in", "out"):
                     raise GenError("the nasm targets need --unroll full (no affine indices)")
-                # the counter runs from -8*scale*cycles up (or down) to 0 by 8*scale: the word
-                # base + scale*c is word base + scale*cycles + counter/8
-                i = a.index.base + a.index.scale * self.cycles
+                # the counter is 8*scale*c (0, 8*scale, ..): word base + scale*c is word base
+                # + counter/8
+                i = a.index.base
                 return Addr(None, a.array, i, 8 * i, COUNTER)
             i = a.index.base
             base = a.array if a.array in ("key", "tweak", "in", "out") else None
@@ -55,14 +55,14 @@ class Lowering:
         if len(scales) != 1:
             raise GenError(f"nasm --unroll loop: the cycle loop indexes by {len(scales)} strides, not one")
         step = 8 * scales.pop()
-        self.out.append(MOp("mov", COUNTER, Imm(-step * loop.count), text=f"{COUNTER} = {-step * loop.count}"))
+        self.out.append(MOp("mov", COUNTER, Imm(0), text=f"{COUNTER} = 0"))
         self.out.append(MOp("ctop", text=f"for each of {loop.count} cycles of 8 rounds"))
         self.cycles = loop.count
         for op in loop.body:
             self.emit(op)
         self.cycles = 0
         self.out.append(MOp("add", COUNTER, Imm(step), text=f"{COUNTER} += {step}"))
-        self.out.append(MOp("cbottom", text=f"while {COUNTER} != 0"))
+        self.out.append(MOp("cbottom", COUNTER, Imm(step * loop.count), text=f"while {COUNTER} != {step * loop.count}"))
 
     def fresh(self) -> str:
         self.tmp_count += 1

@@ -263,23 +263,15 @@ def _rotates(code, rotate: str) -> list[str]:
     return out
 
 
-def _cycle_flags(code) -> None:
-    """The cycle loop's ``jnz`` tests the flags of the counter's add: only moves (mov, xchg:
-    no flags) may stand between them."""
-    for p, op in enumerate(code):
-        if op.kind == "cbottom":
-            q = p - 1
-            while code[q].kind == "note" or (code[q].mop is None and code[q].kind in ("mov", "xchg")):
-                q -= 1
-            if code[q].kind != "add" or not isinstance(code[q].dst, Reg):
-                raise AssertionError(f"the cycle loop's jnz follows {code[q].kind}, not the counter's add")
+def cycle_test(op, frame: Frame) -> str:
+    """The cycle loop's test: its counter (a register or its slot) against the bound."""
+    return f"cmp {_operand(op.dst, frame, op.cls)}, {_operand(op.src, frame, op.cls)}"
 
 
 def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> list[str]:
     """The instructions of one function.  annotate: ``full`` every instruction with its comment,
     padded into a column; ``brief`` one comment line per description statement before the
     instructions that implement it, no padding; ``none`` instructions only."""
-    _cycle_flags(alloc.code)
     if annotate != "full":
         return _function_lines_brief(alloc, frame, rotate, annotate == "brief")
     lines: list[str] = []
@@ -294,7 +286,8 @@ def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> 
         elif op.kind == "ctop":
             lines.append(f"{'.cycle:':<40}; {op.text}")
         elif op.kind == "cbottom":
-            lines.append(f"    {'jnz .cycle':<36}; {op.text} (flags of the counter's add)")
+            lines.append(f"    {cycle_test(op, frame):<36}; {op.text}")
+            lines.append(f"    {'jne .cycle':<36}; next cycle")
         else:
             ins = instruction(op, frame, rot)
             lines.append(f"    {ins:<36}; {op.text}")
@@ -322,7 +315,7 @@ def _function_lines_brief(alloc, frame: Frame, rotate: str, comments: bool) -> l
         elif op.kind == "ctop":
             lines.append(".cycle:")
         elif op.kind == "cbottom":
-            lines.append("    jnz .cycle")
+            lines += [f"    {cycle_test(op, frame)}", "    jne .cycle"]
         else:
             lines.append(f"    {instruction(op, frame, rot)}")
             if op.kind == "guard":

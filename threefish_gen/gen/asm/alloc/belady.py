@@ -238,7 +238,8 @@ class Belady:
             em.emit(AOp("mov", self.isa.cls(v), Reg(r), em.vslot(v), f"{v} back into {r} for the next cycle",
                         "reload"))
             self.bind(v, r)
-        em.code.append(AOp("cbottom", "", text=o.text, mop=i))
+        r = self.regof(o.dst)
+        em.code.append(AOp("cbottom", self.isa.ptr_class, Reg(r) if r else em.vslot(o.dst), o.src, o.text, mop=i))
 
     def mem(self, a: Addr, i: int, why: str):
         if a.counter:
@@ -287,9 +288,12 @@ class Belady:
         if o.kind in DEFS:
             rd = self.regof(d)
             if rd is None:
-                # a value copy whose source dies here takes over the source's register
+                # a value copy whose source dies here takes over the source's register (not in the
+                # cycle loop: its tweak words rotate through copies, each spilled where it stands,
+                # and the checker follows a copy from its instruction)
                 if (o.kind == "mov" and isinstance(src, str) and src in self.where
-                        and self.nxt[i].get(src) is None and src not in self.car):
+                        and self.nxt[i].get(src) is None and src not in self.car
+                        and not (self.cycle and self.cycle[0] < i < self.cycle[1])):
                     r = self.where[src]
                     self.drop(src)
                     self.bind(d, r)

@@ -164,7 +164,8 @@ def group_of(v: str) -> str:
     m = re.match(r"^([a-z]+?)[a-d]?(\d+|k)$", v)
     if m and m.group(1) in ("k", "t", "x"):
         return m.group(1)
-    if re.match(r"^t[a-d]?(k|\d+h)$", v):      # tk (table temporary), t1h (packed: t1 in the high lane)
+    if re.match(r"^t[a-d]?(k|s|\d+h)$", v):    # tk (table temporary), ts (the loop form's spare tweak word),
+                                                # t1h (packed: t1 in the high lane)
         return "t"
     return "?"
 

@@ -24,8 +24,11 @@ def fixed_emit(ops, isa: ISA, strategy: str, assign: dict, stack: set, scratch: 
         if o.kind == "note":
             em.code.append(AOp("note", "", text=o.text))
             continue
-        if o.kind in ("top", "bottom", "ctop", "cbottom"):
+        if o.kind in ("top", "bottom", "ctop"):
             em.code.append(AOp(o.kind, "", text=o.text, mop=i))
+            continue
+        if o.kind == "cbottom":
+            em.code.append(AOp(o.kind, isa.ptr_class, loc(o.dst), o.src, o.text, mop=i))
             continue
         free = {c: list(rs) for c, rs in scratch.items()}
 
