@@ -213,3 +213,13 @@ def test_loop_proves_equivalent_and_follows_its_back_branch(tmp_path):
         p = prove_loop(text)
         assert p.returncode == 1, p.stdout + p.stderr
         assert f"{v.prefix}encrypt: DIFFERS" in p.stdout and f"{v.prefix}decrypt: equivalent" in p.stdout
+
+
+def test_x86_loop_proves_equivalent():
+    """nasm-x86 --unroll loop: the decrypt counter counts down below zero, so its ring operands
+    [esp + edx + disp] and its cmp are 32-bit wrapping arithmetic (an address mod 2^32, ZF of the
+    32-bit difference); the prover reads them so and finds every function equivalent."""
+    p = cli("prove", "--target", "nasm-x86", "--size", "256", "--constants", "1.3", "--unroll", "loop",
+            "--interleave", "1")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.count(": equivalent (") == 4

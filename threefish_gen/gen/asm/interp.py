@@ -27,6 +27,7 @@ class _Run:
         self.packed = isa.layout == "packed"
         self.width = 2 if self.packed else isa.lanes
         self.nw, self.mem = nw, mem
+        self.slot = isa.slot_bytes        # a ring word's stride (the counter's unit)
         self.env: dict = {}
         self.stack: dict = {}
 
@@ -46,7 +47,7 @@ class _Run:
         if isinstance(a, int):
             return [a] * self.width
         if a.counter:
-            return self.stack[(a.array, a.index + self.env[a.counter] // 8)]
+            return self.stack[(a.array, a.index + self.env[a.counter] // self.slot)]
         if a.base is None:
             return self.const(a.index) if a.array == "const" else self.stack[(a.array, a.index)]
         if self.packed:     # movq: one word, high lane zero; ldu (movdqu): two words

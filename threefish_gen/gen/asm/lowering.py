@@ -34,8 +34,9 @@ class Lowering:
             if a.index.scale:
                 if not self.cycles or a.array in ("key", "tweak", "in", "out"):
                     raise GenError("the nasm targets need --unroll full (no affine indices)")
-                # the counter is 8*scale*c (0, 8*scale, ..): word base + scale*c is word base
-                # + counter/8
+                # the counter is slot*scale*c (0, slot*scale, ..; slot: the bytes of a stack slot,
+                # 8 for a GPR word, 16 for an XMM one): word base + scale*c is word base
+                # + counter/slot
                 i = a.index.base
                 return Addr(None, a.array, i, 8 * i, COUNTER)
             i = a.index.base
@@ -54,7 +55,7 @@ class Lowering:
                   if isinstance(x, Mem) and x.index.scale}
         if len(scales) != 1:
             raise GenError(f"nasm --unroll loop: the cycle loop indexes by {len(scales)} strides, not one")
-        step = 8 * scales.pop()
+        step = self.isa.slot_bytes * scales.pop()
         self.out.append(MOp("mov", COUNTER, Imm(0), text=f"{COUNTER} = 0"))
         self.out.append(MOp("ctop", text=f"for each of {loop.count} cycles of 8 rounds"))
         self.cycles = loop.count

@@ -48,7 +48,7 @@ class Frame:
                 if isinstance(x, Slot):
                     uses[x.key] = uses.get(x.key, 0) + 1
         # the rings of the cycle loop (--unroll loop) after the other slots, each in index order:
-        # a ring word is read at [rsp + counter + the offset of its word 0 + 8 * index]
+        # a ring word is read at [sp + counter + the offset of its word 0 + slot bytes * index]
         rings = {x.array for op in alloc.code for x in (op.dst, op.src) if isinstance(x, RingMem)}
         keys = sorted((k for k in alloc.slots if k[0] != "arg" and not (k[0] == "a" and k[1] in rings)),
                       key=lambda k: -uses.get(k, 0))
@@ -56,7 +56,7 @@ class Frame:
         self.offset = {k: i * isa.slot_bytes for i, k in enumerate(keys)}
         for r in rings:
             words = sorted(k[2] for k in keys if k[0] == "a" and k[1] == r)
-            if words != list(range(len(words))) or isa.slot_bytes != 8:
+            if words != list(range(len(words))):
                 raise AssertionError(f"ring {r}: its words are not one contiguous array of 8-byte slots")
         size = len(keys) * isa.slot_bytes
         # the return address and the pushes sit above the frame; keep the stack pointer aligned
@@ -145,7 +145,7 @@ def _operand(x, frame: Frame, cls: str) -> str:  # noqa: C901
         return f"{size}[{x.reg.name} + {x.offset}]" if x.offset else f"{size}[{x.reg.name}]"
     if isinstance(x, RingMem):
         size = "qword " if frame.isa.abi.word == 8 and cls not in ("xmm", "ymm", "zmm") else ""
-        disp = frame.offset[("a", x.array, 0)] + 8 * x.index
+        disp = frame.offset[("a", x.array, 0)] + frame.isa.slot_bytes * x.index
         sp = frame.isa.abi.stack_pointer
         return f"{size}[{sp} + {x.reg.name} + {disp}]" if disp >= 0 else f"{size}[{sp} + {x.reg.name} - {-disp}]"
     if isinstance(x, Imm):

@@ -131,14 +131,12 @@ class Nasm(Target):
     def validate(self, v):
         """Combinations of options (each value was checked against the schema already)."""
         no = self.options(v)
-        if v.options.unroll == "loop":
-            if "gpr" not in self.option("isa").choices:
-                raise GenError(f"{self.name} takes --unroll full (its words live in XMM; the cycle loop of "
-                               f"--unroll loop is nasm-x64 --isa gpr's)")
-            if no.words != "gpr" or no.layout != "scalar" or v.options.keys != "fly" or is_skein(v):
-                raise GenError(f"--unroll loop for {self.name} needs the words in GPRs (--isa gpr, --layout "
-                               f"scalar), --keys fly and --primitive threefish (its cycle loop reads the key "
-                               f"and tweak rings by the counter)")
+        if v.options.unroll == "loop" and (no.lanes or no.layout != "scalar" or v.options.keys != "fly"
+                                           or is_skein(v)):
+            raise GenError(f"--unroll loop for {self.name} needs one block's words in registers (--isa "
+                           f"{' or '.join(i for i in ('gpr', 'sse2') if i in self.option('isa').choices)}, --layout "
+                           f"scalar), --keys fly and --primitive threefish (its cycle loop reads the key rings by "
+                           f"the counter)")
         if no.words != "gpr" and no.rotate != self.option("rotate").default:   # rorx, shld, mix: GPR forms
             raise GenError(f"--rotate {no.rotate} needs the words in GPRs (--isa gpr)")
         if no.layout == "packed":
