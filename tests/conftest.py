@@ -68,7 +68,7 @@ def pytest_sessionstart(session):
 MARKS = {
     "test_annotate": (None, {r"_assemble_to_the_same_code|_compile_to_the_same_code": "toolchain"}),
     "test_asm": (None, {r"every_strategy_accepted|lowered_ops_match_reference|test_cli_|belady_spills_less"
-                        r"|interpreter_catches": "slow"}),
+                        r"|interpreter_catches|loop_lowering_matches": "slow"}),
     "test_bench": ("toolchain", {}),
     "test_bench_bounds": (None, {}),
     "test_bench_paired": (None, {}),
@@ -143,9 +143,10 @@ MATRIX: dict[str, str] = {
     "test_neon": rf"^test_(neon_lanes_and_dispatcher_pass_under_qemu_aarch64\[({S}_|256_v1[12])"
                  rf"|scalar_c_and_dispatcher_pass_on_big_endian_s390x\[({S}_|256_v1[12])"
                  rf"|neon_packed_interleaved_and_hybrid_pass\[{S}\])",
-    "test_asm": r"^test_every_strategy_accepted_by_checker\[1024-",
+    "test_asm": r"^test_every_strategy_accepted_by_checker\[1024-|^test_loop_every_strategy_accepted_by_checker\[1024\]",
     "test_verify_c": r"^test_fast_verify_of_the_recommended_scalar_c\[(v11-v12|v13-512-1024)\]",
-    "test_nasm": r"^test_set_all_leaves_out_exactly_what_the_allocator_cannot_fit\[nasm-x64\]",
+    "test_nasm": r"^test_set_all_leaves_out_exactly_what_the_allocator_cannot_fit\[nasm-x64\]"
+                 r"|^test_x64_loop_harness\[(?!512-sysv)|^test_xmm_loop_harness\[(?!nasm-x86-256)",
     "test_nasm_interleave": r"^test_interleaved_blocks_match_the_reference_for_every_tail\[.*-1024\]",
     "test_csharp": r"^test_verify_matrix\[v11-v12\]",
     "test_annotate": r"^test_c_levels_compile_to_the_same_code\[c-simd-values2-",

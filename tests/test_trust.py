@@ -309,6 +309,7 @@ WIPE_CASES = [
     (("--target", "nasm-x64"), 1024),
     (("--target", "nasm-x64", "--abi", "win64"), 1024),
     (("--target", "nasm-x64", "--isa", "avx2"), 1024),
+    (("--target", "nasm-x64", "--unroll", "loop"), 256),       # the key, counter and tweak rings
     (("--target", "nasm-x86"), 512),
     (("--target", "nasm-x86", "--isa", "sse2", "--layout", "packed"), 256),
     (("--target", "c", "--keys", "table"), 256),

@@ -273,6 +273,8 @@ class NasmTools(TargetTools):
         parts = [self.name, isa] + [str(val) for _, val in sorted(d.items())]
         if v.options.interleave > 1:
             parts.append(f"i{v.options.interleave}")
+        if v.options.unroll == "loop":
+            parts.append("loop")
         if isa in ("avx2", "avx512"):
             parts.insert(2, "lanes")
         name = " ".join(parts)

@@ -24,8 +24,8 @@ from .alloc.linear_scan import linear_scan
 from .alloc.named import named
 from .check import AllocationCheckError, corrupt_from_env
 from .check import check as check_allocation
-from .ir import DEFS, POINTERS, Addr, Allocation, AOp, Imm, MOp, PtrMem, Reg, Slot, natural
-from .liveness import carried, intervals, loop_bounds, next_uses
+from .ir import COUNTER, DEFS, POINTERS, Addr, Allocation, AOp, Imm, MOp, PtrMem, Reg, RingMem, Slot, natural
+from .liveness import carried, cycle_bounds, cycle_carried, intervals, loop_bounds, next_uses
 from .lowering import SCHEDULES, Lowering, lower, lower_lanes
 from .lower_packed import lower_packed
 from .machine import ISA, ISAS, LAYOUTS, isa_for
@@ -60,14 +60,14 @@ def assign(ops: list[MOp], isa: ISA, strategy: str = "belady", registers: int | 
     used: dict[str, set] = {}
     for op in code:
         for x in (op.dst, op.src):
-            r = x.reg if isinstance(x, PtrMem) else x
+            r = x.reg if isinstance(x, (PtrMem, RingMem)) else x
             if isinstance(r, Reg) and op.cls:
-                c = isa.ptr_class if isinstance(x, PtrMem) else op.cls
+                c = isa.ptr_class if isinstance(x, (PtrMem, RingMem)) else op.cls
                 used.setdefault(c, set()).add(r.name)
     for c in used:
         used[c] = sorted(used[c], key=lambda r: isa.regs[c].index(r) if r in isa.regs[c] else 99)
     stats = dict(em.stats)
-    stats["instructions"] = sum(1 for op in code if op.kind not in ("note", "top", "bottom"))
+    stats["instructions"] = sum(1 for op in code if op.kind not in ("note", "top", "bottom", "ctop", "cbottom"))
     alloc = Allocation(strategy, code, {v: sorted(rs) for v, rs in em.homes.items()},
                        sorted(em.slots, key=lambda k: em.slots[k]), used, stats,
                        {v: assigned[v] for v in pinned_vals if v in assigned})
@@ -83,7 +83,7 @@ def allocate(ops: list[MOp], isa: ISA, strategy: str = "belady", registers: int 
     return alloc
 
 
-__all__ = ["STRATEGIES", "SCHEDULES", "GROUPS", "ISAS", "LAYOUTS", "DEFS", "POINTERS", "Addr", "Allocation",
-           "AllocationCheckError", "AOp", "Imm", "ISA", "Lowering", "MOp", "PtrMem", "Reg", "Slot", "allocate", "assign",
-           "carried", "check_allocation", "intervals", "isa_for", "loop_bounds", "lower", "lower_lanes", "lower_packed",
-           "natural", "next_uses", "select"]
+__all__ = ["STRATEGIES", "SCHEDULES", "GROUPS", "ISAS", "LAYOUTS", "COUNTER", "DEFS", "POINTERS", "Addr", "Allocation",
+           "AllocationCheckError", "AOp", "Imm", "ISA", "Lowering", "MOp", "PtrMem", "Reg", "RingMem", "Slot", "allocate",
+           "assign", "carried", "cycle_bounds", "cycle_carried", "check_allocation", "intervals", "isa_for",
+           "loop_bounds", "lower", "lower_lanes", "lower_packed", "natural", "next_uses", "select"]

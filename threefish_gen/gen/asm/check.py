@@ -8,14 +8,17 @@ data movement (a location's facts are copied).  A program write of ``v`` kills `
 location and puts it in the register written; a program copy ``d = s`` adds ``d`` wherever
 ``s`` is (also where the allocator emitted no instruction for it).  The block loop is one
 loop: the header state is the meet (intersection) of the entry state and the state at the
-loop bottom, iterated to a fixed point.
+loop bottom, iterated to a fixed point; the cycle loop of --unroll loop (``ctop``..``cbottom``,
+inside the block loop) likewise, at each walk of the block loop's body.
 
 Checked: at every use the register or slot read holds the value the program names (memory
 operands: the pointer register holds the pointer, the offset is the word's); every program
 write goes to one of the value's registers in the allocation; pinned values are only used and
 written in their register; a spill fills a value's slot with that value; every value carried
 around the loop is back in a location it had at the header when the loop closes; every
-register the code uses is in the allocation's register list (the frame saves the callee-saved
+register the code uses is in the allocation's register list; a ring word read by the counter
+(--unroll loop) is read through the register that holds the counter, at the word the program
+names, while every word of its ring holds its value (the frame saves the callee-saved
 ones) and no callee-saved register the frame cannot save (Win64 xmm6-15) is written.
 A failure is an :class:`AllocationCheckError` (a ``GenError``: one line, exit 2).
 """
@@ -24,8 +27,8 @@ from __future__ import annotations
 import os
 
 from ..errors import GenError
-from .ir import DEFS, POINTERS, Addr, Allocation, AOp, Imm, PtrMem, Reg, Slot
-from .liveness import carried
+from .ir import DEFS, POINTERS, Addr, Allocation, AOp, Imm, PtrMem, Reg, RingMem, Slot, ring_sizes
+from .liveness import carried, cycle_carried
 
 ENV_CORRUPT = "THREEFISH_GEN_CORRUPT_ALLOC"
 CORRUPTIONS = ("swap", "drop-reload", "wrong-slot")
@@ -64,6 +67,8 @@ def _operand_text(x) -> str:
         return f"[{_loc_text(x.key)}]"
     if isinstance(x, PtrMem):
         return f"[{x.reg.name} + {x.offset}]"
+    if isinstance(x, RingMem):
+        return f"[{x.array}[{x.index}] + {x.reg.name}]"
     if isinstance(x, Imm):
         return f"{x.value:#x}"
     return str(x)
@@ -127,6 +132,7 @@ class Checker:
         self.code = alloc.code
         self.pinned = alloc.pinned
         self.next_mop = 0
+        self.rings = ring_sizes(ops)
 
     # ---- reporting
 
@@ -158,7 +164,15 @@ class Checker:
                       f"{self._holds_text(held)}")
 
     def expect_mem(self, st: State, pos: int, i: int, a: Addr, x) -> None:
-        """Operand x is the memory word Addr a of op i: pointer register and offset, or its slot."""
+        """Operand x is the memory word Addr a of op i: pointer register and offset, its slot, or
+        (a ring word by the counter) the counter's register, the ring and the word index."""
+        if a.counter:
+            if not isinstance(x, RingMem) or (x.array, x.index) != (a.array, a.index):
+                self.fail(pos, f"ring word {a} expected at {{at}}, found {_operand_text(x)}")
+            self.expect(st, pos, a.counter, x.reg)
+            for j in range(self.rings[a.array]):
+                self.expect(st, pos, f"{a.array}[{j}]", Slot(("a", a.array, j)))
+            return
         if a.base is None:
             if not isinstance(x, Slot):
                 self.fail(pos, f"'{array_name(a)}' expected in its stack slot at {{at}}, found {_operand_text(x)}")
@@ -172,7 +186,7 @@ class Checker:
 
     @staticmethod
     def mem_name(i: int, a: Addr) -> str:
-        return array_name(a) if a.base is None else f"{a} (op {i})"
+        return array_name(a) if a.base is None and not a.counter else f"{a} (op {i})"
 
     # ---- the walk
 
@@ -198,22 +212,38 @@ class Checker:
             self.fail(pos, f"op {j} '{o.text or o.kind}' has no instruction (before {{at}})")
         self.next_mop = max(self.next_mop, upto)
 
-    def walk(self, st: State, start: int, end: int) -> None:
-        for pos in range(start, end):
+    def walk(self, st: State, start: int, end: int) -> State:
+        """The code from ``start`` to ``end`` from state ``st``; returns the state after it (a
+        cycle loop inside is walked to its fixed point, :meth:`loop`)."""
+        pos = start
+        while pos < end:
             op = self.code[pos]
-            if op.kind == "note":
+            if op.kind == "ctop" and pos != self.in_cycle:
+                bottom = next((p for p in range(pos, len(self.code)) if self.code[p].kind == "cbottom"), None)
+                if bottom is None or bottom >= end:
+                    self.fail(pos, "a cycle loop without its bottom at {at}")
+                self.catch_up(st, pos, op.mop)
+                st = self.loop(st, pos, bottom, cycle_carried(self.ops)[0])
+                pos = bottom + 1
                 continue
-            if op.mop is None:
-                self.move(st, pos, op)
-                continue
-            if op.mop < self.next_mop:
-                self.fail(pos, f"instruction for op {op.mop} out of program order at {{at}}")
-            self.catch_up(st, pos, op.mop)
-            if op.role == "load":
-                self.load(st, pos, op)
-            else:
-                self.implement(st, pos, op)
-                self.next_mop = op.mop + 1
+            self.instruction(st, pos, op)
+            pos += 1
+        return st
+
+    def instruction(self, st: State, pos: int, op: AOp) -> None:
+        if op.kind == "note":
+            return
+        if op.mop is None:
+            self.move(st, pos, op)
+            return
+        if op.mop < self.next_mop:
+            self.fail(pos, f"instruction for op {op.mop} out of program order at {{at}}")
+        self.catch_up(st, pos, op.mop)
+        if op.role == "load":
+            self.load(st, pos, op)
+        else:
+            self.implement(st, pos, op)
+            self.next_mop = op.mop + 1
 
     def move(self, st: State, pos: int, op: AOp) -> None:
         """Spill, reload, move, exchange: data movement between locations."""
@@ -226,10 +256,26 @@ class Checker:
             st.put(s, a)
             return
         held = set(st.holds(s))
+        if isinstance(d, tuple) and d[0] in ("v", "arg") and d[1] not in held and self.copied_before(st, pos, d[1]):
+            held = set(st.holds(s))
         if isinstance(d, tuple) and d[0] in ("v", "arg") and d[1] not in held:
             self.fail(pos, f"'{d[1]}' expected in {_loc_text(s)} to fill its slot at {{at}}, {_loc_text(s)} holds "
                       f"{self._holds_text(held)}")
         st.put(d, held)
+
+    def copied_before(self, st: State, pos: int, name: str) -> bool:
+        """A spill of ``name`` after a copy that defines it and has no instruction (the copy took
+        over its source's register), with only such copies before it in the program: the spill
+        was made after them (the allocator elides a copy as it reaches it), so they are caught
+        up to it.  False (nothing caught up) otherwise."""
+        j = self.next_mop
+        while j < len(self.ops) and (self.ops[j].kind == "note"
+                                     or (self.ops[j].kind == "mov" and isinstance(self.ops[j].src, str))):
+            if self.ops[j].kind == "mov" and self.ops[j].dst == name:
+                self.catch_up(st, pos, j + 1)
+                return True
+            j += 1
+        return False
 
     def load(self, st: State, pos: int, op: AOp) -> None:
         o = self.ops[op.mop]
@@ -243,7 +289,13 @@ class Checker:
 
     def implement(self, st: State, pos: int, op: AOp) -> None:
         i, o = op.mop, self.ops[op.mop]
-        if o.kind in ("top", "bottom"):
+        if o.kind == "cbottom":
+            if op.kind != o.kind or op.src != o.src:
+                self.fail(pos, f"op {i} '{o.text}' (cbottom, bound {_operand_text(o.src)}) implemented by "
+                          f"{op.kind} {_operand_text(op.src)} at {{at}}")
+            self.expect(st, pos, o.dst, op.dst)
+            return
+        if o.kind in ("top", "bottom", "ctop"):
             if op.kind != o.kind:
                 self.fail(pos, f"op {i} '{o.text}' ({o.kind}) implemented by {op.kind} at {{at}}")
             return
@@ -311,29 +363,39 @@ class Checker:
             bottom = next(p for p, op in enumerate(code) if op.kind == "bottom")
         except StopIteration:
             self.fail(-1, "the block loop (top/bottom) is missing at {at}")
-        st = self.entry_state()
-        self.walk(st, 0, top)
-        entry = st
+        st = self.walk(self.entry_state(), 0, top)
+        st = self.loop(st, top, bottom, carried(self.ops))
+        st = self.walk(st, bottom + 1, len(code))
+        self.catch_up(st, len(code) - 1, len(self.ops))
+
+    in_cycle = -1         # the ctop being walked as its loop's header (walk does not re-enter it)
+
+    def loop(self, entry: State, top: int, bottom: int, car: set) -> State:
+        """The loop code[top..bottom] from state ``entry``: the header state is the meet of the
+        entry and the bottom states, to a fixed point; the state after the bottom."""
+        code = self.code
+        outer = self.in_cycle
+        if code[top].kind == "ctop":
+            self.in_cycle = top
         header = entry.copy()
         first = True
         while True:
             if not first:       # again from the loop header
                 self.next_mop = code[top].mop
-            st = header.copy()
-            self.walk(st, top, bottom + 1)
+            st = self.walk(header.copy(), top, bottom + 1)
             if first:
-                self.carried_home(entry, st, bottom)
+                self.carried_home(entry, st, bottom, car)
                 first = False
             new = entry.meet(st)
             if new.facts() == header.facts():
                 break
             header = new
-        self.walk(st, bottom + 1, len(code))
-        self.catch_up(st, len(code) - 1, len(self.ops))
+        self.in_cycle = outer
+        return st
 
-    def carried_home(self, header: State, end: State, bottom: int) -> None:
+    def carried_home(self, header: State, end: State, bottom: int, car: set) -> None:
         """At the loop bottom every carried value is in a location it had at the header."""
-        for v in sorted(carried(self.ops)):
+        for v in sorted(car):
             homes = header.locations_of(v)
             if not homes or any(v in end.holds(loc) for loc in homes):
                 continue
@@ -349,7 +411,7 @@ class Checker:
         unsaved = set(abi.callee_saved_vector) if abi else set()
         for pos, op in enumerate(self.code):
             for x in (op.dst, op.src):
-                r = x.reg if isinstance(x, PtrMem) else x
+                r = x.reg if isinstance(x, (PtrMem, RingMem)) else x
                 if isinstance(r, Reg) and r.name not in used:
                     self.fail(pos, f"{r.name} used at {{at}} but not in the allocation's registers "
                               f"(the frame would not save it)")

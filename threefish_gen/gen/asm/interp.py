@@ -6,14 +6,16 @@ XMM lanes, gen/isa/x86.py's ``PACKED_MOVES`` semantics) or ``isa.lanes`` (ymm/zm
 works on block b; a caller-memory read of ``in``/``tweak`` is a gather and a store to ``out``
 a scatter at the lane offsets the index registers hold, a ``key`` read and a constant are
 broadcast).  Pointer values are byte offsets into the caller's arrays; the block loop runs
-``guard``/``top``/``bottom`` as the machine does, so the pointer advance is checked too.
+``guard``/``top``/``bottom`` as the machine does, so the pointer advance is checked too; the
+cycle loop of --unroll loop (``ctop``/``cbottom``) jumps back while its counter is not its bound, its
+ring words read at their index + counter / 8.
 """
 from __future__ import annotations
 
 from ..errors import GenError
 from ..isa import x86
 from ..isa.common import Ints
-from .ir import Addr, Imm, MOp
+from .ir import COUNTER, Addr, Imm, MOp
 from .lowering import lane_stride
 from .machine import ISA
 
@@ -25,6 +27,7 @@ class _Run:
         self.packed = isa.layout == "packed"
         self.width = 2 if self.packed else isa.lanes
         self.nw, self.mem = nw, mem
+        self.slot = isa.slot_bytes        # a ring word's stride (the counter's unit)
         self.env: dict = {}
         self.stack: dict = {}
 
@@ -43,6 +46,8 @@ class _Run:
             return self.const(a.value)
         if isinstance(a, int):
             return [a] * self.width
+        if a.counter:
+            return self.stack[(a.array, a.index + self.env[a.counter] // self.slot)]
         if a.base is None:
             return self.const(a.index) if a.array == "const" else self.stack[(a.array, a.index)]
         if self.packed:     # movq: one word, high lane zero; ldu (movdqu): two words
@@ -68,7 +73,10 @@ class _Run:
         if k == "store":
             self.store(o.addr, env[o.src])
             return
-        if o.dst in ("key", "tweak", "in", "out", "n"):      # pointers and the count: scalars
+        if o.dst in ("key", "tweak", "in", "out", "n", COUNTER):      # pointers and the counts: scalars
+            if k == "mov":
+                env[o.dst] = o.src.value
+                return
             env[o.dst] += {"add": 1, "sub": -1}[k] * o.src.value
             return
         if k in ("mov", "ldu", "swap"):        # written without being read (ir.DEFS)
@@ -101,6 +109,7 @@ def run(ops: list, isa: ISA, nw: int, mem: dict, passes: int) -> dict:
     r.env.update({p: 0 for p in ("key", "tweak", "in", "out")}, n=passes)
     top = next(i for i, o in enumerate(ops) if o.kind == "top")
     bottom = next(i for i, o in enumerate(ops) if o.kind == "bottom")
+    ctop = next((i for i, o in enumerate(ops) if o.kind == "ctop"), None)
     i = 0
     while i < len(ops):
         o = ops[i]
@@ -108,7 +117,9 @@ def run(ops: list, isa: ISA, nw: int, mem: dict, passes: int) -> dict:
             i = bottom
         elif o.kind == "bottom" and r.env["n"] != 0:
             i = top
-        elif o.kind not in ("note", "guard", "top", "bottom"):
+        elif o.kind == "cbottom" and r.env[o.dst] != o.src.value:
+            i = ctop
+        elif o.kind not in ("note", "guard", "top", "bottom", "ctop", "cbottom"):
             r.op(o)
         i += 1
     return mem

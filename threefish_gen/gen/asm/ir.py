@@ -10,6 +10,11 @@ from dataclasses import dataclass, field
 # mov; the packed layout's lane swap (pshufd) and 128-bit load (movdqu).
 DEFS = ("mov", "swap", "ldu")
 POINTERS = ("key", "tweak", "in", "out", "n")
+COUNTER = "ctr"      # the cycle loop's counter (--unroll loop): a pointer-class value
+# markers that implement no value op: the block loop (guard, top, bottom), the cycle loop of
+# --unroll loop (ctop: its head; cbottom: compare the counter ``dst`` with the bound ``src`` and
+# jump back while they differ)
+MARKERS = ("store", "guard", "note", "top", "bottom", "ctop", "cbottom")
 
 
 # --------------------------------------------------------------------------- machine ops on values
@@ -24,8 +29,12 @@ class Addr:
     array: str
     index: int
     offset: int = 0
+    counter: str | None = None   # a frame ring word indexed by the cycle loop's counter value: the
+                                 # word index + counter / 8 (--unroll loop; the counter is public)
 
     def __str__(self) -> str:
+        if self.counter:
+            return f"{self.array}[{self.index} + {self.counter}/8]"
         return f"{self.array}[{self.index}]"
 
 
@@ -37,7 +46,8 @@ class Imm:
 @dataclass(frozen=True)
 class MOp:
     """kind: mov add sub xor or rol ror shl shr (dst op= src), store (addr = src),
-    guard (skip the loop if src == 0), top / bottom (block loop), note."""
+    guard (skip the loop if src == 0), top / bottom (block loop), ctop / cbottom (cycle loop of
+    --unroll loop, inside the block loop), note."""
 
     kind: str
     dst: str | None = None
@@ -52,12 +62,14 @@ class MOp:
         for a in (self.src, self.addr):
             if isinstance(a, Addr) and a.base:
                 r.append(a.base)
-        if self.kind not in DEFS + ("store", "guard", "note", "top", "bottom") and self.dst:
+            if isinstance(a, Addr) and a.counter:
+                r.append(a.counter)
+        if (self.kind not in DEFS + MARKERS or self.kind == "cbottom") and self.dst:
             r.append(self.dst)
         return r
 
     def writes(self) -> str | None:
-        return self.dst if self.kind not in ("store", "guard", "note", "top", "bottom") else None
+        return self.dst if self.kind not in MARKERS else None
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,15 @@ class PtrMem:
     array: str = ""           # caller array (key, tweak, in, out): lanes targets gather/broadcast by it
 
 
+@dataclass(frozen=True)
+class RingMem:
+    """A frame ring word indexed by a register: [frame word ``array[index]`` + ``reg``] (the
+    printer lays each ring out contiguously in index order)."""
+    reg: Reg
+    array: str
+    index: int
+
+
 @dataclass
 class AOp:
     """An allocated instruction: kind as MOp plus spill/reload/move; operands are Reg, Slot,
@@ -90,7 +111,7 @@ class AOp:
 
     kind: str
     cls: str
-    dst: object = None
+    dst: object = None        # (operands: Reg, Slot, PtrMem, RingMem, Imm or an int count)
     src: object = None
     text: str = ""
     role: str = ""            # '', 'spill', 'reload', 'move', 'memop', 'load' (a memory operand into a register)
@@ -115,3 +136,15 @@ class Allocation:
 def natural(v: str):
     """Sort key: x2 before x10."""
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", v)]
+
+
+def ring_sizes(ops) -> dict:
+    """Frame rings of the cycle loop (--unroll loop): array -> word count, for each array read
+    with the counter (its words: those the ops address without it, the setup's stores)."""
+    rings = {a.array for o in ops for a in (o.src, o.addr) if isinstance(a, Addr) and a.counter}
+    sizes: dict = {}
+    for o in ops:
+        for a in (o.src, o.addr):
+            if isinstance(a, Addr) and a.array in rings and not a.counter:
+                sizes[a.array] = max(sizes.get(a.array, 0), a.index + 1)
+    return sizes

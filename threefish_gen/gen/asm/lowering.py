@@ -11,7 +11,7 @@ from ..dsl import Idx, Loop, Mem, Op
 from ..errors import GenError
 from ..layouts import ir, lanes
 from ..threefish import Program
-from .ir import Addr, Imm, MOp
+from .ir import COUNTER, Addr, Imm, MOp
 from .machine import ISA
 
 SCHEDULES = ("description", "interleave")
@@ -25,14 +25,20 @@ class Lowering:
         self.isa = isa
         self.out: list[MOp] = []
         self.tmp_count = 0
+        self.cycles = 0           # inside the cycle loop (--unroll loop): its trip count
 
-    @staticmethod
-    def operand(a):
+    def operand(self, a):
         if isinstance(a, str):
             return a
         if isinstance(a, Mem):
             if a.index.scale:
-                raise GenError("the nasm targets need --unroll full (no affine indices)")
+                if not self.cycles or a.array in ("key", "tweak", "in", "out"):
+                    raise GenError("the nasm targets need --unroll full (no affine indices)")
+                # the counter is slot*scale*c (0, slot*scale, ..; slot: the bytes of a stack slot,
+                # 8 for a GPR word, 16 for an XMM one): word base + scale*c is word base
+                # + counter/slot
+                i = a.index.base
+                return Addr(None, a.array, i, 8 * i, COUNTER)
             i = a.index.base
             base = a.array if a.array in ("key", "tweak", "in", "out") else None
             return Addr(base, a.array, i, 8 * i)
@@ -42,11 +48,31 @@ class Lowering:
             return Imm(a.base)
         raise AssertionError(a)
 
+    def cycle_loop(self, loop: Loop) -> None:
+        """The 8-round cycle loop of --unroll loop: the body once, its ring words indexed by the
+        counter (a public round counter), the counter stepped to 0 and the jump back."""
+        scales = {x.index.scale for o in loop.body if isinstance(o, Op) for x in (o.a,)
+                  if isinstance(x, Mem) and x.index.scale}
+        if len(scales) != 1:
+            raise GenError(f"nasm --unroll loop: the cycle loop indexes by {len(scales)} strides, not one")
+        step = self.isa.slot_bytes * scales.pop()
+        self.out.append(MOp("mov", COUNTER, Imm(0), text=f"{COUNTER} = 0"))
+        self.out.append(MOp("ctop", text=f"for each of {loop.count} cycles of 8 rounds"))
+        self.cycles = loop.count
+        for op in loop.body:
+            self.emit(op)
+        self.cycles = 0
+        self.out.append(MOp("add", COUNTER, Imm(step), text=f"{COUNTER} += {step}"))
+        self.out.append(MOp("cbottom", COUNTER, Imm(step * loop.count), text=f"while {COUNTER} != {step * loop.count}"))
+
     def fresh(self) -> str:
         self.tmp_count += 1
         return f"r{self.tmp_count}"
 
-    def emit(self, op: Op) -> None:
+    def emit(self, op) -> None:
+        if isinstance(op, Loop):
+            self.cycle_loop(op)
+            return
         isa, out, operand = self.isa, self.out, self.operand
         text = op.text()
         if op.kind == "note":
@@ -119,7 +145,8 @@ def schedule_ops(ops: list, schedule: str) -> list:
         words = _mix(ops, i)
         if words is None:
             flush()
-            out.append(ops[i])
+            op = ops[i]
+            out.append(Loop(op.count, schedule_ops(op.body, schedule)) if isinstance(op, Loop) else op)
             i += 1
             continue
         if used & words:
@@ -131,7 +158,8 @@ def schedule_ops(ops: list, schedule: str) -> list:
     return out
 
 
-def fuse_injections(ops: list, key_values=frozenset(), share: bool = True) -> tuple[list, list]:
+def fuse_injections(ops: list, key_values=frozenset(), share: bool = True,
+                    stored=frozenset(), stem: str = "sk") -> tuple[list, list]:
     """Subkey injection (the ops tagged ``("key", s)``): a word that gets two or three terms
     (key word, tweak word, the counter s) gets their sum instead -- one add on the word's
     dependency chain, not two or three (what C compilers do by reassociation).  Returns
@@ -143,18 +171,28 @@ def fuse_injections(ops: list, key_values=frozenset(), share: bool = True) -> tu
     * otherwise (a tweak word in the sum) a fresh value ``skN`` is computed first, off the chain:
       ``x1 += k1; x1 += t0`` becomes ``sk1 = k1; sk1 += t0; x1 += sk1`` (decrypt: ``x1 -= sk1``);
       with ``share`` a sum is kept for the next injection, whose word Nw-3 gets the sum word Nw-2
-      got (one add fewer per block and injection, one more value live across 4 rounds)."""
+      got (one add fewer per block and injection, one more value live across 4 rounds).
+
+    ``stored``: the counters s whose ``kc[s]`` the setup stores already (--unroll loop's counter
+    ring).  A cycle loop (--unroll loop) is fused on its own (sums ``scN``) where ``share``: a word
+    that gets a key ring word and a tweak ring word gets their sum, made off the chain from the two
+    memory words (without ``share``, strategy named, the words get them one by one: no register
+    is left for a sum beside 8 words, 4 pointers and the counter)."""
     out: list = []
     setup: list = []
     # a key value the body writes is not the setup's any more: no kc for it
     key_values = set(key_values) - {o.dst for o in ops if isinstance(o, Op) and o.kind not in ("store", "note")}
-    hoisted: set = set()
+    hoisted: set = set(stored)
     sums: dict = {}               # the terms of a sum -> (the value that holds it, injection)
     count = groups = 0
     i = 0
     while i < len(ops):
         op = ops[i]
         tag = op.tag if isinstance(op, Op) else ()
+        if isinstance(op, Loop):          # it writes the state words: no sum is kept across it
+            sums = {}
+            if share:
+                op = Loop(op.count, fuse_injections(op.body, (), share, stem="sc")[1])
         if tag[:1] != ("key",):
             if isinstance(op, Op) and op.kind not in ("store", "note"):     # a term written: its sums go
                 sums = {k: ng for k, ng in sums.items() if op.dst not in k}
@@ -178,7 +216,7 @@ def fuse_injections(ops: list, key_values=frozenset(), share: bool = True) -> tu
             mine = terms[o.dst]
             fusable = (len(mine) > 1 and len({m.kind for m in mine}) == 1 and mine[0].kind in ("add", "sub")
                        and not any(isinstance(m.a, str) and m.a in written for m in mine)
-                       and any(isinstance(m.a, str) for m in mine))
+                       and (any(isinstance(m.a, str) for m in mine) or stem == "sc"))
             if not fusable:
                 out.append(o)
                 continue
@@ -198,7 +236,7 @@ def fuse_injections(ops: list, key_values=frozenset(), share: bool = True) -> tu
             name = sums.get(key, (None,))[0]
             if name is None:
                 count += 1
-                name = f"sk{count}"
+                name = f"{stem}{count}"
                 sums[key] = (name, groups)
                 out.append(Op("mov", name, srcs[0], tag))
                 out.extend(Op("add", name, a, tag) for a in srcs[1:])
@@ -218,10 +256,15 @@ def _unrolled(items) -> list:
 def lower(prog: Program, isa: ISA, schedule: str = "description", share_sums: bool = True) -> list[MOp]:
     """The machine ops of ``PREFIX{direction}_blocks(key, tweaks, in, out, n)``:
     setup once, then the body for each block, pointers advanced, ``n`` counted down; the subkey
-    injections fused (:func:`fuse_injections`; ``share_sums``: sums kept for the next injection)."""
+    injections fused (:func:`fuse_injections`; ``share_sums``: sums kept for the next injection).
+    --unroll loop: the body's cycle loop becomes the counter loop ``ctop``..``cbottom``."""
     setup = _unrolled(prog.setup)
     keys = {o.dst for o in setup if isinstance(o, Op) and o.kind == "mov"}
-    extra, body = fuse_injections(schedule_ops(_unrolled(prog.body), schedule), keys, share_sums)
+    stored = {o.a.index.base for o in setup if isinstance(o, Op) and o.kind == "store" and o.a.array == "kc"}
+    body = list(prog.body)
+    if sum(isinstance(x, Loop) for x in body) > (prog.options.unroll == "loop"):
+        raise GenError("the nasm targets lower one cycle loop (--unroll loop) per function, no other loop")
+    extra, body = fuse_injections(schedule_ops(body, schedule), keys, share_sums, stored)
     return _lower(isa, prog, setup + extra, body)
 
 

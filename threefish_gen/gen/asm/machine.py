@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..errors import GenError
 from .abi import ABIS, ABI
-from .ir import POINTERS, Addr
+from .ir import COUNTER, POINTERS, Addr
 
 
 @dataclass
@@ -29,7 +29,7 @@ class ISA:
     abi: ABI | None = None  # calling convention (argument registers, callee-saved registers)
 
     def cls(self, v: str) -> str:
-        return self.ptr_class if v in POINTERS else self.data_class
+        return self.ptr_class if v in POINTERS or v == COUNTER else self.data_class
 
     def mem_ok(self, kind: str, cls: str, a) -> bool:
         if not isinstance(a, Addr):

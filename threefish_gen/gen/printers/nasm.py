@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .. import asm as ra
-from ..asm import ISA, Imm, PtrMem, Reg, Slot
+from ..asm import ISA, Imm, PtrMem, Reg, RingMem, Slot
 from ..asm.abi import ABI
 from ..isa.x86 import X64_OPS, X64_ROTATES, X86_GPR_OPS, X86_PACKED_OPS, X86_XMM_OPS, YMM_OPS, ZMM_OPS
 from . import render_template
@@ -47,8 +47,17 @@ class Frame:
             for x in (op.dst, op.src):
                 if isinstance(x, Slot):
                     uses[x.key] = uses.get(x.key, 0) + 1
-        keys = sorted((k for k in alloc.slots if k[0] != "arg"), key=lambda k: -uses.get(k, 0))
+        # the rings of the cycle loop (--unroll loop) after the other slots, each in index order:
+        # a ring word is read at [sp + counter + the offset of its word 0 + slot bytes * index]
+        rings = {x.array for op in alloc.code for x in (op.dst, op.src) if isinstance(x, RingMem)}
+        keys = sorted((k for k in alloc.slots if k[0] != "arg" and not (k[0] == "a" and k[1] in rings)),
+                      key=lambda k: -uses.get(k, 0))
+        keys += sorted((k for k in alloc.slots if k[0] == "a" and k[1] in rings), key=lambda k: (k[1], k[2]))
         self.offset = {k: i * isa.slot_bytes for i, k in enumerate(keys)}
+        for r in rings:
+            words = sorted(k[2] for k in keys if k[0] == "a" and k[1] == r)
+            if words != list(range(len(words))):
+                raise AssertionError(f"ring {r}: its words are not one contiguous array of 8-byte slots")
         size = len(keys) * isa.slot_bytes
         # the return address and the pushes sit above the frame; keep the stack pointer aligned
         word = isa.abi.word
@@ -134,6 +143,11 @@ def _operand(x, frame: Frame, cls: str) -> str:  # noqa: C901
     if isinstance(x, PtrMem):
         size = "qword " if frame.isa.abi.word == 8 and cls not in ("xmm", "ymm", "zmm") else ""
         return f"{size}[{x.reg.name} + {x.offset}]" if x.offset else f"{size}[{x.reg.name}]"
+    if isinstance(x, RingMem):
+        size = "qword " if frame.isa.abi.word == 8 and cls not in ("xmm", "ymm", "zmm") else ""
+        disp = frame.offset[("a", x.array, 0)] + frame.isa.slot_bytes * x.index
+        sp = frame.isa.abi.stack_pointer
+        return f"{size}[{sp} + {x.reg.name} + {disp}]" if disp >= 0 else f"{size}[{sp} + {x.reg.name} - {-disp}]"
     if isinstance(x, Imm):
         return f"{x.value:#x}" if x.value > 9 else str(x.value)
     return str(x)
@@ -249,6 +263,11 @@ def _rotates(code, rotate: str) -> list[str]:
     return out
 
 
+def cycle_test(op, frame: Frame) -> str:
+    """The cycle loop's test: its counter (a register or its slot) against the bound."""
+    return f"cmp {_operand(op.dst, frame, op.cls)}, {_operand(op.src, frame, op.cls)}"
+
+
 def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> list[str]:
     """The instructions of one function.  annotate: ``full`` every instruction with its comment,
     padded into a column; ``brief`` one comment line per description statement before the
@@ -264,6 +283,11 @@ def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> 
             lines.append(f".loop:                                  ; {op.text}")
         elif op.kind == "bottom":
             lines.append(f"    jnz .loop                           ; {op.text}")
+        elif op.kind == "ctop":
+            lines.append(f"{'.cycle:':<40}; {op.text}")
+        elif op.kind == "cbottom":
+            lines.append(f"    {cycle_test(op, frame):<36}; {op.text}")
+            lines.append(f"    {'jne .cycle':<36}; next cycle")
         else:
             ins = instruction(op, frame, rot)
             lines.append(f"    {ins:<36}; {op.text}")
@@ -288,6 +312,10 @@ def _function_lines_brief(alloc, frame: Frame, rotate: str, comments: bool) -> l
             lines += ["    align 32", ".loop:"]
         elif op.kind == "bottom":
             lines.append("    jnz .loop")
+        elif op.kind == "ctop":
+            lines.append(".cycle:")
+        elif op.kind == "cbottom":
+            lines += [f"    {cycle_test(op, frame)}", "    jne .cycle"]
         else:
             lines.append(f"    {instruction(op, frame, rot)}")
             if op.kind == "guard":

@@ -71,6 +71,21 @@ def _count(s: str) -> int:
     return n
 
 
+def _wrap32(addr: Term) -> Term:
+    """An x86 address wraps mod 2^32: a constant offset from its base at or above 2^31 (a
+    register holding a negative 32-bit value, such as a counter counting down) is the negative
+    offset it encodes."""
+    try:
+        b, off = base_of(addr)
+    except ProveError:
+        return addr
+    v = value(off)
+    if v is None:
+        return addr
+    w = ((v + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+    return addr if (w - v) % (1 << 64) == 0 else add(b, const(w))
+
+
 class _Lanes(TermLanes, Plain):
     """The lane reader of gen/isa/common.py over terms (lanes of registers as read, counts and
     immediates as ints)."""
@@ -241,7 +256,7 @@ class NasmMachine(Machine):
             else:
                 scale = _int(part.split("*")[1]) if "*" in part else 1
                 addr = add(addr, mul(self.state.regs.get(r[1], self.undef(r[1])), -scale if neg else scale))
-        return size, addr, vindex
+        return size, (addr if self.wide else _wrap32(addr)), vindex
 
     def read(self, op: str, size: int = 8) -> Term:
         """A scalar operand (register, immediate or memory) as one term."""
@@ -404,7 +419,8 @@ class NasmMachine(Machine):
                 raise Unsupported(f"line {ln.no}: test of two different operands")
             st.zf = x
         elif op == "cmp":
-            st.zf = sub(self.read(a[0]), self.read(a[1]))
+            d = sub(self.read(a[0]), self.read(a[1]))
+            st.zf = d if self.wide else self.wrap32(d)      # x86: the 32-bit difference
         elif op == "push":
             self.push(self.read(a[0]))
         elif op == "pop":

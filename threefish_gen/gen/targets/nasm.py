@@ -74,7 +74,7 @@ INTERLEAVE = (1, 2, 4)
 
 
 class Nasm(Target):
-    unroll = ("full",)
+    unroll = ("full", "loop")
     interleave = (1,)
     interleave_why = ""           # why a target keeps --interleave 1 (its error line)
     machine: str = ""             # gen/asm/machine.py machine the code runs on
@@ -82,6 +82,7 @@ class Nasm(Target):
     all_extra: list = []
     recommended_interleave: dict = {}   # size -> --interleave of the recommended GPR variants
     all_interleave: list = []     # (interleave, target options) added to verify --set all, every size
+    all_loop: list = []           # (interleave, target options) of --unroll loop in verify --set all, every size
     # --set all leaves out what the allocator cannot fit by design (strategy named keeps every value
     # in one register for its whole life): {target options that all apply: block sizes}; data, so
     # that a set is enumerated without running the allocator (tests/test_nasm.py checks it against
@@ -108,8 +109,6 @@ class Nasm(Target):
         return self.recommended_interleave.get(spec.bits, 1) if gpr and threefish else 1
 
     def check_options(self, o):
-        if o.unroll != "full":
-            raise GenError(f"{self.name} needs --unroll full (the loop form indexes memory by the counter)")
         o.check()
         if o.interleave not in self.interleave:
             why = self.interleave_why or ("the *_blocks dispatch splits n into groups with a shift: "
@@ -132,6 +131,12 @@ class Nasm(Target):
     def validate(self, v):
         """Combinations of options (each value was checked against the schema already)."""
         no = self.options(v)
+        if v.options.unroll == "loop" and (no.lanes or no.layout != "scalar" or v.options.keys != "fly"
+                                           or is_skein(v)):
+            raise GenError(f"--unroll loop for {self.name} needs one block's words in registers (--isa "
+                           f"{' or '.join(i for i in ('gpr', 'sse2') if i in self.option('isa').choices)}, --layout "
+                           f"scalar), --keys fly and --primitive threefish (its cycle loop reads the key rings by "
+                           f"the counter)")
         if no.words != "gpr" and no.rotate != self.option("rotate").default:   # rorx, shld, mix: GPR forms
             raise GenError(f"--rotate {no.rotate} needs the words in GPRs (--isa gpr)")
         if no.layout == "packed":
@@ -281,6 +286,8 @@ class Nasm(Target):
             sets = [(self.interleave_for(s, dict(extra)), extra) for extra in self.recommended_extra] \
                 if which == "recommended" else [(1, extra) for extra in self.all_extra] + self.all_interleave
             out += [self.variant(s, Options("fly", "full", il), **dict(extra)) for il, extra in sets]
+            if which == "all":
+                out += [self.variant(s, Options("fly", "loop", il), **dict(extra)) for il, extra in self.all_loop]
         return out
 
     def recommended_lines(self):

@@ -29,6 +29,12 @@ class NasmX64(Nasm):
     recommended_interleave = {256: 2}
     unallocatable = {(("strategy", "named"),): (1024,)}     # 16 words + key + tweak > 15 GPRs
     all_interleave = [(2, (("abi", "sysv"), ("strategy", "belady"))), (4, (("abi", "sysv"), ("strategy", "belady")))]
+    # --unroll loop (the 8-round cycle loop): words in GPRs with every strategy, both ABIs, 2 blocks;
+    # words in XMM (--isa sse2, the nasm-x86 stream)
+    all_loop = [(1, (("abi", "sysv"), ("strategy", "belady"))), (1, (("abi", "win64"), ("strategy", "belady"))),
+                (1, (("abi", "sysv"), ("strategy", "linear-scan"))), (1, (("abi", "sysv"), ("strategy", "named"))),
+                (2, (("abi", "sysv"), ("strategy", "belady"))),
+                (1, (("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady")))]
 
     # Skein (--primitive skein): the UBI blocks loop with words in GPRs, in both ABIs as the
     # Threefish GPR variants (recommended_extra); the passes and printer: gen/targets/nasm.py

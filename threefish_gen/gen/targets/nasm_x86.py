@@ -18,6 +18,8 @@ class NasmX86(Nasm):
                  + [(("abi", "cdecl"), ("layout", "packed"), ("strategy", s))
                     for s in ("belady", "linear-scan", "named")])
     unallocatable = {(("layout", "packed"), ("strategy", "named")): (1024,)}   # 16 words in 8 XMMs
+    # --unroll loop (the 8-round cycle loop, its rings in 16-byte slots): both strategies of all_extra
+    all_loop = [(1, (("abi", "cdecl"), ("strategy", s))) for s in ("belady", "linear-scan")]
     # Skein (--primitive skein): the UBI blocks loop with one word per XMM register (its spills
     # in 16-aligned stack slots, as the Threefish kernels), under the C driver; one per size
     skein_abis = ("cdecl",)

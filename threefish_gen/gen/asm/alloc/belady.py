@@ -7,8 +7,8 @@ header (reloaded on demand, used as memory operands)."""
 from __future__ import annotations
 
 from ...errors import GenError
-from ..ir import DEFS, Addr, AOp, PtrMem, Reg, natural
-from ..liveness import carried, intervals, loop_bounds, next_uses
+from ..ir import COUNTER, DEFS, Addr, AOp, PtrMem, Reg, RingMem, natural, ring_sizes
+from ..liveness import carried, cycle_bounds, cycle_carried, intervals, loop_bounds, next_uses
 from ..machine import ISA
 from .common import Emitter, check_pins, color, entry
 
@@ -27,8 +27,17 @@ class Belady:
         self.busy: set[str] = set()          # registers the current instruction uses
         self.written_in_loop = {o.writes() for o in ops[self.top:self.bottom] if o.writes()}
         self.keep_class = self._keep_classes()
+        # the cycle loop of --unroll loop: its bounds, values live at its head, its header state
+        self.cycle = cycle_bounds(ops)
+        self.car_c, self.exposed_c = cycle_carried(ops)
+        self.header_c: dict[str, str] = {}
+        self.stored_c: set[str] = set()      # values the cycle header stores to their slots
+        self.em.rings = ring_sizes(ops)
         for v, r in pinned.items():
             self.em.home(v, r)
+
+    def carried_anywhere(self, v: str) -> bool:
+        return v in self.car or v in self.car_c
 
     def _keep_classes(self) -> dict:
         """A class keeps its carried values in registers across the loop only if they fit beside
@@ -96,7 +105,7 @@ class Belady:
             return (nxt[i - 1].get(v, 1 << 30) if i else 1 << 30, v not in self.dirty, r)
         r = max(cands, key=score)
         v = owner[r]
-        if v in self.dirty and (nxt[i - 1].get(v) is not None or v in self.car):
+        if v in self.dirty and (nxt[i - 1].get(v) is not None or self.carried_anywhere(v)):
             self.spill(v, r, f"spill {v}")
         self.drop(v)
         return r
@@ -162,7 +171,9 @@ class Belady:
     def at_bottom(self, i: int, o) -> None:
         where, em = self.where, self.em
         for v in sorted(where, key=natural):
-            if v in self.car and v in self.dirty and self.header.get(v) != where[v]:
+            # (a value the cycle header stored, back at the block loop's header in its register:
+            # its slot too, so that every copy at the header holds it)
+            if v in self.car and v in self.dirty and (self.header.get(v) != where[v] or v in self.stored_c):
                 self.spill(v, where[v], f"{v} back to its stack slot")
                 self.dirty.discard(v)
         for v, r in sorted(self.header.items(), key=lambda t: natural(t[0])):
@@ -171,7 +182,68 @@ class Belady:
                             f"{v} back into {r} for the next block", "reload"))
         em.code.append(AOp("bottom", "", text=o.text, mop=i))
 
+    # ---- the cycle loop (--unroll loop)
+
+    def at_ctop(self, i: int, o) -> None:
+        """Cycle loop header: the values it reads first (the counter first, then by first read)
+        stay in registers as far as they fit beside its other values at their peak; every other
+        value live there goes to its stack slot (stored if its slot is stale)."""
+        ctop, cbottom = self.cycle
+        isa, pinned = self.isa, self.pinned
+        iv = intervals(self.ops)
+        first = {}
+        for j in range(ctop, cbottom):
+            for v in self.ops[j].reads():
+                first.setdefault(v, j)
+        keep = set()
+        for c, rs in self.pool.items():
+            peak = 0
+            for j in range(ctop, cbottom):
+                peak = max(peak, sum(1 for v, (a, b) in iv.items() if isa.cls(v) == c and a <= j <= b
+                                     and v not in self.car_c and v not in pinned))
+            cands = sorted((v for v in self.where if v in self.exposed_c and isa.cls(v) == c),
+                           key=lambda v: (v != COUNTER, first.get(v, cbottom), natural(v)))
+            keep |= set(cands[:max(len(rs) - peak, 0)])
+        for v in sorted(self.where, key=natural):
+            if v in keep:
+                continue
+            if v in self.dirty and v in self.car_c:
+                self.spill(v, self.where[v], f"{v} to its stack slot for the cycle loop")
+                self.stored_c.add(v)
+            self.drop(v)
+        self.header_c = dict(self.where)
+        written = {x.writes() for x in self.ops[ctop:cbottom] if x.writes()}
+        for v in self.header_c:
+            if v in written:
+                self.dirty.add(v)      # its stack copy goes stale on later iterations
+        self.em.code.append(AOp("ctop", "", text=o.text, mop=i))
+
+    def at_cbottom(self, i: int, o) -> None:
+        """Back to the header state for the next cycle (the exit path continues from it too)."""
+        where, em = self.where, self.em
+        for v in sorted(where, key=natural):
+            if v in self.car_c and v in self.dirty and self.header_c.get(v) != where[v]:
+                self.spill(v, where[v], f"{v} back to its stack slot")
+                self.dirty.discard(v)
+        for v, r in sorted(self.header_c.items(), key=lambda t: natural(t[0])):
+            if where.get(v) == r:
+                continue
+            u = self.owner.get(r)
+            if u is not None:
+                if u in self.dirty and self.nxt[i].get(u) is not None:
+                    self.spill(u, r, f"{u} to its stack slot")
+                self.drop(u)
+            if v in where:
+                self.drop(v)
+            em.emit(AOp("mov", self.isa.cls(v), Reg(r), em.vslot(v), f"{v} back into {r} for the next cycle",
+                        "reload"))
+            self.bind(v, r)
+        r = self.regof(o.dst)
+        em.code.append(AOp("cbottom", self.isa.ptr_class, Reg(r) if r else em.vslot(o.dst), o.src, o.text, mop=i))
+
     def mem(self, a: Addr, i: int, why: str):
+        if a.counter:
+            return RingMem(Reg(self.hold(self.load(a.counter, i, why))), a.array, a.index)
         if a.base is None:
             return self.em.array_slot(a)
         return PtrMem(Reg(self.hold(self.load(a.base, i, why))), a.offset, a.array)
@@ -216,9 +288,12 @@ class Belady:
         if o.kind in DEFS:
             rd = self.regof(d)
             if rd is None:
-                # a value copy whose source dies here takes over the source's register
+                # a value copy whose source dies here takes over the source's register (not in the
+                # cycle loop: its tweak words rotate through copies, each spilled where it stands,
+                # and the checker follows a copy from its instruction)
                 if (o.kind == "mov" and isinstance(src, str) and src in self.where
-                        and self.nxt[i].get(src) is None and src not in self.car):
+                        and self.nxt[i].get(src) is None and src not in self.car
+                        and not (self.cycle and self.cycle[0] < i < self.cycle[1])):
                     r = self.where[src]
                     self.drop(src)
                     self.bind(d, r)
@@ -245,6 +320,10 @@ class Belady:
                 self.at_top(i, o)
             elif o.kind == "bottom":
                 self.at_bottom(i, o)
+            elif o.kind == "ctop":
+                self.at_ctop(i, o)
+            elif o.kind == "cbottom":
+                self.at_cbottom(i, o)
             else:
                 self.instruction(i, o)
         return self.em

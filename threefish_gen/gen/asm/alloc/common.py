@@ -23,13 +23,18 @@ class Emitter:
         self.slots: dict = {}
         self.homes: dict[str, set] = {}
         self.stats = dict(spills=0, reloads=0, moves=0, memops=0)
+        self.rings: dict = {}     # frame rings of the cycle loop (ir.ring_sizes): their slots in index order
 
     def slot(self, key: tuple) -> Slot:
         self.slots.setdefault(key, len(self.slots))
         return Slot(key)
 
     def array_slot(self, a) -> Slot:
-        """The stack slot of a frame array word (Addr with no base): subkeys, constants."""
+        """The stack slot of a frame array word (Addr with no base): subkeys, constants (a ring's
+        words all get their slots at its first word, in index order)."""
+        if a.array in self.rings:
+            for j in range(self.rings[a.array]):
+                self.slot(("a", a.array, j))
         return self.slot(("const", a.index) if a.array == "const" else ("a", a.array, a.index))
 
     def vslot(self, v: str) -> Slot:
@@ -159,7 +164,8 @@ def group_of(v: str) -> str:
     m = re.match(r"^([a-z]+?)[a-d]?(\d+|k)$", v)
     if m and m.group(1) in ("k", "t", "x"):
         return m.group(1)
-    if re.match(r"^t[a-d]?(k|\d+h)$", v):      # tk (table temporary), t1h (packed: t1 in the high lane)
+    if re.match(r"^t[a-d]?(k|s|\d+h)$", v):    # tk (table temporary), ts (the loop form's spare tweak word),
+                                                # t1h (packed: t1 in the high lane)
         return "t"
     return "?"
 

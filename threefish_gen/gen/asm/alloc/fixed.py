@@ -5,13 +5,14 @@ through the reserved scratch registers."""
 from __future__ import annotations
 
 from ...errors import GenError
-from ..ir import DEFS, Addr, AOp, PtrMem, Reg, Slot
+from ..ir import DEFS, Addr, AOp, PtrMem, Reg, RingMem, Slot, ring_sizes
 from ..machine import ISA
 from .common import Emitter, entry
 
 
 def fixed_emit(ops, isa: ISA, strategy: str, assign: dict, stack: set, scratch: dict) -> Emitter:
     em = Emitter(isa, strategy)
+    em.rings = ring_sizes(ops)
     for v, r in assign.items():
         em.home(v, r)
     entry(em, assign, lambda v, r: em.spill(v, r, f"{v} to its stack slot") if v in stack else None)
@@ -23,8 +24,11 @@ def fixed_emit(ops, isa: ISA, strategy: str, assign: dict, stack: set, scratch: 
         if o.kind == "note":
             em.code.append(AOp("note", "", text=o.text))
             continue
-        if o.kind in ("top", "bottom"):
+        if o.kind in ("top", "bottom", "ctop"):
             em.code.append(AOp(o.kind, "", text=o.text, mop=i))
+            continue
+        if o.kind == "cbottom":
+            em.code.append(AOp(o.kind, isa.ptr_class, loc(o.dst), o.src, o.text, mop=i))
             continue
         free = {c: list(rs) for c, rs in scratch.items()}
 
@@ -44,6 +48,8 @@ def fixed_emit(ops, isa: ISA, strategy: str, assign: dict, stack: set, scratch: 
             return s
 
         def mem(a: Addr):
+            if a.counter:
+                return RingMem(in_reg(a.counter, isa.ptr_class), a.array, a.index)
             if a.base is None:
                 return em.array_slot(a)
             return PtrMem(in_reg(a.base, isa.ptr_class), a.offset, a.array)
