@@ -81,6 +81,7 @@ class Nasm(Target):
     recommended_extra: list = []  # target options (sorted pairs) rendered for every size/version
     all_extra: list = []
     recommended_interleave: dict = {}   # size -> --interleave of the recommended GPR variants
+    recommended_unroll: dict = {}       # size -> --unroll of the recommended Threefish scalar-layout variants (default full)
     all_interleave: list = []     # (interleave, target options) added to verify --set all, every size
     all_loop: list = []           # (interleave, target options) of --unroll loop in verify --set all, every size
     # --set all leaves out what the allocator cannot fit by design (strategy named keeps every value
@@ -100,8 +101,14 @@ class Nasm(Target):
 
     def default_options_for(self, spec, values):
         """--interleave: the recommended one for the size where the words are in GPRs (scalar
-        layout, Threefish), else 1."""
-        return Options("fly", "full", self.interleave_for(spec, values))
+        layout, Threefish), else 1; --unroll: the recommended one for the size (scalar layout,
+        Threefish), else full."""
+        return Options("fly", self.unroll_for(spec, values), self.interleave_for(spec, values))
+
+    def unroll_for(self, spec, values) -> str:
+        scalar = (values.get("layout") or "scalar") == "scalar"
+        threefish = (values.get("primitive") or "threefish") == "threefish"
+        return self.recommended_unroll.get(spec.bits, "full") if scalar and threefish else "full"
 
     def interleave_for(self, spec, values) -> int:
         gpr = (values.get("isa") or "gpr") == "gpr" and (values.get("layout") or "scalar") == "scalar"
@@ -285,7 +292,8 @@ class Nasm(Target):
         for s in specs:
             sets = [(self.interleave_for(s, dict(extra)), extra) for extra in self.recommended_extra] \
                 if which == "recommended" else [(1, extra) for extra in self.all_extra] + self.all_interleave
-            out += [self.variant(s, Options("fly", "full", il), **dict(extra)) for il, extra in sets]
+            unroll = self.unroll_for(s, {}) if which == "recommended" else "full"
+            out += [self.variant(s, Options("fly", unroll, il), **dict(extra)) for il, extra in sets]
             if which == "all":
                 out += [self.variant(s, Options("fly", "loop", il), **dict(extra)) for il, extra in self.all_loop]
         return out
@@ -296,6 +304,9 @@ class Nasm(Target):
         if self.skein_abis:
             lines.append(f"  {self.name} skein (--primitive skein, every size): --abi {' and '.join(self.skein_abis)}"
                          f" --isa {self.skein_isa} --strategy belady")
+        if self.recommended_unroll:
+            lines.append(f"  {self.name} Threefish: " + ", ".join(
+                f"{bits}: --unroll {u}" for bits, u in sorted(self.recommended_unroll.items())) + " (else full)")
         if self.recommended_interleave:
             lines.append(f"  {self.name} words in GPRs: " + ", ".join(
                 f"{bits}: --interleave {il}" for bits, il in sorted(self.recommended_interleave.items())))

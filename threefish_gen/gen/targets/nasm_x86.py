@@ -14,6 +14,9 @@ class NasmX86(Nasm):
     interleave_why = ("64-bit words live in the 8 XMM registers: one block of Threefish-256 with its key and "
                       "tweak words already spills, a second block would only add spills")
     recommended_extra = [(("abi", "cdecl"), ("strategy", "belady"))]
+    # the 8-round cycle loop where it ran at least as fast as the unrolled code, bulk and chained
+    # (the nasm-x64 --isa sse2 rows: this target's instruction stream; docs/nasm.md, "Recommended")
+    recommended_unroll = {512: "loop", 1024: "loop"}
     all_extra = ([(("abi", "cdecl"), ("strategy", s)) for s in ("belady", "linear-scan")]
                  + [(("abi", "cdecl"), ("layout", "packed"), ("strategy", s))
                     for s in ("belady", "linear-scan", "named")])
