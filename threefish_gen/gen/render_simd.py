@@ -28,7 +28,8 @@ from .isa.x86 import ISAS as X86_ISAS
 from .printers import Line, render_template
 from .printers.c import (CPrinter, annotate_text, close_line, decl, indent, open_line, section, wipe_bounds,
                          without_notes)
-from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, round_chunks, vector_width
+from .printers.c_simd import (LanesPrinter, PackedPrinter, cpu_level_lines, interleave_code, round_chunks,
+                              vector_width)
 from .threefish import Options
 from .variant import Variant
 
@@ -247,6 +248,8 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 burn_opt=max(f["burn"]["opt"] for r in regions for f in r["functions"]),
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
+                # the x86 cpu_level(): its body (gen/isa/x86.py's cpuid table) and its top level
+                cpu_level=cpu_level_lines(X86_ISAS.values()), cpu_top=max(i.level for i in X86_ISAS.values()),
                 # a single-ISA file's cpu_supported(): NEON is architectural on AArch64 (nothing to
                 # detect), an x86 ISA's level is found by cpuid
                 need=need and dict(architectural=family_name(need) == "neon", level=need.level, name=need.name))
