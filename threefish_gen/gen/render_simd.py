@@ -418,6 +418,11 @@ def _render_dispatch(v: Variant, subs, progs, rules=(), singles=()) -> dict[str,
             single.append(dict(rule=i, path=p, name=f"{p['text']} (cpu rule {rule.name}: {rule.cpus()})"))
         choices += [dict(rule=None, path=paths[s], name=f"{paths[s]['text']} ({DEFAULT_RULE})")
                     for s in subs if paths[s]["family"] == fam]
+        for c in choices:        # choice(): the row's CPU (if a row's), the path's level, its pass fits n
+            c["test"] = " && ".join(([f"rule == {c['rule']}"] if c["rule"] is not None else [])
+                                    + [f"level >= {c['path']['isa'].level}", f"n >= {c['path']['min_n']}"])
+        for c in single:         # single_choice(): the row's CPU and the packed kernel's level
+            c["test"] = f"rule == {c['rule']} && level >= {c['path']['isa'].level}"
         levels = ["scalar"] + [i.name for i in sorted(isas.values(), key=lambda i: i.level)]
         # cpuid: the family's level is found at run time (x86: cpuid, xgetbv); NEON is architectural
         groups.append(dict(family=fam, guard=GUARDS[fam], paths=mine, levels=levels, rows=rows, choices=choices,
