@@ -20,7 +20,7 @@ from threefish_gen.gen.targets.c_simd import TARGET as SIMD  # noqa: E402
 from threefish_gen.gen.layouts import ir  # noqa: E402
 from threefish_gen.gen.layouts import packed as packed_layout  # noqa: E402
 from threefish_gen.gen.layouts import transpose  # noqa: E402
-from threefish_gen.gen.printers.c_simd import ISAS, Width, shuffle, shuffle_candidates  # noqa: E402
+from threefish_gen.gen.printers.c_simd.printer import ISAS, Width, shuffle, shuffle_candidates  # noqa: E402
 from threefish_gen.gen.render import render_variant  # noqa: E402
 from threefish_gen.gen.spec import Spec  # noqa: E402
 from threefish_gen.gen.threefish import Options  # noqa: E402
@@ -187,7 +187,7 @@ def test_cpu_detection_is_printed_from_the_cpuid_table(monkeypatch):
     CPUID table names for a feature: a bit changed there changes the one test of each (the
     detection run on this CPU: test_sanitized_clang_build_of_the_dispatcher_runs_every_path)."""
     from threefish_gen.gen.isa import x86
-    from threefish_gen.gen.printers.c_simd import cpu_level_lines
+    from threefish_gen.gen.printers.c_simd.printer import cpu_level_lines
     from threefish_gen.gen.printers.nasm_cpu import cpu_support
     before = cpu_level_lines(x86.ISAS.values())
     assert "        if (b & (1u << 5))" in before                     # AVX2: leaf 7, EBX bit 5

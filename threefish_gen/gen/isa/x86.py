@@ -36,7 +36,7 @@ ISAS = {
 
 # --------------------------------------------------------------------------- CPU detection
 # What says a CPU and its OS support a feature, the data of both detections: the SIMD C files'
-# cpu_level() (gen/printers/c_simd.py cpu_level_lines: the level ladder of ISAS) and the NASM
+# cpu_level() (gen/printers/c_simd/printer.py cpu_level_lines: the level ladder of ISAS) and the NASM
 # files' cpu_supported() (gen/printers/nasm_cpu.py).
 # /proc/cpuinfo flag -> (cpuid leaf, subleaf, output register, bit)
 CPUID = {

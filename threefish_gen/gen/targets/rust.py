@@ -20,7 +20,7 @@ from ..errors import GenError
 from ..isa.x86 import ISAS as X86_ISAS
 from ..printers import render_template
 from ..printers import rust as printer
-from ..render_simd import ENV_VAR
+from ..printers.c_simd.driver import ENV_VAR
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
 from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target,

@@ -1,4 +1,6 @@
-"""Rendering of the SIMD C target ``c-simd`` (``render --target c --isa ISA --layout L``).
+"""The SIMD C target ``c-simd`` (``render --target c-simd --isa ISA --layout L``) from the
+described programs to its files: each function lowered through the layouts (gen/layouts/),
+printed by printer.py, and the files filled from templates/c_simd/.
 
 Target options (``Variant.extra``):
 
@@ -17,25 +19,24 @@ Target options (``Variant.extra``):
 """
 from __future__ import annotations
 
-from . import skein
-from .dsl import Op, values
-from .errors import GenError
-from .layouts import lanes as lanes_layout
-from .layouts import packed as packed_layout
-from .layouts import ir
-from .isa.neon import ISAS as NEON_ISAS
-from .isa.x86 import ISAS as X86_ISAS
-from .printers import Line, render_template
-from .printers.c import (CPrinter, annotate_text, close_line, decl, indent, open_line, section, wipe_bounds,
-                         without_notes)
-from .printers.c_simd import (LanesPrinter, PackedPrinter, cpu_level_lines, interleave_code, round_chunks,
-                              vector_width)
-from .threefish import Options
-from .variant import Variant
+from ... import skein
+from ...dsl import Op, values
+from ...errors import GenError
+from ...isa.neon import ISAS as NEON_ISAS
+from ...isa.x86 import ISAS as X86_ISAS
+from ...layouts import ir
+from ...layouts import lanes as lanes_layout
+from ...layouts import packed as packed_layout
+from ...threefish import Options
+from ...variant import Variant
+from .. import Line, render_template
+from ..c import CPrinter, annotate_text, close_line, decl, indent, open_line, section, wipe_bounds, without_notes
+from .printer import (LanesPrinter, PackedPrinter, cpu_level_lines, interleave_code, round_chunks,
+                      vector_width)
 
 LAYOUTS = ("lanes", "hybrid", "packed")
 ENV_VAR = "THREEFISH_GEN_ISA"
-# Every ISA of the target, by instruction family: x86 (gen/printers/c_simd.py), then NEON
+# Every ISA of the target, by instruction family: x86 (gen/isa/x86.py), then NEON
 # (gen/isa/neon.py).  The dispatcher compiles one family's paths per architecture
 # (GUARDS: the C condition under which a family's regions are compiled).
 ISAS = {**X86_ISAS, **NEON_ISAS}
@@ -446,7 +447,7 @@ def render_c_simd(v: Variant, progs, subs=(), rules=(), singles=()) -> dict[str,
     options, blocks): Program}, see :func:`needs`); ``subs``: the dispatcher's default paths (its
     standalone variants), ``rules``: its CPU table [(Rule, path variant)], ``singles``: its
     single-block table [(Rule, packed variant)].  Each function is lowered (gen/layouts/) and
-    printed (gen/printers/c_simd.py, spelled by gen/isa/x86.py and neon.py) here."""
+    printed (printer.py, spelled by gen/isa/x86.py and neon.py) here."""
     files = _render_dispatch(v, subs, progs, rules, singles) if v.get("isa") == "auto" else _render_one(v, progs)
     annotate = v.get("annotate", "brief")
     return {name: annotate_text(text, annotate) if name.endswith(".c") else text for name, text in files.items()}

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from ..dsl import Idx, Mem, Op
-from ..errors import GenError
-from ..isa import Isa, family_of, shuffle
-from ..isa.x86 import (CPUID, ISAS, TITLES, X86, XCR0, XCR0_STATE, Width, rotl_lanes, rotl_uniform,
+from ...dsl import Idx, Mem, Op
+from ...errors import GenError
+from ...isa import Isa, family_of, shuffle
+from ...isa.x86 import (CPUID, ISAS, TITLES, X86, XCR0, XCR0_STATE, Width, rotl_lanes, rotl_uniform,
                        shuffle_candidates, vector_op)
-from ..layouts import ir
-from .c import CPrinter, close_line, decl, indent, note_line, open_line, section, stmt
+from ...layouts import ir
+from ..c import CPrinter, close_line, decl, indent, note_line, open_line, section, stmt
 
 
 def get_isa(name: str) -> Isa:
