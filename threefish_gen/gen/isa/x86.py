@@ -55,6 +55,9 @@ XCR0 = {"avx": 0x06, "avx2": 0x06, "avx512f": 0xE6, "avx512vl": 0xE6}
 XCR0_STATE = {0x06: "XMM and YMM", 0xE6: "opmask/ZMM"}     # what a mask's state is called
 # flags a flag's instructions need beside it (AVX2 and AVX-512 code: the AVX state)
 IMPLIES = {"avx2": ("avx",), "avx512f": ("avx",)}
+# the C preprocessor condition under which cpu_level() can ask the CPU: <cpuid.h> and the xgetbv
+# asm statement (gcc or clang, compiling for x86-64 or i386)
+CPUID_C_CONDITION = "(defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))"
 # the name of each ISA's level in cpu_level()'s comments
 TITLES = {"sse2": "SSE2", "avx": "AVX", "avx2": "AVX2", "avx512": "AVX-512F + VL"}
 

@@ -23,6 +23,7 @@ from ... import skein
 from ...dsl import Op, values
 from ...errors import GenError
 from ...isa.neon import ISAS as NEON_ISAS
+from ...isa.x86 import CPUID_C_CONDITION
 from ...isa.x86 import ISAS as X86_ISAS
 from ...layouts import ir
 from ...layouts import lanes as lanes_layout
@@ -249,8 +250,10 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 burn_opt=max(f["burn"]["opt"] for r in regions for f in r["functions"]),
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
-                # the x86 cpu_level(): its body (gen/isa/x86.py's cpuid table) and its top level
+                # the x86 cpu_level(): its body (gen/isa/x86.py's cpuid table), its top level and
+                # where cpuid can be asked
                 cpu_level=cpu_level_lines(X86_ISAS.values()), cpu_top=max(i.level for i in X86_ISAS.values()),
+                cpuid_condition=CPUID_C_CONDITION,
                 # a single-ISA file's cpu_supported(): NEON is architectural on AArch64 (nothing to
                 # detect), an x86 ISA's level is found by cpuid
                 need=need and dict(architectural=family_name(need) == "neon", level=need.level, name=need.name))
