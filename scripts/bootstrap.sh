@@ -60,9 +60,19 @@ else
   missing+=("libclang-rt-14-dev")
 fi
 
-# the rust target (verify/rust.py) builds offline: its crates come from Debian's local registry
-# (/usr/share/cargo/registry), never from crates.io
-for crate in zeroize digest; do
+# the rust target (verify/rust.py) builds offline: the crates its crates depend on come from
+# Debian's local registry (/usr/share/cargo/registry), never from crates.io.  Which crates: the
+# target's CRATES (threefish_gen/gen/targets/rust.py), read without importing the package (whose
+# Python dependencies may be among what this script installs)
+rust_crates=$(/usr/bin/python3 - threefish_gen/gen/targets/rust.py <<'PY'
+import ast, sys
+for node in ast.parse(open(sys.argv[1]).read()).body:
+    if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["CRATES"]:
+        print(" ".join(dict.fromkeys(c for crates in ast.literal_eval(node.value).values() for c in crates)))
+PY
+)
+[ -n "$rust_crates" ] || { echo "bootstrap: no CRATES in threefish_gen/gen/targets/rust.py" >&2; exit 1; }
+for crate in $rust_crates; do
   compgen -G "/usr/share/cargo/registry/${crate}-[0-9]*" >/dev/null || missing+=("librust-${crate}-dev")
 done
 

@@ -4,8 +4,8 @@ text: the round chunks a hybrid loop interleaves are cut from the ops at their n
 from threefish_gen.gen.dsl import Op
 from threefish_gen.gen.layouts import ir
 from threefish_gen.gen.printers.c import CPrinter, annotate_text, indent, note_line, without_notes
-from threefish_gen.gen.printers.c_simd import interleave_code, round_chunks
-from threefish_gen.gen.render_simd import is_note
+from threefish_gen.gen.printers.c_simd.driver import is_note
+from threefish_gen.gen.printers.c_simd.printer import interleave_code, round_chunks
 
 
 def test_round_chunks_cut_before_notes():

@@ -20,7 +20,7 @@ from threefish_gen.gen.targets.c_simd import TARGET as SIMD  # noqa: E402
 from threefish_gen.gen.layouts import ir  # noqa: E402
 from threefish_gen.gen.layouts import packed as packed_layout  # noqa: E402
 from threefish_gen.gen.layouts import transpose  # noqa: E402
-from threefish_gen.gen.printers.c_simd import ISAS, Width, shuffle, shuffle_candidates  # noqa: E402
+from threefish_gen.gen.printers.c_simd.printer import ISAS, Width, shuffle, shuffle_candidates  # noqa: E402
 from threefish_gen.gen.render import render_variant  # noqa: E402
 from threefish_gen.gen.spec import Spec  # noqa: E402
 from threefish_gen.gen.threefish import Options  # noqa: E402
@@ -180,6 +180,23 @@ def test_dispatcher_picks_the_forced_path(tmp_path):
         assert out[0] == "scalar" and out[1] == "scalar"     # single blocks and n < L: scalar
         # "<isa> <layout> <options> (<rule that chose it>)"; this CPU may match a CPU table row
         assert out[2].split()[0] == want_bulk.get(eff, "avx2" if eff >= 3 else "scalar")
+
+
+def test_cpu_detection_is_printed_from_the_cpuid_table(monkeypatch):
+    """The SIMD C cpu_level() and the NASM cpu_supported() test the cpuid bit gen/isa/x86.py's
+    CPUID table names for a feature: a bit changed there changes the one test of each (the
+    detection run on this CPU: test_sanitized_clang_build_of_the_dispatcher_runs_every_path)."""
+    from threefish_gen.gen.isa import x86
+    from threefish_gen.gen.printers.c_simd.printer import cpu_level_lines
+    from threefish_gen.gen.printers.nasm_cpu import cpu_support
+    before = cpu_level_lines(x86.ISAS.values())
+    assert "        if (b & (1u << 5))" in before                     # AVX2: leaf 7, EBX bit 5
+    assert (7, 0, "ebx", 5, "avx2") in cpu_support({"avx2"})["checks"]
+    monkeypatch.setitem(x86.CPUID, "avx2", (7, 0, "ecx", 13))
+    after = cpu_level_lines(x86.ISAS.values())
+    assert [(a, b) for a, b in zip(before, after) if a != b] == [("        if (b & (1u << 5))",
+                                                                  "        if (c & (1u << 13))")]
+    assert (7, 0, "ecx", 13, "avx2") in cpu_support({"avx2"})["checks"]
 
 
 # --------------------------------------------------------------------------- layout packed (one block over the lanes)

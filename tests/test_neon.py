@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 from threefish_gen.gen.isa.neon import Neon, NeonWidth, rotl_lanes, rotl_uniform, shuffle_candidates  # noqa: E402
 from threefish_gen.gen.isa import shuffle  # noqa: E402
 from threefish_gen.gen.render import render_variant  # noqa: E402
-from threefish_gen.gen.render_simd import ISAS  # noqa: E402
+from threefish_gen.gen.printers.c_simd.driver import ISAS  # noqa: E402
 from threefish_gen.gen.spec import Spec, all_specs  # noqa: E402
 from threefish_gen.gen.targets import get as get_target  # noqa: E402
 from threefish_gen.gen.targets.c_simd import TARGET as SIMD  # noqa: E402

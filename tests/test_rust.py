@@ -417,6 +417,25 @@ def test_cargo_config_stays_in_the_build_folder(tmp_path):
 
 
 
+def test_render_names_the_crates_bootstrap_installs_and_verify_needs():
+    """The dependencies a rendered crate's Cargo.toml names are its primitive's CRATES
+    (gen/targets/rust.py), the crates verify's offline builds look for in the registry, and
+    scripts/bootstrap.sh installs the package of each (its reader of CRATES, run here)."""
+    from threefish_gen.gen.targets.rust import CRATES
+    for primitive, v in (("threefish", variant(512)), ("skein", skein_variant(512))):
+        (toml,) = [t for n, t in render_variant(v).items() if n.endswith("/Cargo.toml")]
+        deps = toml.split("\n[dependencies]\n")[1].split("\n[")[0]
+        assert re.findall(r"^(\w+) = ", deps, re.M) == sorted(CRATES[primitive]), (primitive, deps)
+        runs = rust_checker.SKEIN_RUNS if primitive == "skein" else rust_checker.RUNS
+        assert {r.registry for r in runs} == {CRATES[primitive]}
+    script = (ROOT / "scripts" / "bootstrap.sh").read_text()
+    assert "librust-zeroize" not in script and "librust-digest" not in script      # no second list
+    reader = script.split("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0]
+    out = subprocess.run([sys.executable, "-", str(ROOT / "threefish_gen/gen/targets/rust.py")], input=reader,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(out) == sorted({c for crates in CRATES.values() for c in crates}) == ["digest", "zeroize"]
+
+
 def test_cached_rows_are_keyed_by_the_rust_toolchain():
     """verify's result cache reuses a PASS row only for the same cargo, rustc and clippy."""
     from threefish_gen.verify import matrix, shard

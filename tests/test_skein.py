@@ -17,7 +17,7 @@ from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import all_specs, get_spec
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.threefish import Options
-from threefish_gen.gen.render_simd import ISAS
+from threefish_gen.gen.printers.c_simd.driver import ISAS
 from threefish_gen.verify import skein_c_abi as vskein
 from threefish_gen.verify.cpu import cpu_flags
 

@@ -25,7 +25,7 @@ from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.layouts import ir as lir
 from threefish_gen.gen.layouts import lanes as llanes
 from threefish_gen.gen.layouts import packed as lpacked
-from threefish_gen.gen.printers import c_simd as csimd
+from threefish_gen.gen.printers.c_simd import printer as csimd
 from threefish_gen.gen.printers import nasm as nasmp
 from threefish_gen.gen.render import Variant
 from threefish_gen.gen.threefish import Options, describe

@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from threefish_gen.gen import targets as registry
 from threefish_gen.gen.errors import GenError
-from threefish_gen.gen.render_simd import ISAS
-from threefish_gen.gen.render_simd import op_counts as simd_op_counts
+from threefish_gen.gen.printers.c_simd.driver import ISAS
+from threefish_gen.gen.printers.c_simd.driver import op_counts as simd_op_counts
 from threefish_gen.gen.spec import Spec
 from threefish_gen.gen.targets import Target, base
 from threefish_gen.gen.targets import c as c_target

@@ -1,6 +1,8 @@
 """ABI checks for the assembly targets: the harness calls every assembly function
 through a thunk (NASM, below) that fills all callee-saved registers with canaries, calls,
-then checks them, the stack pointer and the direction flag.
+then checks them, the stack pointer and the direction flag.  Which registers each ABI's
+function must preserve is the ABI table's (gen/asm/abi.py ``callee_saved``,
+``callee_saved_vector``), the one list the allocator, the printer and this check read:
 
 * System V x86-64: rbx, rbp, r12-r15.
 * Win64 (run on Linux: the thunk makes the Win64 call itself): rbx, rbp, rdi, rsi, r12-r15,
@@ -16,11 +18,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-# bit in the thunk's result -> what was corrupted
-SYSV = ("rbx", "rbp", "r12", "r13", "r14", "r15")
-WIN64 = ("rbx", "rbp", "rdi", "rsi", "r12", "r13", "r14", "r15")
-CDECL = ("ebx", "esi", "edi", "ebp")
-XMM = tuple(f"xmm{i}" for i in range(6, 16))
+from ..gen.asm import abi as abis
+
+# bit in the thunk's result -> what was corrupted (the registers in the ABI table's order)
+SYSV = abis.SYSV.callee_saved
+WIN64 = abis.WIN64.callee_saved
+CDECL = abis.CDECL.callee_saved
+XMM = abis.WIN64.callee_saved_vector
 SP_BIT, DF_BIT = 1 << 28, 1 << 29
 
 
@@ -135,7 +139,7 @@ SHIM = ("/* ABI check shim (verify/abi_check.py): the public names call the asse
 
 
 def _check_fields(abi: str) -> dict:
-    regs = {"sysv": SYSV, "win64": WIN64 + XMM, "cdecl": CDECL}[abi]
+    regs = abis.ABIS[abi].must_save()
     return dict(abi=abi, names=", ".join(f'"{r}"' for r in regs), nregs=len(regs), sp=SP_BIT, df=DF_BIT)
 
 

@@ -39,12 +39,17 @@ from .runner import AARCH64_BUILDS, BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, ch
 
 class Checker(NamedTuple):
     """A checker: ``check(variant, build, workdir, vectors) -> Row``, ``builds(target, variant) ->
-    builds``, and ``tools``, the programs whose ``--version`` decides its rows beside each build's
+    builds``, ``tools``, the programs whose ``--version`` decides its rows beside each build's
     own compiler and emulator (the result cache's key, verify/shard.py ``row_key``), declared
-    by the checker's module."""
+    by the checker's module, ``vectors``, the ``vector_file(spec, path, count, seed)`` its rows
+    read (None: the Threefish one, runner.py), and ``prepare(variants of that checker,
+    workdir)``, called once per run before the checks (None: nothing; C#: every variant goes
+    into one project that is built once)."""
     check: Callable
     builds: Callable
     tools: tuple = ()
+    vectors: Callable | None = None
+    prepare: Callable | None = None
 
 
 # recipe.checker -> its Checker
@@ -52,24 +57,23 @@ CHECKERS: dict = {
     "c": Checker(check_c, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
     "simde": Checker(simd.check_simd, lambda target, v: simd.builds(v)),
     "nasm": Checker(nasm.check, lambda target, v: nasm.builds(target, v), nasm.TOOLS),
-    "dotnet": Checker(csharp.check_csharp, lambda target, v: csharp.RUNS, csharp.TOOLS),
-    "skein-c": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
+    "dotnet": Checker(csharp.check_csharp, lambda target, v: csharp.RUNS, csharp.TOOLS,
+                      prepare=csharp.prepare),
+    "skein-c": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS,
+                       vectors=skein_checker.vector_file),
     # AArch64 builds (qemu) where the variant has a NEON hash_many kernel
     "skein-simd": Checker(skein_checker.check_skein, lambda target, v: C_BUILDS + (
-        AARCH64_BUILDS if "neon" in target.skein_isas(v) else ())),
-    "skein-dotnet": Checker(skein_csharp.check, lambda target, v: skein_csharp.RUNS, skein_csharp.TOOLS),
-    "skein-nasm": Checker(skein_checker.check_skein, skein_checker.nasm_builds, skein_checker.ASM_TOOLS),
+        AARCH64_BUILDS if "neon" in target.skein_isas(v) else ()), vectors=skein_checker.vector_file),
+    "skein-dotnet": Checker(skein_csharp.check, lambda target, v: skein_csharp.RUNS, skein_csharp.TOOLS,
+                            vectors=skein_checker.vector_file, prepare=skein_csharp.prepare),
+    "skein-nasm": Checker(skein_checker.check_skein, skein_checker.nasm_builds, skein_checker.ASM_TOOLS,
+                          vectors=skein_checker.vector_file),
     "cargo": Checker(rust.check, lambda target, v: rust.runs(v), rust.TOOLS),
-    "cargo-skein": Checker(rust.check, lambda target, v: rust.SKEIN_RUNS, rust.TOOLS),
+    "cargo-skein": Checker(rust.check, lambda target, v: rust.SKEIN_RUNS, rust.TOOLS,
+                           vectors=skein_checker.vector_file),
 }
-# checker -> vector_file(spec, path, count, seed) where it is not the Threefish one (runner.py).
-VECTORS: dict = {"skein-c": skein_checker.vector_file, "skein-simd": skein_checker.vector_file,
-                 "skein-dotnet": skein_checker.vector_file, "skein-nasm": skein_checker.vector_file,
-                 "cargo-skein": skein_checker.vector_file}
+# vector_file -> the prefix of its files' names (vectors/skein-TAG.txt beside vectors/TAG.txt)
 VECTOR_NAMES: dict = {skein_checker.vector_file: "skein-"}
-# recipe.checker -> prepare(variants of that checker, workdir): called once per run before the
-# checks (C#: every variant goes into one project that is built once).
-PREPARE: dict = {"dotnet": csharp.prepare, "skein-dotnet": skein_csharp.prepare}
 
 
 def kind_of(v: Variant) -> str:
@@ -78,6 +82,11 @@ def kind_of(v: Variant) -> str:
 
 def checker_of(v: Variant):
     return CHECKERS[kind_of(v)]
+
+
+def vectors_of(v: Variant) -> Callable:
+    """The vector_file function of the variant's checker."""
+    return checker_of(v).vectors or vector_file
 
 
 def builds_of(v: Variant):
@@ -102,7 +111,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     jobs = jobs or os.cpu_count() or 1
     workdir = Path(workdir).resolve()
     report = Report(seed=seed, random_vectors=random_count)
-    specs = sorted({(VECTORS.get(kind_of(v), vector_file), v.spec) for v in variants},
+    specs = sorted({(vectors_of(v), v.spec) for v in variants},
                    key=lambda s: (s[1].version, s[1].bits, s[0].__module__))
     tasks = [(v, b) for v in variants for b in builds_of(v)
              if (thorough or not getattr(b, "thorough", False)) and (prove or b is not vprove.BUILD)]
@@ -119,10 +128,10 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
         left_out = [left_out[i - len(full) + len(left_out)] for i in positions if i >= len(full) - len(left_out)]
         variants = list(dict.fromkeys(v for v, _ in tasks))
     cache = vshard.Cache(cache_dir) if cache_dir else None
-    for kind, prep in PREPARE.items():
+    for kind, checker in CHECKERS.items():
         mine = [v for v in variants if kind_of(v) == kind]
-        if mine:
-            prep(mine, workdir)
+        if mine and checker.prepare:
+            checker.prepare(mine, workdir)
     if shard:
         print(f"verify: shard {shard[0]}/{shard[1]}: {len(positions)} of the matrix's {len(full)} rows", file=stream)
     print(f"verify: {len(variants)} variant(s), {len(tasks)} build(s); "
@@ -144,7 +153,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                 return Row(v.label(), b.name, "SKIPPED", f"CPU lacks {', '.join(lacking)} (--thorough runs it "
                            f"emulated where SIMDe is installed)")
             try:
-                vectors = vec[(VECTORS.get(kind_of(v), vector_file), v.spec)]
+                vectors = vec[(vectors_of(v), v.spec)]
                 key = _row_key(v, b, vectors) if cache else None
                 hit = cache.get(key) if cache else None
                 if hit is not None:

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from threefish_gen.gen.targets.rust import CRATES
 from threefish_gen.gen.variant import Variant
 
 from .proc import run as run_command
@@ -60,7 +61,9 @@ HARNESS_RS = HERE / "harness" / "harness.rs"
 SKEIN_HARNESS_RS = HERE / "harness" / "skein_harness.rs"
 REGISTRY = Path("/usr/share/cargo/registry")
 INSTALL_CARGO = "Rust 1.66+ with cargo: apt-get install cargo, or https://rustup.rs"
-INSTALL_REGISTRY = "Debian's librust-zeroize-dev and librust-digest-dev (scripts/bootstrap.sh installs them)"
+# the crates the rendered crates depend on (gen/targets/rust.py CRATES), as Debian packages
+INSTALL_REGISTRY = ("Debian's " + " and ".join(f"librust-{c}-dev" for c in dict.fromkeys(sum(CRATES.values(), ())))
+                    + " (scripts/bootstrap.sh installs them)")
 # tools whose version decides a row (the result cache's key, verify/shard.py row_key)
 TOOLS = ("cargo", "rustc", "cargo-clippy")
 BUILD_LIMIT = 900         # seconds per cargo command (times THREEFISH_GEN_TIMEOUT_SCALE)
@@ -113,7 +116,7 @@ class CargoRun:
     profile: str = "release"          # release | dev | clippy
     features: tuple = ()
     valgrind: bool = False            # the harness runs under valgrind memcheck
-    registry: tuple = ("zeroize",)     # crates the crate's Cargo.toml names (resolved even when optional)
+    registry: tuple = CRATES["threefish"]     # crates the crate's Cargo.toml names (resolved even when optional)
     default_features: bool = True
     rustflags: str = ""
     isa_env: str | None = None
@@ -148,7 +151,7 @@ RUNS = (
 )
 # The Skein crate's rows (--primitive skein): its features are digest, zeroize and std; the
 # harness is verify/harness/skein_harness.rs on the Skein vector file (verify/skein_c_abi.py).
-SKEIN_REGISTRY = ("zeroize", "digest")
+SKEIN_REGISTRY = CRATES["skein"]
 SKEIN_RUNS = (
     CargoRun("cargo release", registry=SKEIN_REGISTRY),
     CargoRun("cargo debug", "dev", registry=SKEIN_REGISTRY),

@@ -17,8 +17,8 @@ import os
 import time
 from pathlib import Path
 
-from threefish_gen.gen.printers.c_simd import ISAS
-from threefish_gen.gen.render_simd import ENV_VAR, NEON_ISAS
+from threefish_gen.gen.printers.c_simd.driver import ENV_VAR, NEON_ISAS
+from threefish_gen.gen.printers.c_simd.printer import ISAS
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.variant import Variant
 

@@ -33,7 +33,7 @@ from threefish_gen.gen import skein
 from threefish_gen.gen.asm.abi import ABIS
 from threefish_gen.gen.kat import KAT_DIR, parse
 from threefish_gen.gen.output import write_files
-from threefish_gen.gen.render_simd import ENV_VAR, ISAS, family_name
+from threefish_gen.gen.printers.c_simd.driver import ENV_VAR, ISAS, family_name
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.spec import Spec
 from threefish_gen.gen.variant import Variant

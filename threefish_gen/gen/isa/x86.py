@@ -9,6 +9,8 @@ the prover.
   it, the shuffle candidates below derive the lane pattern they build from it;
 * :func:`shuffle_candidates` (lane moves per width), :func:`index_permute` (AVX-512 vpermq /
   vpermt2q), :func:`rotl_uniform` and :func:`rotl_lanes` (rotations: vprolq, pshufb, shifts);
+* CPU detection: the cpuid bit of each feature (``CPUID``), the XCR0 state the OS must save for
+  it (``XCR0``), what both the SIMD C and the NASM detection are generated from;
 * NASM: the mnemonics the prove reader maps onto ``SEMANTICS`` (``NASM``), the NASM forms of
   the assembly targets' machine-op kinds per register class (``X64_OPS`` GPR, ``X86_XMM_OPS``,
   ``X86_PACKED_OPS``, ``YMM_OPS`` AVX2, ``ZMM_OPS`` AVX-512) and the packed XMM lowering's lane
@@ -31,6 +33,33 @@ ISAS = {
     "avx512": Isa("avx512", 4, 512, "avx512f,avx512vl", ("avx512f", "avx512vl"),
                   "simde/x86/avx512.h", True, True, True),
 }
+
+# --------------------------------------------------------------------------- CPU detection
+# What says a CPU and its OS support a feature, the data of both detections: the SIMD C files'
+# cpu_level() (gen/printers/c_simd/printer.py cpu_level_lines: the level ladder of ISAS) and the NASM
+# files' cpu_supported() (gen/printers/nasm_cpu.py).
+# /proc/cpuinfo flag -> (cpuid leaf, subleaf, output register, bit)
+CPUID = {
+    "sse2": (1, 0, "edx", 26),
+    "ssse3": (1, 0, "ecx", 9),
+    "osxsave": (1, 0, "ecx", 27),          # XGETBV available: the OS reports the state it saves
+    "avx": (1, 0, "ecx", 28),
+    "avx2": (7, 0, "ebx", 5),
+    "bmi2": (7, 0, "ebx", 8),
+    "avx512f": (7, 0, "ebx", 16),
+    "avx512vl": (7, 0, "ebx", 31),
+}
+# flags whose registers the OS must save (XCR0 bits, read by XGETBV after OSXSAVE): SSE+AVX
+# state; + opmask, ZMM_Hi256, Hi16_ZMM
+XCR0 = {"avx": 0x06, "avx2": 0x06, "avx512f": 0xE6, "avx512vl": 0xE6}
+XCR0_STATE = {0x06: "XMM and YMM", 0xE6: "opmask/ZMM"}     # what a mask's state is called
+# flags a flag's instructions need beside it (AVX2 and AVX-512 code: the AVX state)
+IMPLIES = {"avx2": ("avx",), "avx512f": ("avx",)}
+# the C preprocessor condition under which cpu_level() can ask the CPU: <cpuid.h> and the xgetbv
+# asm statement (gcc or clang, compiling for x86-64 or i386)
+CPUID_C_CONDITION = "(defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))"
+# the name of each ISA's level in cpu_level()'s comments
+TITLES = {"sse2": "SSE2", "avx": "AVX", "avx2": "AVX2", "avx512": "AVX-512F + VL"}
 
 # C vector types the printers declare, and their bytes; CAST_TYPES: met only inside casts.
 TYPES = {"__m128i": 16, "__m256i": 32, "__m512i": 64}

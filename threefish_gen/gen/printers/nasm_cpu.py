@@ -1,21 +1,11 @@
 """``<prefix>cpu_supported`` for the NASM targets: the cpuid/xgetbv checks of the CPU features a
-variant needs (its descriptor's ``features``: /proc/cpuinfo names), as data for the template."""
+variant needs (its descriptor's ``features``: /proc/cpuinfo names), as data for the template.
+Which cpuid bit and which XCR0 state each feature has is gen/isa/x86.py's (``CPUID``, ``XCR0``,
+``IMPLIES``), the data the SIMD C detection is generated from too."""
 from __future__ import annotations
 
 from ..errors import GenError
-
-# cpuinfo flag -> (leaf, subleaf, register, bit)
-CPUID = {
-    "sse2": (1, 0, "edx", 26),
-    "osxsave": (1, 0, "ecx", 27),
-    "avx": (1, 0, "ecx", 28),
-    "avx2": (7, 0, "ebx", 5),
-    "bmi2": (7, 0, "ebx", 8),
-    "avx512f": (7, 0, "ebx", 16),
-}
-# flags whose registers the OS must save (XCR0 bits): SSE+AVX state; + opmask, ZMM_Hi256, Hi16_ZMM
-XCR0 = {"avx": 0x06, "avx2": 0x06, "avx512f": 0xE6}
-IMPLIES = {"avx2": ("avx",), "avx512f": ("avx",)}
+from ..isa.x86 import CPUID, IMPLIES, XCR0
 
 
 def cpu_support(features) -> dict:

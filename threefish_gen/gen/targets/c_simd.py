@@ -1,17 +1,17 @@
-"""Target ``c-simd`` (``render --target c --isa ISA``): SIMD C with x86 intrinsics, SSE2 to AVX-512,
+"""Target ``c-simd`` (``render --target c-simd --isa ISA``): SIMD C with x86 intrinsics, SSE2 to AVX-512,
 and AArch64 NEON (``--isa neon``, gen/isa/neon.py).
 
 Layouts ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus scalar blocks in one loop),
 ``packed`` (one block over the lanes); ``--isa auto`` is the run-time dispatcher over the
-recommended paths below and scalar C.  Rendering: gen/render_simd.py (drivers) and
-gen/printers/c_simd.py (instruction tables)."""
+recommended paths below and scalar C.  Rendering: gen/printers/c_simd/ (driver.py lowers and
+prints each function and fills the templates, printer.py walks the layout IR)."""
 from __future__ import annotations
 
 from ..errors import GenError
-from ..printers.c_simd import packed_width
 from .. import cpu_rules
-from ..render_simd import (ENV_VAR, FAMILY_MACROS, GUARDS, ISAS, LAYOUTS, check_variant, family_name, needs, render_c_simd,
-                           skein_lanes_kernel)
+from ..printers.c_simd.driver import (ENV_VAR, FAMILY_MACROS, GUARDS, ISAS, LAYOUTS, check_variant, family_name, needs,
+                                      render_c_simd, skein_lanes_kernel)
+from ..printers.c_simd.printer import packed_width
 from ..threefish import Options
 from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein,
                    ubi_pass, without_default_annotate)
@@ -229,14 +229,14 @@ class CSimd(Target):
     def passes(self, v):
         if is_skein(v):
             return [ubi_pass(), Pass("lanes kernels (gen/layouts/lanes.py) and print SIMD C Skein "
-                                     "(gen/render_simd.py)", "UBI Program", "Skein .c + .h (templates/c/skein.*.j2)",
+                                     "(gen/printers/c_simd/)", "UBI Program", "Skein .c + .h (templates/c/skein.*.j2)",
                                      self.render_skein)]
         if v.get("isa") == "auto":
             what = "layout scalar + each path's layout (gen/layouts/) and print SIMD C dispatcher"
         else:
             what = f"layout {v.get('layout')} (gen/layouts/) and print SIMD C ({v.get('isa')})"
         return [self.describe(v),
-                Pass(what + " (gen/render_simd.py, gen/printers/c_simd.py)", "Program",
+                Pass(what + " (gen/printers/c_simd/)", "Program",
                      ".c + .h (templates/c_simd/)", self.render_simd)]
 
     def render_simd(self, v, progs):

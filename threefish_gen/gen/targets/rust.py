@@ -20,7 +20,7 @@ from ..errors import GenError
 from ..isa.x86 import ISAS as X86_ISAS
 from ..printers import render_template
 from ..printers import rust as printer
-from ..render_simd import ENV_VAR
+from ..printers.c_simd.driver import ENV_VAR
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
 from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target,
@@ -56,6 +56,11 @@ RECOMMENDED_ISA = "auto"
 # The lanes paths of --isa auto: --unroll loop (a loop over 8-round cycles), measured in C on Zen 3
 # faster in bulk than full unrolling (AVX2 lanes, 512: 2.32 vs 2.79 c/B) and 4x smaller.
 SIMD_OPTIONS = {bits: Options("fly", "loop", 1) for bits in (256, 512, 1024)}
+# The crates a rendered crate's Cargo.toml names (optional dependencies, templates/rust/), by
+# primitive: cargo resolves them even where no feature asks for them, so verify's offline builds
+# (verify/rust.py) need each in Debian's local registry, whose package for crate NAME is
+# librust-NAME-dev; scripts/bootstrap.sh installs those (it reads this literal, with ast).
+CRATES = {"threefish": ("zeroize",), "skein": ("zeroize", "digest")}
 
 
 def option_sets(spec: Spec) -> list[Options]:

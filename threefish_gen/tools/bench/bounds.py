@@ -3,7 +3,7 @@
 * :func:`program_work` counts the machine operations of a described Program (gen/threefish.py):
   per class (ports.py: alu, rot, load, store, mov; or their vector forms when the words
   live in vector registers) and front-end slots, loops multiplied out.
-* :func:`layout_work` maps the operation counts a SIMD layout reports (gen/render_simd.py
+* :func:`layout_work` maps the operation counts a SIMD layout reports (gen/printers/c_simd/driver.py
   op_counts) onto the same classes.
 * :func:`throughput_cycles` is the least number of cycles a pass of that work takes on a port
   model: the most loaded set of ports (for every union S of classes' port sets: the work that
@@ -84,8 +84,8 @@ def program_work(prog, bits: int = 64, rotate_ops: int = 1, setup: bool = False)
     return w
 
 
-# The SIMD layout's reported counts (gen/render_simd.py op_counts; per block) -> classes.
-# "shifts" counts the three instructions of a shift rotate (2 shifts + or: gen/printers/c_simd.py).
+# The SIMD layout's reported counts (gen/printers/c_simd/driver.py op_counts; per block) -> classes.
+# "shifts" counts the three instructions of a shift rotate (2 shifts + or: gen/isa/x86.py).
 LAYOUT_CLASSES = {"add/sub": {"vadd": 1}, "xor": {"vxor": 1}, "rotate": {"vrot": 1},
                   "shifts": {"vshift": 2 / 3, "vxor": 1 / 3}, "shuffle": {"shuffle": 1},
                   "shuffle (transpose)": {"shuffle": 1}, "broadcast": {"shuffle": 1},

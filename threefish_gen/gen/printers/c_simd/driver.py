@@ -1,4 +1,6 @@
-"""Rendering of the SIMD C target ``c-simd`` (``render --target c --isa ISA --layout L``).
+"""The SIMD C target ``c-simd`` (``render --target c-simd --isa ISA --layout L``) from the
+described programs to its files: each function lowered through the layouts (gen/layouts/),
+printed by printer.py, and the files filled from templates/c_simd/.
 
 Target options (``Variant.extra``):
 
@@ -17,24 +19,25 @@ Target options (``Variant.extra``):
 """
 from __future__ import annotations
 
-from . import skein
-from .dsl import Op, values
-from .errors import GenError
-from .layouts import lanes as lanes_layout
-from .layouts import packed as packed_layout
-from .layouts import ir
-from .isa.neon import ISAS as NEON_ISAS
-from .isa.x86 import ISAS as X86_ISAS
-from .printers import Line, render_template
-from .printers.c import (CPrinter, annotate_text, close_line, decl, indent, open_line, section, wipe_bounds,
-                         without_notes)
-from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, round_chunks, vector_width
-from .threefish import Options
-from .variant import Variant
+from ... import skein
+from ...dsl import Op, values
+from ...errors import GenError
+from ...isa.neon import ISAS as NEON_ISAS
+from ...isa.x86 import CPUID_C_CONDITION
+from ...isa.x86 import ISAS as X86_ISAS
+from ...layouts import ir
+from ...layouts import lanes as lanes_layout
+from ...layouts import packed as packed_layout
+from ...threefish import Options
+from ...variant import Variant
+from .. import Line, render_template
+from ..c import CPrinter, annotate_text, close_line, decl, indent, open_line, section, wipe_bounds, without_notes
+from .printer import (LanesPrinter, PackedPrinter, cpu_level_lines, interleave_code, round_chunks,
+                      vector_width)
 
 LAYOUTS = ("lanes", "hybrid", "packed")
 ENV_VAR = "THREEFISH_GEN_ISA"
-# Every ISA of the target, by instruction family: x86 (gen/printers/c_simd.py), then NEON
+# Every ISA of the target, by instruction family: x86 (gen/isa/x86.py), then NEON
 # (gen/isa/neon.py).  The dispatcher compiles one family's paths per architecture
 # (GUARDS: the C condition under which a family's regions are compiled).
 ISAS = {**X86_ISAS, **NEON_ISAS}
@@ -247,6 +250,10 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 burn_opt=max(f["burn"]["opt"] for r in regions for f in r["functions"]),
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
+                # the x86 cpu_level(): its body (gen/isa/x86.py's cpuid table), its top level and
+                # where cpuid can be asked
+                cpu_level=cpu_level_lines(X86_ISAS.values()), cpu_top=max(i.level for i in X86_ISAS.values()),
+                cpuid_condition=CPUID_C_CONDITION,
                 # a single-ISA file's cpu_supported(): NEON is architectural on AArch64 (nothing to
                 # detect), an x86 ISA's level is found by cpuid
                 need=need and dict(architectural=family_name(need) == "neon", level=need.level, name=need.name))
@@ -415,6 +422,11 @@ def _render_dispatch(v: Variant, subs, progs, rules=(), singles=()) -> dict[str,
             single.append(dict(rule=i, path=p, name=f"{p['text']} (cpu rule {rule.name}: {rule.cpus()})"))
         choices += [dict(rule=None, path=paths[s], name=f"{paths[s]['text']} ({DEFAULT_RULE})")
                     for s in subs if paths[s]["family"] == fam]
+        for c in choices:        # choice(): the row's CPU (if a row's), the path's level, its pass fits n
+            c["test"] = " && ".join(([f"rule == {c['rule']}"] if c["rule"] is not None else [])
+                                    + [f"level >= {c['path']['isa'].level}", f"n >= {c['path']['min_n']}"])
+        for c in single:         # single_choice(): the row's CPU and the packed kernel's level
+            c["test"] = f"rule == {c['rule']} && level >= {c['path']['isa'].level}"
         levels = ["scalar"] + [i.name for i in sorted(isas.values(), key=lambda i: i.level)]
         # cpuid: the family's level is found at run time (x86: cpuid, xgetbv); NEON is architectural
         groups.append(dict(family=fam, guard=GUARDS[fam], paths=mine, levels=levels, rows=rows, choices=choices,
@@ -438,7 +450,7 @@ def render_c_simd(v: Variant, progs, subs=(), rules=(), singles=()) -> dict[str,
     options, blocks): Program}, see :func:`needs`); ``subs``: the dispatcher's default paths (its
     standalone variants), ``rules``: its CPU table [(Rule, path variant)], ``singles``: its
     single-block table [(Rule, packed variant)].  Each function is lowered (gen/layouts/) and
-    printed (gen/printers/c_simd.py, spelled by gen/isa/x86.py and neon.py) here."""
+    printed (printer.py, spelled by gen/isa/x86.py and neon.py) here."""
     files = _render_dispatch(v, subs, progs, rules, singles) if v.get("isa") == "auto" else _render_one(v, progs)
     annotate = v.get("annotate", "brief")
     return {name: annotate_text(text, annotate) if name.endswith(".c") else text for name, text in files.items()}

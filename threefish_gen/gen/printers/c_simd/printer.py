@@ -2,18 +2,21 @@
 
 Instruction spellings live in the ISA modules (gen/isa/x86.py, gen/isa/neon.py: vector types,
 shuffle candidates, rotations); this module walks the layout IR and asks the ISA's family for
-each operation.  File structure, ABI glue and the dispatcher's CPU detection live in
-``templates/c_simd/``.  Lane shuffles are never typed per use: a wanted lane pattern is matched
+each operation.  File structure and ABI glue live in ``templates/c_simd/``; the x86 CPU
+detection (:func:`cpu_level_lines`) is printed from gen/isa/x86.py's cpuid table.  Lane shuffles are never typed per use: a wanted lane pattern is matched
 against the semantics of every candidate instruction and the cheapest match is printed.
 """
 from __future__ import annotations
 
-from ..dsl import Idx, Mem, Op
-from ..errors import GenError
-from ..isa import Isa, family_of, shuffle
-from ..isa.x86 import ISAS, X86, Width, rotl_lanes, rotl_uniform, shuffle_candidates, vector_op
-from ..layouts import ir
-from .c import CPrinter, close_line, decl, indent, note_line, open_line, section, stmt
+from itertools import groupby
+
+from ...dsl import Idx, Mem, Op
+from ...errors import GenError
+from ...isa import Isa, family_of, shuffle
+from ...isa.x86 import (CPUID, ISAS, TITLES, X86, XCR0, XCR0_STATE, Width, rotl_lanes, rotl_uniform,
+                       shuffle_candidates, vector_op)
+from ...layouts import ir
+from ..c import CPrinter, close_line, decl, indent, note_line, open_line, section, stmt
 
 
 def get_isa(name: str) -> Isa:
@@ -344,3 +347,71 @@ def interleave_code(a: list[list[str]], b: list[list[str]]) -> list[str]:
 
 __all__ = ["ISAS", "Isa", "Width", "X86", "family_of", "vector_width", "LanesPrinter", "PackedPrinter", "rotl_lanes", "shuffle",
            "shuffle_candidates", "rotl_uniform", "vector_op", "get_isa", "interleave_code", "round_chunks", "CPrinter", "Idx", "Op"]
+
+
+# --------------------------------------------------------------------------- CPU detection
+
+_CPUID_VAR = {"eax": "a", "ebx": "b", "ecx": "c", "edx": "d"}     # cpuid's outputs in cpu_level()
+_COMMENT_COLUMN = 56
+
+
+def _commented(code: str, comment: str) -> str:
+    return code + " " * max(2, _COMMENT_COLUMN - len(code)) + f"/* {comment} */"
+
+
+def _mask(m: int) -> str:
+    return f"{m}u" if m < 10 else f"{m:#x}u"
+
+
+def cpu_level_lines(isas) -> list[str]:
+    """The body of the x86 ``cpu_level()`` (gcc/clang, <cpuid.h>), indented: the highest level of
+    ``isas`` (ISA records, gen/isa/x86.py ``ISAS``) the CPU and the OS support, 0 for none.  A
+    level's test is the cpuid bits (x86 ``CPUID``) of its features, of SSSE3 where it is the first
+    with byte shuffles, and, where its features need register state the levels below did not
+    (x86 ``XCR0``), the OS's XCR0: the first such level reads it (XGETBV, after OSXSAVE), a later
+    one tests the mask read.  The levels are tested in order, in groups of one cpuid leaf: the
+    first leaf's each on its own (a failed read of it is level 0), a later leaf's only where the
+    level below its first was found, and each after the first only where the level below it was."""
+    steps, pshufb, state = [], False, 0
+    for isa in sorted(isas, key=lambda i: i.level):
+        flags = list(isa.features) + (["ssse3"] if isa.pshufb and not pshufb else [])
+        need = 0
+        for f in isa.features:
+            need |= XCR0.get(f, 0)
+        reads = bool(need) and not state                # the first level to need OS state: XGETBV
+        if reads:
+            flags.insert(0, "osxsave")
+        leaves = {CPUID[f][:2] for f in flags}
+        assert len(leaves) == 1, (isa.name, leaves)
+        steps.append((isa, leaves.pop(), flags, need if need & ~state else 0, reads))
+        pshufb |= isa.pshufb
+        state |= need
+    lines = ["    unsigned a, b, c, d, xcr0 = 0, edx0;", "    int level = 0;"]
+    for g, (leaf, group) in enumerate(groupby(steps, key=lambda step: step[1])):
+        group = list(group)
+        ind = "    "
+        if g == 0:
+            lines += [f"{ind}if (!__get_cpuid({leaf[0]}, &a, &b, &c, &d))", f"{ind}    return 0;"]
+        else:
+            lines.append(f"{ind}if (level == {group[0][0].level - 1} && "
+                         f"__get_cpuid_count({leaf[0]}, {leaf[1]}, &a, &b, &c, &d)) {{")
+            ind += "    "
+        for k, (isa, _, flags, test, reads) in enumerate(group):
+            pre = [f"level == {isa.level - 1}"] if g and k else []
+            bits = [f"({_CPUID_VAR[CPUID[f][2]]} & (1u << {CPUID[f][3]}))" for f in flags]
+            if reads:
+                lines += [_commented(f"{ind}if ({' && '.join(pre + bits)}) {{", ", ".join(f.upper() for f in flags)),
+                          f'{ind}    __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(edx0) : "c"(0));',
+                          _commented(f"{ind}    if ((xcr0 & {_mask(test)}) == {_mask(test)})",
+                                     f"OS saves {XCR0_STATE[test]} state"),
+                          _commented(f"{ind}        level = {isa.level};", TITLES[isa.name]),
+                          f"{ind}}}"]
+                continue
+            terms = pre + bits + ([f"(xcr0 & {_mask(test)}) == {_mask(test)}"] if test else [])
+            cond = terms[0][1:-1] if len(terms) == 1 else " && ".join(terms)    # one bit: no parentheses
+            lines += [f"{ind}if ({cond})",
+                      _commented(f"{ind}    level = {isa.level};",
+                                 TITLES[isa.name] + (f", {XCR0_STATE[test]} state saved" if test else ""))]
+        if g:
+            lines.append("    }")
+    return lines + ["    return level;"]
