@@ -15,6 +15,17 @@ ROOT = Path(__file__).resolve().parent.parent
 REF = "c fly/full/i2 gcc"          # RECOMMENDED_C[256], built with gcc
 
 
+def _simd_row(bits: int) -> tuple[str, object]:
+    """The row name and options of the recommended AVX2 lanes path (gen/targets/c_simd.py
+    RECOMMENDED: the dispatcher's AVX2 path, a standalone variant of the quick set), gcc."""
+    from threefish_gen.gen.targets.c_simd import RECOMMENDED
+    o = next(o for isa, _, o in RECOMMENDED[bits] if isa == "avx2")
+    return f"c-simd avx2 lanes {o.keys}/{o.unroll}/i{o.interleave} gcc", o
+
+
+SIMD256 = _simd_row(256)[0]
+
+
 def _flags() -> set:
     for ln in Path("/proc/cpuinfo").read_text().splitlines():
         if ln.startswith("flags"):
@@ -29,7 +40,7 @@ def quick_run(tmp_path_factory):
     d = tmp_path_factory.mktemp("bench")
     cmd = [sys.executable, "-m", "threefish_gen", "bench", "--quick", "--size", "256", "--size", "512",
            "--target", "c-simd", "--target", "nasm-x64", "--target", "nasm-x86",
-           "--filter", "avx2 lanes fly/full/i2 gcc", "--filter", "nasm-x64 gpr belady",
+           "--filter", _simd_row(256)[0], "--filter", _simd_row(512)[0], "--filter", "nasm-x64 gpr belady",
            "--json", str(d / "bench.json"), "--md", str(d / "bench.md"), "--chart", str(d / "chart")]
     p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, PYTHONPATH=str(ROOT)))
@@ -78,10 +89,10 @@ def test_tables_have_rows_ratios_and_peers(quick_run):
         if shutil.which("nasm"):
             _row(out, title, "nasm-x64 gpr belady")
         if "avx2" in _flags():
-            _row(out, title, "c-simd avx2 lanes fly/full/i2 gcc")
+            _row(out, title, SIMD256)
     assert "c table/loop/i1" not in out and "c-simd avx512" not in out      # filtered out, not built
     if "avx2" not in _flags():
-        assert "SKIPPED c-simd avx2 lanes fly/full/i2 gcc (Threefish-256): CPU lacks avx2" in out
+        assert f"SKIPPED {SIMD256} (Threefish-256): CPU lacks avx2" in out
     assert "SKIPPED nasm-x86 (all sizes):" in out
     peers = [r for r in data["results"] if r["kind"] == "peer"]
     if Path("/usr/include/crypto++/threefish.h").exists() or Path("/usr/include/cryptopp/threefish.h").exists():
@@ -106,15 +117,18 @@ def test_json_ratios_and_op_counts(quick_run):
             assert r["spread"] is not None and r["samples"]
             if peers:
                 assert r["vs_peer"] == pytest.approx(_paired(r, best), rel=1e-2)
-    simd = [r for r in res if r["name"] == "c-simd avx2 lanes fly/full/i2 gcc"]
     if "avx2" in _flags():
-        bulk = {r["bits"]: r for r in simd if r["mode"] == "bulk"}
-        # 72 rounds x (words/2) MIX, one xor each, over 4 blocks per 256-bit vector: 36 xors per
-        # block for Threefish-256, 72 for 512 (plus a fraction for the tweak word t2 per group).
-        assert 36 <= bulk[256]["ops"]["xor"] < 37 and 72 <= bulk[512]["ops"]["xor"] < 73
-        bulk = bulk[256]
-        assert bulk["ops"]["blocks per pass"] == 8         # two groups of 4 (interleave 2)
-        assert next(r for r in simd if r["mode"] == "chained")["ops"] == {}   # one block: scalar code
+        for bits, nw in ((256, 4), (512, 8)):
+            name, o = _simd_row(bits)
+            rows = [r for r in res if r["name"] == name and r["bits"] == bits]
+            bulk = next(r for r in rows if r["mode"] == "bulk")
+            # rounds x (words/2) MIX, one xor each, over 4 blocks per 256-bit vector (plus a fraction
+            # for the tweak word t2 per group): 72 rounds unrolled (36 xors per block for
+            # Threefish-256, 72 for 512), the 8 of one cycle for the loop form (its body's counts)
+            rounds = 72 if o.unroll == "full" else 8
+            assert rounds * nw // 2 / 4 <= bulk["ops"]["xor"] < rounds * nw // 2 / 4 + 1, (name, bulk["ops"])
+            assert bulk["ops"]["blocks per pass"] == 4 * o.interleave      # groups of 4 blocks
+            assert next(r for r in rows if r["mode"] == "chained")["ops"] == {}   # one block: scalar code
     assert "## Threefish-256 bulk" in md and f"| {REF} |" in md
     assert "SKIPPED nasm-x86" in md
 
