@@ -290,12 +290,13 @@ class Nasm(Target):
         """The variants a set tries, in order (cheap: no allocator runs)."""
         out = []
         for s in specs:
-            sets = [(self.interleave_for(s, dict(extra)), extra) for extra in self.recommended_extra] \
-                if which == "recommended" else [(1, extra) for extra in self.all_extra] + self.all_interleave
-            unroll = self.unroll_for(s, {}) if which == "recommended" else "full"
-            out += [self.variant(s, Options("fly", unroll, il), **dict(extra)) for il, extra in sets]
-            if which == "all":
-                out += [self.variant(s, Options("fly", "loop", il), **dict(extra)) for il, extra in self.all_loop]
+            if which == "recommended":      # each option set's recommended --unroll and --interleave
+                out += [self.variant(s, self.default_options_for(s, dict(extra)), **dict(extra))
+                        for extra in self.recommended_extra]
+                continue
+            sets = [(1, extra) for extra in self.all_extra] + self.all_interleave
+            out += [self.variant(s, Options("fly", "full", il), **dict(extra)) for il, extra in sets]
+            out += [self.variant(s, Options("fly", "loop", il), **dict(extra)) for il, extra in self.all_loop]
         return out
 
     def recommended_lines(self):
