@@ -144,24 +144,38 @@ def test_every_generated_row_has_its_bound(quick_run):
         elif r["target"] == "c":
             assert r["bound"] > 0 and r["x_bound"] == pytest.approx(r["cpb"] / r["bound"], rel=1e-2)
     ref = _row(out, "Threefish-256 chained", REF)
-    assert ref[-1].endswith("x") and float(ref[-2]) > 0                # bound, x bound columns
+    assert ref[-3].endswith("x") and float(ref[-4]) > 0                # bound, x bound columns (then the sizes)
     assert "| bound | x bound |" in md
 
 
 def test_bench_draws_its_chart_from_the_json(quick_run):
     """PNG + SVG beside the JSON (matplotlib from Debian); the chart's bars are the fastest row per
     target and each peer, the same figures as the JSON's rows."""
-    from threefish_gen.tools.bench.chart import series
+    from threefish_gen.tools.bench.chart import series, size_points
     out, data, _, _ = quick_run
     line = next(ln for ln in out.splitlines() if ln.startswith("bench: chart"))
     assert line.startswith("bench: chart written to "), line
-    png, svg = (Path(p) for p in line.split(" to ", 1)[1].split(", "))
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "<svg" in svg.read_text()[:500]
+    png, svg, size_png, size_svg = (Path(p) for p in line.split(" to ", 1)[1].split(", "))
+    assert size_png.name == png.stem + "-size.png" and size_svg.name == png.stem + "-size.svg"
+    for a, b in ((png, svg), (size_png, size_svg)):
+        assert a.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "<svg" in b.read_text()[:500]
     ser = series(data)
     rows = [r for r in data["results"] if r["kind"] == "variant" and r["target"] == "c" and r["mode"] == "bulk"
             and r["bits"] == 512]
     assert ser["c"][(512, "bulk")] == min(r["cpb"] for r in rows)
     assert {"c", "c-simd", "nasm-x64"} <= set(ser)
+    # the size chart's points: every bulk row with code bytes, at (code bytes, c/B)
+    pts = size_points(data)
+    want = {(r["name"], r["code_bytes"], r["cpb"]) for r in data["results"]
+            if r["mode"] == "bulk" and r["code_bytes"] and r["bits"] == 512}
+    assert want and {(n, x, y) for n, _, x, y in pts[512]} == want
+
+
+def test_frontier_keeps_the_rows_nothing_beats_on_size_and_speed():
+    from threefish_gen.tools.bench.chart import frontier
+    pts = [("full", "c", 17000, 4.0), ("loop", "c", 6000, 4.5), ("worse", "c", 9000, 5.0),
+           ("fastest", "c", 40000, 2.0), ("tie", "c", 17000, 4.2)]
+    assert [p[0] for p in frontier(pts)] == ["loop", "full", "fastest"]
 
 
 def test_rust_rows_build_pass_the_checks_and_agree_with_c(tmp_path):
@@ -182,7 +196,7 @@ def test_rust_rows_build_pass_the_checks_and_agree_with_c(tmp_path):
     rust_row = "rust fly/full/i2 cargo"          # the Rust crate of RECOMMENDED_C[256]'s options
     simd_row = "rust auto fly/full/i2 cargo"     # the same with its SIMD paths (the recommended crate)
     assert [e[0] for e in entries] == [REF, rust_row, simd_row]
-    exe, notes, _ = build(entries, tmp_path / "tf", stream=open(os.devnull, "w"))
+    exe, notes, *_ = build(entries, tmp_path / "tf", stream=open(os.devnull, "w"))
     assert not notes, notes
     p = subprocess.run([str(exe), "--check-only", "--filter", REF, "--filter", rust_row, "--filter", simd_row],
                        capture_output=True, text=True, timeout=120)
@@ -198,3 +212,68 @@ def test_rust_rows_build_pass_the_checks_and_agree_with_c(tmp_path):
     assert got == [["ok", f"Rust Skein-512-512 equals the C render on {n} bytes"] for n in (64, 1024, 65536)], \
         p.stdout
     assert "CHECK\tFAIL" not in p.stdout
+
+
+def _nm_functions(obj: Path) -> dict[str, int]:
+    """{function: bytes} from binutils' nm -S (the text symbols that carry a size)."""
+    p = subprocess.run(["nm", "-S", "--defined-only", str(obj)], capture_output=True, text=True, check=True)
+    return {f[3]: int(f[1], 16) for ln in p.stdout.splitlines() if len(f := ln.split()) == 4 and f[2] in "tT"}
+
+
+def _text_bytes(obj: Path) -> int:
+    """The .text section's size from binutils' size -A."""
+    p = subprocess.run(["size", "-A", str(obj)], capture_output=True, text=True, check=True)
+    return next(int(ln.split()[1]) for ln in p.stdout.splitlines() if ln.startswith(".text "))
+
+
+def test_size_columns_match_an_independent_count(quick_run):
+    """src KiB / code KiB (tools/codesize.py): the reference row's source bytes are the sizes of its
+    rendered files on disk, its code bytes the sizes nm -S gives its functions in the object the
+    bench linked (gcc: every function symbol has its size); the NASM row's code bytes are its
+    object's .text (nasm gives symbols no size: each function runs to the next one).  The text
+    table, bench.md and bench.json show the same figures; peers have none."""
+    from threefish_gen.tools.bench.run import default_entries
+    out, data, md, d = quick_run
+    work = d / "build" / "bench"
+    ents = {n: v for n, v, _ in default_entries((256,), "1.3", ("c", "nasm-x64"), quick=True)}
+    for name in (REF, "nasm-x64 gpr belady i2") if shutil.which("nasm") else (REF,):
+        v = ents[name]
+        rows = [r for r in data["results"] if r["name"] == name and r["bits"] == 256]
+        assert len(rows) == 2
+        src = work / "src" / v.stem
+        assert rows[0]["src_bytes"] == sum(f.stat().st_size for f in src.iterdir()) > 0
+        obj, = (work / "obj").glob(v.stem + "-*.o")
+        if name == REF:
+            nm = _nm_functions(obj)
+            assert rows[0]["code_functions"] == nm and all(f.startswith(v.prefix) for f in nm)
+            assert rows[0]["code_bytes"] == sum(nm.values()) and "symbol sizes" in rows[0]["code_note"]
+        else:
+            assert rows[0]["code_bytes"] == _text_bytes(obj) and "label distances" in rows[0]["code_note"]
+            assert {f[len(v.prefix):] for f in rows[0]["code_functions"]} >= {"encrypt", "encrypt_blocks"}
+        for r in rows:
+            assert (r["src_bytes"], r["code_bytes"]) == (rows[0]["src_bytes"], rows[0]["code_bytes"])
+            sk, ck = f"{r['src_bytes'] / 1024:.1f}", f"{r['code_bytes'] / 1024:.1f}"
+            line = _row(out, f"Threefish-256 {r['mode']}", name)
+            assert line[-2:] == [sk, ck], line          # src KiB, code KiB (no op counts after them)
+            assert f" | {sk} | {ck} | " in md
+    for r in data["results"]:
+        if r["kind"] == "peer":
+            assert r["src_bytes"] is None and r["code_bytes"] is None
+    assert "src KiB code KiB" in " ".join(out.split()) and "| src KiB | code KiB |" in md
+
+
+def test_a_loop_kernel_has_less_code_than_its_full_kernel(tmp_path):
+    """--unroll loop (8-round cycles) against fully unrolled, same options otherwise: the built
+    objects' function bytes (build(): what the bench tables show), scalar C and NASM gpr."""
+    from threefish_gen.tools.bench.run import build, default_entries
+    names = ["c fly/full/i1 gcc", "c fly/loop/i1 gcc"]
+    if shutil.which("nasm"):
+        names += ["nasm-x64 gpr belady", "nasm-x64 gpr belady loop"]
+    entries = [e for e in default_entries((512,), "1.3", ("c", "nasm-x64")) if e[0] in names]
+    assert sorted(e[0] for e in entries) == sorted(names)
+    _, notes, _, sizes = build(entries, tmp_path / "tf", stream=open(os.devnull, "w"))
+    assert not [n for n in notes if n.startswith("FAIL")], notes
+    got = {name: sizes[(name, 512)] for name in names}
+    for full, loop in zip(names[::2], names[1::2]):
+        assert 0 < got[loop]["code_bytes"] < got[full]["code_bytes"] / 2, (got[loop], got[full])
+        assert 0 < got[loop]["src_bytes"] < got[full]["src_bytes"]

@@ -186,12 +186,17 @@ def test_tables_print_bound_and_x_bound():
     table(rows, info, buf)
     out = buf.getvalue()
     line = next(ln for ln in out.splitlines() if ln.startswith("  c fly/full/i1 gcc"))
-    assert line.split()[-2:] == ["4.00", "1.25x"]
+    assert line.split()[-4:] == ["4.00", "1.25x", "-", "-"]      # bound, x bound, src KiB, code KiB
     botan = next(ln for ln in out.splitlines() if ln.startswith("  Botan"))
-    assert botan.split()[-2:] == ["-", "-"]
+    assert botan.split()[-4:] == ["-", "-", "-", "-"]
+    rows[0].src_bytes, rows[0].code_bytes = 132096, 17510
+    buf = io.StringIO()
+    table(rows, info, buf)
+    line = next(ln for ln in buf.getvalue().splitlines() if ln.startswith("  c fly/full/i1 gcc"))
+    assert line.split()[-4:] == ["4.00", "1.25x", "129.0", "17.1"]
     assert "dispatcher / best variant = 1.00" in out
     md = markdown(rows, info, [], [])
-    assert "| bound | x bound |" in md and "| 4.00 | 1.25x |" in md and "## Dispatcher / best variant" in md
+    assert "| bound | x bound |" in md and "| 4.00 | 1.25x | 129.0 | 17.1 |" in md and "## Dispatcher / best variant" in md
 
 
 def test_nasm_lanes_work_counts_gathers_per_lane():

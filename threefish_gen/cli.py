@@ -356,7 +356,8 @@ def kat_cmd(files):
 @click.option("--json", "json_path", default="build/bench.json", show_default=True, help="JSON results")
 @click.option("--md", "md_path", default="build/bench.md", show_default=True, help="markdown summary")
 @click.option("--chart", "chart_stem", default="build/bench-chart", show_default=True,
-              help="chart of c/B per target and size beside the peers: STEM.png and STEM.svg (matplotlib)")
+              help="chart of c/B per target and size beside the peers: STEM.png and STEM.svg; code bytes "
+                   "vs bulk c/B per row: STEM-size.png and STEM-size.svg (matplotlib)")
 @click.option("--passes", type=click.IntRange(1, 21), default=None,
               help="runs of every row, spread over time (default 3; --quick 1); figures: median of passes")
 def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, passes, chart_stem):

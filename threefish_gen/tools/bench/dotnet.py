@@ -23,12 +23,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import Spec
 from threefish_gen.gen.targets.csharp import RECOMMENDED as RECOMMENDED_CSHARP
 from threefish_gen.gen.targets.csharp import TARGET as CSHARP
 from threefish_gen.gen.threefish import Options
 
+from ..codesize import source_bytes
 from . import paired
+
+NO_CODE = ("C#: the JIT compiles the class at run time (DOTNET_TieredCompilation=0): no object file; "
+           "its machine code is not counted")
 
 BENCH_CS = files("threefish_gen.tools.bench") / "harness" / "dotnet" / "Bench.cs"
 
@@ -127,7 +132,8 @@ def compact_ratios(rows: list[dict]) -> None:
 def bench_rows(specs: list[Spec], workdir: Path = Path("build/bench/csharp"), bouncy: bool = True,
                stream=sys.stderr, samples: int | None = None, filters=()) -> list[dict]:
     """Rows dict(name, bits, mode ('bulk'|'chained'), cpb, ns_per_byte, ghz, kernel, version,
-    samples: the c/B of every round); the compact candidate's rows also ``vs_recommended``
+    samples: the c/B of every round, src_bytes: bytes of the class's rendered .cs, code_bytes
+    None); the compact candidate's rows also ``vs_recommended``
     (compact_ratios); a row with cpb None and a 'skipped' reason when something could not run.
     ``samples``: rounds per row (default 9); ``filters``: only the classes whose row name
     (``C# CLASS``) contains one of them are timed (all are built)."""
@@ -163,6 +169,13 @@ def bench_rows(specs: list[Spec], workdir: Path = Path("build/bench/csharp"), bo
             rows.append(dict(name=label, bits=0, mode="-", cpb=None, skipped=p.stderr.strip()[-200:]))
     if bouncy:
         rows += _bouncy_rows(specs, workdir, stream)
+    src = {v.prefix: source_bytes(render_variant(v)) for v in variants}
+    for r in rows:      # source bytes of the row's class (tools/codesize.py); no code bytes: JIT-compiled
+        cls = r["name"].split(" [")[0].split()[-1]
+        if cls in src:
+            r["src_bytes"] = src[cls]
+            r["code_bytes"] = None
+            r["code_note"] = NO_CODE
     for r in rows:      # JSON: the samples in round order
         for key in ("samples", "ns_samples"):
             if key in r:

@@ -23,7 +23,9 @@ the previous output: latency).
 Every table has, per row, the ratio to scalar C (the recommended option set built with gcc,
 always measured) and to the best peer of the same size and mode, and for SIMD C the
 operation counts its layout reports; every generated row its bound on this CPU's port model and
-``x bound`` (``row_bounds.py``), and each size and mode a ``dispatcher / best variant`` line.
+``x bound`` (``row_bounds.py``) and its code size (``src KiB``: the rendered files; ``code KiB``:
+the machine code of its functions in the object built here, ``tools/codesize.py``), and each size
+and mode a ``dispatcher / best variant`` line.
 Everything also goes to ``build/bench.json`` and a markdown summary ``build/bench.md``.
 """
 from __future__ import annotations
@@ -46,6 +48,7 @@ from threefish_gen.gen.render import Variant, render_variant, write_files
 from threefish_gen.gen.targets.c import RECOMMENDED as RECOMMENDED_C
 from threefish_gen.verify.objects import object_commands
 
+from ..codesize import kib
 from ..target_tools import all_tools, tools_for
 from . import paired
 from . import rust_rows
@@ -80,6 +83,10 @@ class Result:
     vs_c_spread: float | None = None   # spread of the per-round ratios behind vs_c
     vs_peer_spread: float | None = None
     samples: dict = field(default_factory=dict, repr=False)   # {(pass, round): cpb}
+    src_bytes: int | None = None    # bytes of the variant's rendered files (tools/codesize.py)
+    code_bytes: int | None = None   # machine-code bytes of its functions in the object bench built
+    code_functions: dict = field(default_factory=dict)   # {symbol: bytes} behind code_bytes
+    code_note: str = ""             # how code_bytes was counted, or why there is none
 
 
 def json_row(r: Result) -> dict:
@@ -173,6 +180,11 @@ def _run(cmd, cwd=None, timeout=None):
 def _object(name: str, v: Variant, cc: str, workdir: Path, timeout: float | None = None) -> Path:
     """Render and build one variant; objects are cached by the hash of sources and commands
     (``timeout``: seconds each build command may take; GenError past it)."""
+    return _built(v, cc, workdir, timeout)[0]
+
+
+def _built(v: Variant, cc: str, workdir: Path, timeout: float | None = None) -> tuple[Path, dict[str, str]]:
+    """(object, rendered files {name: text}) of one variant (:func:`_object`)."""
     src = workdir / "src" / v.stem
     files = render_variant(v)
     write_files(files, src)
@@ -187,15 +199,39 @@ def _object(name: str, v: Variant, cc: str, workdir: Path, timeout: float | None
         for cmd in object_commands(v, src, tmp, cc):
             _run(cmd, timeout=timeout)
         os.replace(tmp, obj)
-    return obj
+    return obj, files
+
+
+# How the code bytes of each kind of row are counted, or why a row has none (docs/bench.md).
+CODE_HOW = {"gcc": "gcc -O2 -std=c99", "clang": "clang -O2 -std=c99", "nasm": "nasm -f elf64"}
+NO_CODE_RUST = ("Rust: all Rust rows are one static library (the shim crate, the rendered crates, Rust's "
+                "std; cargo release profile), inlined across crates: no object of the row's own")
+
+
+def sizes_of(v: Variant, cc: str, obj: Path | None, files: dict[str, str]) -> dict:
+    """Result fields src_bytes, code_bytes, code_functions, code_note of one built row."""
+    from ..codesize import code_size, source_bytes
+    out = {"src_bytes": source_bytes(files), "code_bytes": None, "code_functions": {}, "code_note": ""}
+    if obj is None:
+        out["code_note"] = NO_CODE_RUST
+        return out
+    try:
+        got = code_size(obj)
+    except GenError as e:
+        out["code_note"] = str(e)
+        return out
+    out.update(code_bytes=got.total, code_functions=got.functions,
+               code_note=f"{got.how} of the object's functions ({CODE_HOW.get(cc, cc)})")
+    return out
 
 
 def build(entries: list[tuple[str, Variant, str]], workdir: Path,
-          stream=sys.stderr) -> tuple[Path, list[str], dict]:
+          stream=sys.stderr) -> tuple[Path, list[str], dict, dict]:
     """Build (row name, variant, compiler) entries (in parallel, cached) and link the bench
-    binary.  Returns (program, SKIPPED/FAIL notes, {(row name, bits): op counts})."""
+    binary.  Returns (program, SKIPPED/FAIL notes, {(row name, bits): op counts},
+    {(row name, bits): code size fields} (:func:`sizes_of`))."""
     workdir.mkdir(parents=True, exist_ok=True)
-    lines, notes, ops, todo = [], [], {}, []
+    lines, notes, ops, todo, sizes = [], [], {}, [], {}
     from threefish_gen.verify.runner import cpu_flags
     flags = cpu_flags()
     for name, v, cc in entries:
@@ -219,19 +255,21 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
     def one(item):
         name, v, cc = item
         try:
-            return item, _object(name, v, cc, workdir), None
+            obj, files = _built(v, cc, workdir)
+            return item, obj, sizes_of(v, cc, obj, files), None
         except GenError as e:
-            return item, None, str(e)
+            return item, None, None, str(e)
 
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         built = list(pool.map(one, todo))
     objs = []
-    for (name, v, cc), obj, err in built:
+    for (name, v, cc), obj, size, err in built:
         if err:
             notes.append(f"FAIL {name} (Threefish-{v.spec.bits}): {err}")
             continue
         objs.append(str(obj))
         ops[(name, v.spec.bits)] = op_counts(v)   # names repeat across sizes
+        sizes[(name, v.spec.bits)] = size
         lines.append(bench_line(name, v))
     libs: list[str] = []
     if rust:       # one static library for all Rust rows (two would each carry Rust's std)
@@ -239,13 +277,14 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
             lib, native = rust_rows.build([v for _, v, _ in rust], workdir / "cargo")
             objs.append(str(lib))
             libs = native
-            for name, v, _ in rust:
+            for name, v, cc in rust:
                 ops[(name, v.spec.bits)] = op_counts(v)
+                sizes[(name, v.spec.bits)] = sizes_of(v, cc, None, render_variant(v))
                 lines.append(bench_line(name, v, rust_rows.symbol_prefix(v)))
         except GenError as e:
             notes += [f"FAIL {name} (Threefish-{v.spec.bits}): {e}" for name, v, _ in rust]
     exe, link_notes = link(lines, objs, workdir, libs=libs)
-    return exe, notes + link_notes, ops
+    return exe, notes + link_notes, ops, sizes
 
 
 def bench_line(name: str, v: Variant, prefix: str | None = None) -> str:
@@ -362,11 +401,16 @@ def measure(cmd: list[str], names: set[str], passes: int, label: str = "the C-AB
 
 # --------------------------------------------------------------------------- ratios and tables
 
-def annotate(results: list[Result], targets: dict, ops: dict) -> None:
-    """Fill target, op counts and the two ratios of every row."""
+def annotate(results: list[Result], targets: dict, ops: dict, sizes: dict | None = None) -> None:
+    """Fill target, op counts, code sizes (``sizes``: build's {(row, bits): fields}; peers get
+    none) and the two ratios of every row."""
     for r in results:
         r.target = targets.get(r.name, "peer")
         r.ops = ops.get((r.name, r.bits), {}) if r.mode == "bulk" else {}   # chained: the scalar one-block code
+        for k, val in (sizes or {}).get((r.name, r.bits), {}).items():
+            setattr(r, k, val)
+        if r.kind == "peer":
+            r.code_note = "peer library: not built by the bench from a rendered file"
     for bits, mode in {(r.bits, r.mode) for r in results}:
         rows = [r for r in results if r.bits == bits and r.mode == mode]
         ref, best = _refs(rows)
@@ -440,12 +484,12 @@ def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
             title += f"; best peer: {best.name} {best.cpb:.2f})" if best else "; no peer)"
             print(f"\n{title}", file=stream)
             print(f"  {'row':<46} {unit:>7} {'min':>7} {'spread':>6} {'':<11} {'vs C':>7} {'vs peer':>8} "
-                  f"{'bound':>6} {'x bound':>7}  op counts per block", file=stream)
+                  f"{'bound':>6} {'x bound':>7} {'src KiB':>7} {'code KiB':>8}  op counts per block", file=stream)
             for r in rows:
                 b, xb = bound_text(r)
                 print(f"  {r.name:<46} {r.cpb:7.2f} {r.cpb_min:7.2f} {_pct(r.spread):>6} {noisy_mark(r):<11} "
-                      f"{_ratio(r.vs_c):>7} {_ratio(r.vs_peer):>8} {b:>6} {xb:>7}  {ops_text(r.ops)}".rstrip(),
-                      file=stream)
+                      f"{_ratio(r.vs_c):>7} {_ratio(r.vs_peer):>8} {b:>6} {xb:>7} {kib(r.src_bytes):>7} "
+                      f"{kib(r.code_bytes):>8}  {ops_text(r.ops)}".rstrip(), file=stream)
     # clang vs gcc for the same variant
     pairs = []
     for r in results:
@@ -535,7 +579,8 @@ def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
             if not rows:
                 continue
             print(f"\nC# Threefish-{bits} {mode}", file=stream)
-            print(f"  {'row':<52} {'cpb':>7} {'vs C':>7} {'vs peer':>8} {'bound':>6} {'x bound':>7}", file=stream)
+            print(f"  {'row':<52} {'cpb':>7} {'vs C':>7} {'vs peer':>8} {'bound':>6} {'x bound':>7} "
+                  f"{'src KiB':>7} {'code KiB':>8}", file=stream)
             for r in rows:
                 extra = ""
                 vr = r.get("vs_recommended")
@@ -548,7 +593,8 @@ def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
                     extra = "  output " + ("matches" if r["agrees_with_reference"] else "DIFFERS FROM") + \
                         " the generated v1.3 class"
                 print(f"  {r['name']:<52} {r['cpb']:7.2f} {_ratio(r.get('vs_c')):>7} "
-                      f"{_ratio(r.get('vs_peer')):>8} {'-':>6} {'-':>7}{extra}", file=stream)
+                      f"{_ratio(r.get('vs_peer')):>8} {'-':>6} {'-':>7} {kib(r.get('src_bytes')):>7} "
+                      f"{kib(r.get('code_bytes')):>8}{extra}", file=stream)
     for r in cs_rows:
         if r.get("cpb") is None:
             print(f"SKIPPED {r['name']}: {r.get('skipped')}", file=stream)
@@ -578,12 +624,13 @@ def markdown(results: list[Result], info: dict, cs_rows: list[dict], notes: list
                 continue
             out += [f"## Threefish-{bits} {mode}", "",
                     "| row | c/B (median) | min | spread | vs scalar C | vs best peer | bound | x bound | "
-                    "op counts per block |",
-                    "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+                    "src KiB | code KiB | op counts per block |",
+                    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
             out += [f"| {r.name} | {r.cpb:.2f} | {r.cpb_min:.2f} | {_pct(r.spread)}"
                     + (f" **{noisy_mark(r)}**" if noisy_mark(r) else "")
                     + f" | {_ratio(r.vs_c)} | {_ratio(r.vs_peer)} | "
-                    f"{' | '.join(bound_text(r))} | {ops_text(r.ops)} |" for r in rows]
+                    f"{' | '.join(bound_text(r))} | {kib(r.src_bytes)} | {kib(r.code_bytes)} | {ops_text(r.ops)} |"
+                    for r in rows]
             out.append("")
     if info.get("dispatch"):
         out += ["## Dispatcher / best variant", "", "```"] + info["dispatch"] + ["```", ""]
@@ -594,10 +641,10 @@ def markdown(results: list[Result], info: dict, cs_rows: list[dict], notes: list
         out += ["## Goals (NASM)", "", "```"] + g + ["```", ""]
     got = [r for r in cs_rows if r.get("cpb") is not None]
     if got:
-        out += ["## C#", "", "| row | size | mode | c/B (median) | vs scalar C | vs best peer | bound | x bound |",
-                "|---|---:|---|---:|---:|---:|---:|---:|"]
+        out += ["## C#", "", "| row | size | mode | c/B (median) | vs scalar C | vs best peer | bound | x bound | "
+                "src KiB | code KiB |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
         out += [f"| {r['name']} | {r['bits']} | {r['mode']} | {r['cpb']:.2f} | {_ratio(r.get('vs_c'))} | "
-                f"{_ratio(r.get('vs_peer'))} | - | - |"
+                f"{_ratio(r.get('vs_peer'))} | - | - | {kib(r.get('src_bytes'))} | {kib(r.get('code_bytes'))} |"
                 for r in sorted(got, key=lambda r: (r["bits"], r["mode"], r["cpb"]))]
         out.append("")
     skipped = notes + info.get("fail", []) + [f"SKIPPED {r['name']}: {r.get('skipped')}"
@@ -623,7 +670,7 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     of load from other processes then spoils one pass of a row, not all its samples."""
     entries = [e for e in entries if _matches(e[0], filters) or
                e[0] == reference_name(e[1].spec.bits)]
-    exe, build_notes, ops = build(entries, Path(workdir).resolve())
+    exe, build_notes, ops, code = build(entries, Path(workdir).resolve())
     notes = list(notes or []) + build_notes
     passes = passes or (1 if quick else 3)
     cmd = [str(exe)]
@@ -635,7 +682,7 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     results, info, rc = measure(cmd, names, passes)
     if sizes:
         results = [r for r in results if r.bits in set(sizes)]
-    annotate(results, {name: v.target for name, v, _ in entries}, ops)
+    annotate(results, {name: v.target for name, v, _ in entries}, ops, code)
     from threefish_gen.verify.runner import cpu_flags
     model = this_model()
     bounds_annotate(results, row_bounds(entries, model, cpu_flags()))
