@@ -90,6 +90,26 @@ def test_small_case_one_chart_per_strategy_and_counts(tmp_path):
     assert len(rows) >= spills + reloads and all(r in ids for r in rows)
 
 
+def test_nasm_counts_show_source_and_code_bytes(tmp_path):
+    """Source bytes = the rendered .asm and .h; code bytes = the .text of the object nasm makes
+    of them here (binutils' size -A; nasm's symbols carry no size, so the functions' bytes add up
+    to the section)."""
+    from threefish_gen.gen.render import render_variant, write_files
+    if shutil.which("nasm") is None or shutil.which("size") is None:
+        pytest.skip("nasm or binutils not installed")
+    _, text, _ = report(tmp_path, "--target", ASM[0], "--size", "256", "--strategy", "belady")
+    counts = dict(re.findall(r"<tr><td>([a-z /]+)</td><td>(.*?)</td></tr>", text))
+    v = registry.get(ASM[0]).variant(get_spec("1.3", 256), Options("fly", "full", 1), "", strategy="belady")
+    files = render_variant(v)
+    write_files(files, tmp_path / "src")
+    assert int(counts["source bytes"]) == sum((tmp_path / "src" / f).stat().st_size for f in files)
+    obj = tmp_path / "x.o"
+    subprocess.run(["nasm", "-f", "elf64", "-o", str(obj), str(tmp_path / "src" / f"{v.stem}.asm")], check=True)
+    size = subprocess.run(["size", "-A", str(obj)], capture_output=True, text=True, check=True).stdout
+    assert int(counts["code bytes"]) == next(int(ln.split()[1]) for ln in size.splitlines() if ln.startswith(".text "))
+    assert counts["code bytes per function"].startswith("encrypt ")
+
+
 def test_no_external_urls_and_parses(tmp_path):
     _, text, c = report(tmp_path, "--target", ASM[1], "--size", "512")
     assert "html" in c.tags and "svg" in c.tags and "script" in c.tags
@@ -109,9 +129,25 @@ def test_named_fails_at_1024_with_one_line(tmp_path):
     assert st["belady"] < st["linear-scan"]
 
 
+def _size_rows(text):
+    """The code size section's rows: [(label, options, source bytes, code bytes, how)]."""
+    sec = re.search(r'<section id="size">(.*?)</section>', text, re.S).group(1)
+    rows = [re.findall(r"<td>(.*?)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", sec, re.S)]
+    return [tuple(r[:5]) for r in rows if r]
+
+
 def test_simd_layout_counts_and_lane_map(tmp_path):
     _, text, _ = report(tmp_path, "--target", SIMD[0], "--isa", "avx2", "--size", "512")
     assert "vector operations per block" in text
+    # code size (issue 30): the page's variant and its --unroll loop form; the loop's machine code
+    # (gcc -O2, the object's function symbols) and source are the smaller
+    from threefish_gen.gen.render import render_variant
+    (_, full_o, full_src, full_code, how), (_, loop_o, loop_src, loop_code, _) = _size_rows(text)
+    assert (full_o, loop_o) == ("fly/full/i1", "fly/loop/i1") and how.startswith("gcc -O2")
+    v = registry.get(SIMD[0]).variant(get_spec("1.3", 512), Options("fly", "full", 1), "", isa="avx2")
+    assert int(full_src) == sum(len(t.encode()) for t in render_variant(v).values())
+    if shutil.which("gcc"):
+        assert 0 < int(loop_code) < int(full_code) and int(loop_src) < int(full_src)
     rows = re.findall(r"<tr><td>(after round \d+)</td><td>(.*?)</td>", text)
     assert len(rows) == get_spec("1.3", 512).rounds
     # every round's A lanes hold even words only, each once

@@ -10,12 +10,18 @@ Per strategy: a register-pressure chart (live values per register class against 
 spill and reload marks, the block loop's boundary), a register timeline (which value sits in
 which register, coloured by family k/t/x/pointers/temporaries), the counts, and the description
 statement / emitted instruction / allocation side by side, one anchored row per instruction.
+
+Code size (issue 30, tools/codesize.py, as ``make bench`` counts it): source bytes of the rendered
+files and machine-code bytes of the variant's functions -- per strategy in the counts of an
+assembly page (the object nasm makes), and for other targets in a section of their own: the page's
+variant and its ``--unroll loop`` form, each C file compiled once with gcc -O2.
 """
 from __future__ import annotations
 
 from importlib.resources import files
 import html
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -29,6 +35,8 @@ from threefish_gen.gen.printers.c_simd import printer as csimd
 from threefish_gen.gen.printers import nasm as nasmp
 from threefish_gen.gen.render import Variant
 from threefish_gen.gen.threefish import Options, describe
+
+from .codesize import CodeSize, code_size, source_bytes
 
 TEMPLATE = files("threefish_gen") / "templates" / "explore" / "report.html"
 W, H, PAD = 1000.0, 180.0, 30.0
@@ -218,13 +226,19 @@ def strategy_section(base: Variant, st: str, bench: bool, work: Path) -> dict:
         w = work / st
         w.mkdir(parents=True, exist_ok=True)
         try:
-            obj, counts["code bytes"] = assemble(v, w)
+            obj, _ = assemble(v, w)
+            counts["source bytes"] = sum(f.stat().st_size for f in (w / "src").rglob("*") if f.is_file())
+            got = code_size(obj)
+            counts["code bytes"] = got.total
+            counts["code bytes per function"] = _per_function(got, v.prefix)
             if bench:
                 counts["cycles/byte (bulk, 64 blocks)"] = measure(v, w, obj)
                 counts["cycles/byte (1 block per call)"] = measure(v, w, obj, blocks=1)
         except GenError as e:
             counts["code bytes"] = f"n/a ({e})"
     else:
+        from threefish_gen.gen.render import render_variant
+        counts["source bytes"] = source_bytes(render_variant(v))
         counts["code bytes"] = "n/a (nasm not installed)"
     loop = ra.loop_bounds(ops)
     return {"strategy": st, "counts": counts, "rows": rows,
@@ -257,6 +271,83 @@ def layout_counts(spec, options) -> list[tuple[str, str, dict]]:
 def lane_map(spec) -> list[tuple[str, list, list]]:
     """Which word sits in which lane of A and B, per round (gen/layouts/packed.py)."""
     return lpacked.lane_map(describe(spec, Options("fly", "full", 1), "encrypt", 1))
+
+
+def _per_function(got: CodeSize, prefix: str) -> str:
+    """'encrypt 64, encrypt_blocks 4482, ...' (the variant's prefix left off)."""
+    return ", ".join(f"{n[len(prefix):] if n.startswith(prefix) else n} {b}" for n, b in got.functions.items())
+
+
+# Why a target's variants have no machine-code figure on the page (docs/bench.md, "Code size"),
+# by the descriptor's recipe.interface; others: built by their own toolchain (a Rust crate, by cargo).
+NO_OBJECT = {"dotnet": "compiled by the JIT at run time: no object file"}
+
+
+def size_rows(base: Variant, work: Path) -> list[dict]:
+    """Source and machine-code bytes of the page's variant and, where the target has it, the same
+    variant with ``--unroll loop`` (the compact form, issue 30): {label, variant, source bytes,
+    code bytes ('-' and why where none), how, per function}.  C variants are compiled once with
+    gcc -O2 -std=c99 (verify/objects.py, the bench's command), the object's function symbols
+    counted by tools/codesize.py."""
+    from threefish_gen.gen.render import render_variant, write_files
+    from threefish_gen.verify.objects import object_commands
+    t = registry.get(base.target)
+    twins = [("this page's variant", base)]
+    if base.options.unroll != "loop":
+        try:
+            loop = t.variant(base.spec, Options(base.options.keys, "loop", base.options.interleave), "",
+                             **dict(base.extra))
+            twins.append(("the same with --unroll loop", loop))
+        except GenError:
+            pass
+    rows = []
+    for label, v in twins:
+        o = v.options
+        row = {"label": label, "variant": f"{o.keys}/{o.unroll}/i{o.interleave}", "how": "", "per function": ""}
+        try:
+            files = render_variant(v)
+        except GenError:
+            if v is base:
+                raise
+            continue                      # no loop form of this variant
+        row["source bytes"] = source_bytes(files)
+        row["code bytes"] = "-"
+        if t.recipe.language != "c":
+            row["how"] = f"{t.name}: " + NO_OBJECT.get(
+                t.recipe.interface, "built by its own toolchain with the user's code: no object of the variant alone here")
+        elif shutil.which("gcc") is None:
+            row["how"] = "gcc not installed"
+        else:
+            w = work / f"size-{len(rows)}"
+            write_files(files, w)
+            obj = w / f"{v.stem}.o"
+            cmds = object_commands(v, w, obj, "gcc")
+            row["how"] = " ".join(cmds[0][:3]) + " (function symbols of the object)"
+            try:
+                for cmd in cmds:
+                    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+                    if p.returncode:
+                        first = ((p.stderr or p.stdout).strip().splitlines() or [f"exit {p.returncode}"])[0]
+                        raise GenError("gcc failed: " + first.split("error: ", 1)[-1])
+                got = code_size(obj)
+                row["code bytes"] = got.total
+                row["per function"] = _per_function(got, v.prefix)
+            except (GenError, subprocess.TimeoutExpired) as e:
+                row["how"] = str(e)[:200]
+        rows.append(row)
+    return rows
+
+
+def size_section(rows: list[dict]) -> str:
+    out = ['<section id="size"><h2>Code size (source bytes of the rendered files; machine-code bytes of the '
+           "variant's functions)</h2>",
+           "<table class=size><tr><th>variant</th><th>options</th><th>source bytes</th><th>code bytes</th>"
+           "<th>how</th><th>per function</th></tr>"]
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td>{html.escape(str(r.get(k, '-')))}</td>" for k in (
+            "label", "variant", "source bytes", "code bytes", "how", "per function")) + "</tr>")
+    out.append("</table></section>")
+    return "\n".join(out)
 
 
 def simd_section(spec, options) -> str:
@@ -318,8 +409,12 @@ def report(base: Variant, strategies, bench: bool = False) -> str:
                 f"<td>{'fails' if 'error' in s else html.escape(str(s['counts'].get(k, '-')))}</td>" for s in secs)
                 + "</tr>")
         t.append("</table>")
-        body.append("<section><h2>Counts (encrypt_blocks, static per function)</h2>" + "".join(t) + "</section>")
+        body.append("<section><h2>Counts (encrypt_blocks, static per function; source and code bytes: the "
+                    "whole variant, all its functions)</h2>" + "".join(t) + "</section>")
         body += [_strategy_html(s) for s in secs]
+    if not is_asm(base.target):
+        with tempfile.TemporaryDirectory(prefix="tf-explore-") as tmp:
+            body.append(size_section(size_rows(base, Path(tmp))))
     if not is_asm(base.target) or layout_packed:
         body.append(simd_section(base.spec, base.options))
     legend = " ".join(f'<span class="sw" style="background:{c}"></span>{k}' for k, c in FAMILY.items())
