@@ -1,4 +1,5 @@
-"""Skein: the reference model (gen/skein.py) against all 1,368 golden records, and Botan."""
+"""Skein: the reference model (gen/skein.py) against all 1,368 golden records and the 35 v1.3 tree
+records, and Botan."""
 import os
 import re
 import random
@@ -86,6 +87,64 @@ def test_bit_length_golden_records_through_the_bit_api_of_the_model():
     g = skein.ubi(spec, skein.standard_iv(spec, 256), b"\xb0", skein.T_MSG, bitpad=True)
     assert skein.hash_bits(spec, b"\xb7", 3, 32) == skein.output(spec, g, 256)
     assert skein.hash_bits(spec, b"\xb7", 3, 32) != skein.hash_bytes(spec, b"\xb0", 32)
+
+
+TREE_FIELDS = ("version", "state_bits", "digest_bits", "msg_bits", "leaf", "node", "max_levels", "message", "digest")
+
+
+def _tree_golden():
+    """The 35 published tree records (verify/kat/skein_v1.3_tree.kat) with their spec and Tree."""
+    recs = parse(KAT_DIR / "skein_v1.3_tree.kat", TREE_FIELDS)
+    return [(r, get_spec(r["version"], r["state_bits"]),
+             skein.Tree(int(r["leaf"]), int(r["node"]), int(r["max_levels"]))) for r in recs]
+
+
+def _tree_mismatches(recs):
+    return [r["source"] for r, spec, tree in recs
+            if skein.hash_bytes(spec, r["message"], int(r["digest_bits"]) // 8, tree=tree) != r["digest"]]
+
+
+def test_skein_golden_tree_records_through_the_model(monkeypatch):
+    """The reference model's tree hashing (Tree, tree_message, hash_bytes(..., tree=)) gives the
+    published digest of all 35 tree records of the official v1.3 KAT file (Skein-256: 11, -512: 12,
+    -1024: 12; (Yl, Yf, Ym) = (2, 2, 2), (1, 2, 3), (2, 1, 255)).  And the records pin the tree
+    mode: every digest changes with a flipped message byte, with Yl and Yf swapped (where they
+    differ), with Ym changed or sequential hashing; a model with the tree level left out of the
+    tweak misses all 35, one whose nodes all start at position 0 misses every record of more than
+    one leaf (and only those)."""
+    recs = _tree_golden()
+    assert len(recs) == 35
+    assert [sum(1 for _, s, _t in recs if s.bits == b) for b in (256, 512, 1024)] == [11, 12, 12]
+    sets = [(t.leaf, t.fan, t.height) for _, _s, t in recs]
+    assert {p: sets.count(p) for p in set(sets)} == {(2, 2, 2): 14, (1, 2, 3): 9, (2, 1, 255): 12}
+    for r, spec, _t in recs:
+        assert r["version"] == "1.3" and int(r["msg_bits"]) == 8 * len(r["message"])
+        assert len(r["digest"]) * 8 == int(r["digest_bits"])
+    assert max(len(r["message"]) for r, *_ in recs) == 16344 // 8
+    assert not _tree_mismatches(recs)
+    for r, spec, t in recs:
+        outlen = int(r["digest_bits"]) // 8
+        flipped = bytearray(r["message"])
+        flipped[len(flipped) // 2] ^= 0x01
+        assert skein.hash_bytes(spec, bytes(flipped), outlen, tree=t) != r["digest"], r["source"]
+        assert skein.hash_bytes(spec, r["message"], outlen) != r["digest"], r["source"]
+        assert skein.hash_bytes(spec, r["message"], outlen, tree=skein.Tree(t.leaf, t.fan, 3 if t.height == 2 else 2)) \
+            != r["digest"], r["source"]
+        if t.leaf != t.fan:
+            assert skein.hash_bytes(spec, r["message"], outlen, tree=skein.Tree(t.fan, t.leaf, t.height)) \
+                != r["digest"], r["source"]
+    several = {r["source"] for r, spec, t in recs if len(r["message"]) > spec.block_bytes << t.leaf}
+    assert [sum(1 for r, s, _t in recs if r["source"] in several and s.bits == b) for b in (256, 512, 1024)] \
+        == [7, 7, 7]
+    tweak, ubi = skein.tweak, skein.ubi
+    with monkeypatch.context() as m:
+        m.setattr(skein, "tweak", lambda pos, type_, first=False, final=False, bitpad=False, level=0:
+                  tweak(pos, type_, first, final, bitpad, 0))
+        assert len(_tree_mismatches(recs)) == 35
+    with monkeypatch.context() as m:
+        m.setattr(skein, "ubi", lambda spec, g, msg, type_, bitpad=False, level=0, start=0:
+                  ubi(spec, g, msg, type_, bitpad, level, 0))
+        assert set(_tree_mismatches(recs)) == several
 
 
 BOUNCY_VERSION = "2.7.0"     # BouncyCastle.Cryptography, as the C# bench's peer (NuGet)
