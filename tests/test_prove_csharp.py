@@ -77,7 +77,7 @@ def test_skein_ubi_proves_equivalent(v):
     # HashMany and tree leaves: one block of 8 / 4 messages, every lane's every output word
     for line, lanes in zip(rep.lines[2:], (8, 4)):
         assert f"equivalent (UBI lanes: out_l = E(h_l, t_l, m_l) ^ m_l for each of {lanes} lanes; 1 path(s)" in line, line
-    assert "1,368 golden records" in rep.note
+    assert "1,368 golden records and the 35 published v1.3 tree records" in rep.note
 
 
 def test_cli_proves_a_fresh_render_and_a_committed_file():

@@ -531,8 +531,9 @@ def test_skein_no_wipe_and_variants():
 
 
 def golden_lines(bits, version="1.3") -> list[str]:
-    """The H / B lines of the official golden file's records of this size (whole-byte digests),
-    written here from the file: the digests are the file's, not the model's."""
+    """The H / B lines of the official golden file's records of this size (whole-byte digests)
+    and, v1.3, the T lines of its tree records (verify/kat/skein_v1.3_tree.kat: 11 or 12 a size),
+    written here from the files: the digests are the files', not the model's."""
     from threefish_gen.gen.kat import KAT_DIR, parse
     recs = parse(KAT_DIR / f"skein_v{version}_golden.kat",
                  ("version", "state_bits", "digest_bits", "msg_bits", "message", "digest"))
@@ -545,6 +546,11 @@ def golden_lines(bits, version="1.3") -> list[str]:
             out.append(f"B {len(dig)} {nbits} {key.hex() or '-'} - - - - {msg.hex()} {dig.hex()}")
         else:
             out.append(f"H {len(dig)} {key.hex() or '-'} - {msg[:nbits // 8].hex() or '-'} {dig.hex()}")
+    if version == "1.3":
+        trees = [r for r in parse(KAT_DIR / "skein_v1.3_tree.kat") if int(r["state_bits"]) == bits]
+        assert len(trees) == (11 if bits == 256 else 12)
+        out += [f"T {len(r['digest'])} {r['leaf']} {r['node']} {r['max_levels']} "
+                f"{r['message'].hex()} {r['digest'].hex()}" for r in trees]
     return out
 
 

@@ -1,4 +1,5 @@
-"""Skein: the reference model (gen/skein.py) against all 1,368 golden records, and Botan."""
+"""Skein: the reference model (gen/skein.py) against all 1,368 golden records and the 35 v1.3 tree
+records, and Botan."""
 import os
 import re
 import random
@@ -86,6 +87,71 @@ def test_bit_length_golden_records_through_the_bit_api_of_the_model():
     g = skein.ubi(spec, skein.standard_iv(spec, 256), b"\xb0", skein.T_MSG, bitpad=True)
     assert skein.hash_bits(spec, b"\xb7", 3, 32) == skein.output(spec, g, 256)
     assert skein.hash_bits(spec, b"\xb7", 3, 32) != skein.hash_bytes(spec, b"\xb0", 32)
+
+
+TREE_FIELDS = ("version", "state_bits", "digest_bits", "msg_bits", "leaf", "node", "max_levels", "message", "digest")
+
+
+def _tree_golden():
+    """The 35 published tree records (verify/kat/skein_v1.3_tree.kat) with their spec and Tree."""
+    recs = parse(KAT_DIR / "skein_v1.3_tree.kat", TREE_FIELDS)
+    return [(r, get_spec(r["version"], r["state_bits"]),
+             skein.Tree(int(r["leaf"]), int(r["node"]), int(r["max_levels"]))) for r in recs]
+
+
+def _tree_t_lines(version, bits):
+    """The vector-file T lines of the published tree records of a version and size, written here
+    from the kat file (v1.1 and v1.2: none)."""
+    return {f"T {len(r['digest'])} {t.leaf} {t.fan} {t.height} {r['message'].hex()} {r['digest'].hex()}"
+            for r, spec, t in _tree_golden() if (spec.version, spec.bits) == (version, bits)}
+
+
+def _tree_mismatches(recs):
+    return [r["source"] for r, spec, tree in recs
+            if skein.hash_bytes(spec, r["message"], int(r["digest_bits"]) // 8, tree=tree) != r["digest"]]
+
+
+def test_skein_golden_tree_records_through_the_model(monkeypatch):
+    """The reference model's tree hashing (Tree, tree_message, hash_bytes(..., tree=)) gives the
+    published digest of all 35 tree records of the official v1.3 KAT file (Skein-256: 11, -512: 12,
+    -1024: 12; (Yl, Yf, Ym) = (2, 2, 2), (1, 2, 3), (2, 1, 255)).  And the records pin the tree
+    mode: every digest changes with a flipped message byte, with Yl and Yf swapped (where they
+    differ), with Ym changed or sequential hashing; a model with the tree level left out of the
+    tweak misses all 35, one whose nodes all start at position 0 misses every record of more than
+    one leaf (and only those)."""
+    recs = _tree_golden()
+    assert len(recs) == 35
+    assert [sum(1 for _, s, _t in recs if s.bits == b) for b in (256, 512, 1024)] == [11, 12, 12]
+    sets = [(t.leaf, t.fan, t.height) for _, _s, t in recs]
+    assert {p: sets.count(p) for p in set(sets)} == {(2, 2, 2): 14, (1, 2, 3): 9, (2, 1, 255): 12}
+    for r, spec, _t in recs:
+        assert r["version"] == "1.3" and int(r["msg_bits"]) == 8 * len(r["message"])
+        assert len(r["digest"]) * 8 == int(r["digest_bits"])
+    assert max(len(r["message"]) for r, *_ in recs) == 16344 // 8
+    assert not _tree_mismatches(recs)
+    for r, spec, t in recs:
+        outlen = int(r["digest_bits"]) // 8
+        flipped = bytearray(r["message"])
+        flipped[len(flipped) // 2] ^= 0x01
+        assert skein.hash_bytes(spec, bytes(flipped), outlen, tree=t) != r["digest"], r["source"]
+        assert skein.hash_bytes(spec, r["message"], outlen) != r["digest"], r["source"]
+        assert skein.hash_bytes(spec, r["message"], outlen, tree=skein.Tree(t.leaf, t.fan, 3 if t.height == 2 else 2)) \
+            != r["digest"], r["source"]
+        if t.leaf != t.fan:
+            assert skein.hash_bytes(spec, r["message"], outlen, tree=skein.Tree(t.fan, t.leaf, t.height)) \
+                != r["digest"], r["source"]
+    several = {r["source"] for r, spec, t in recs if len(r["message"]) > spec.block_bytes << t.leaf}
+    assert [sum(1 for r, s, _t in recs if r["source"] in several and s.bits == b) for b in (256, 512, 1024)] \
+        == [7, 7, 7]
+    tweak, ubi = skein.tweak, skein.ubi
+    with monkeypatch.context() as m:
+        m.setattr(skein, "tweak", lambda pos, type_, first=False, final=False, bitpad=False, level=0:
+                  tweak(pos, type_, first, final, bitpad, 0))
+        assert len(_tree_mismatches(recs)) == 35
+    with monkeypatch.context() as m:
+        m.setattr(skein, "ubi", lambda spec, g, msg, type_, bitpad=False, level=0, start=0:
+                  ubi(spec, g, msg, type_, bitpad, level, 0))
+        assert set(_tree_mismatches(recs)) == several
 
 
 BOUNCY_VERSION = "2.7.0"     # BouncyCastle.Cryptography, as the C# bench's peer (NuGet)
@@ -176,14 +242,17 @@ def _render_c(version, bits, out_dir, prefix="sk_"):
 def test_c_skein_render_against_the_vectors(tmp_path, version, bits):
     """The C render of every size x version: built with gcc -Werror and run by the Skein harness
     on the golden records (published digests; the bit-length ones through update_bits,
-    hash_bits and mac_bits) and on the reference model's digests for random messages in 8
-    chunkings, MAC keys 0..2B bytes, personalization, output lengths 1..2B+1, random bit lengths,
-    sets of every UBI argument type (init_params), trees, hash_many batches and bad arguments."""
+    hash_bits and mac_bits; v1.3: the published tree records too) and on the reference model's
+    digests for random messages in 8 chunkings, MAC keys 0..2B bytes, personalization, output
+    lengths 1..2B+1, random bit lengths, sets of every UBI argument type (init_params), trees,
+    hash_many batches and bad arguments."""
     v = _render_c(version, bits, tmp_path / "src")
     spec = v.spec
     vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 50, 14)
     text = vec.read_text()
     assert text.count("\nT ") >= 30 and text.count("\nM ") == len(vskein.BATCH_SIZES)
+    assert len(_tree_t_lines(version, bits)) == (0 if version != "1.3" else 11 if bits == 256 else 12)
+    assert _tree_t_lines(version, bits) <= set(text.splitlines())      # the published tree digests
     golden = vskein.golden_records(spec)
     assert len(golden) == 152 and sum(1 for r in golden if int(r["msg_bits"]) % 8) == 68
     assert sum(1 for ln in text.splitlines() if ln.startswith("H ")) >= 84 + 3 * spec.block_bytes + 1
@@ -207,6 +276,28 @@ def test_golden_records_reach_the_c_harness_unchanged():
     recs = vskein.golden_records(spec)
     assert len(recs) >= 50
     assert any(r["digest"].hex().startswith("bc5b4c50") for r in recs)   # Skein-512-512("")
+
+
+@pytest.mark.slow
+def test_published_tree_records_are_t_lines_of_the_vector_file(tmp_path, monkeypatch):
+    """The vector file of Skein-512 v1.3 (every Skein checker's: C, c-simd, nasm, C#, Rust) holds
+    the 12 published Skein-512 tree records of verify/kat/skein_v1.3_tree.kat as T lines with the
+    published digests: written from the file itself, and still there when the model's tree
+    hashing is made to give zeros (so the lines do not come from the model).  v1.1 has none."""
+    want = {(len(r["digest"]), t.leaf, t.fan, t.height, r["message"].hex(), r["digest"].hex())
+            for r, spec, t in _tree_golden() if spec.bits == 512}
+    assert len(want) == 12 and {w[1:4] for w in want} == {(2, 2, 2), (1, 2, 3), (2, 1, 255)}
+    assert max(len(w[4]) // 2 for w in want) == 8152 // 8
+    hash_bytes = skein.hash_bytes
+    monkeypatch.setattr(skein, "hash_bytes", lambda spec, msg, outlen, key=b"", pers=b"", tree=None:
+                        bytes(outlen) if tree is not None else hash_bytes(spec, msg, outlen, key, pers))
+    text = vskein.vector_file(get_spec("1.3", 512), tmp_path / "v.txt", 5, 1).read_text()
+    t_lines = [ln.split() for ln in text.splitlines() if ln.startswith("T ")]
+    got = {(int(o), int(l), int(f), int(h), m, d) for _, o, l, f, h, m, d in t_lines}
+    assert want <= got
+    model = [t for t in t_lines if t[6] == "00" * int(t[1])]       # the model's (zeroed) tree lines
+    assert len(model) == len(t_lines) - 12 and len(model) >= 30
+    assert not vskein.golden_tree_records(get_spec("1.1", 512))
 
 
 def test_ubi_program_is_threefish_plus_feed_forward():
@@ -337,7 +428,7 @@ def test_csharp_skein_classes_against_the_vectors(tmp_path):
     under the default JIT, AVX-512 off, no hardware intrinsics and TC=0 on the golden records and
     the reference model's vectors (Hash, Mac, personalization, output lengths, Incremental in 7
     chunkings, HashMany (lanes: every unkeyed record as 9 copies too), HashTree and
-    Incremental.Tree, bad arguments);
+    Incremental.Tree, bad arguments; the published v1.3 tree records among the T lines);
     then a vector file with one digest bit flipped per record must fail."""
     from threefish_gen.verify import matrix, skein_csharp
     t = get_target("csharp")
@@ -360,6 +451,9 @@ def test_csharp_skein_classes_against_the_vectors(tmp_path):
         assert all("HashMany/tree leaves: vector256-lanes" in d for d in by_run["no AVX-512"])
     if "avx512f" not in flags:
         assert all("Vector512 kernel is only built" in d for d in by_run["dotnet default"])
+    for bits in (256, 512, 1024):       # the published tree records were among the rows' T lines
+        text = (tmp_path / "w" / "vectors" / f"skein-{bits}_v13.txt").read_text()
+        assert len(_tree_t_lines("1.3", bits)) >= 11 and _tree_t_lines("1.3", bits) <= set(text.splitlines())
     vec = tmp_path / "w" / "vectors" / "skein-512_v13.txt"
     lines = []
     for ln in vec.read_text().splitlines():

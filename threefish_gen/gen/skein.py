@@ -8,7 +8,8 @@ public key, key identifier, nonce), the message (sequential, or tree hashing as 
 3.5.6), and the output stage for any output length.
 
 It is the model verify checks every rendered Skein against; ``tests/test_skein.py`` checks it
-against all golden records of ``verify/kat/skein_v1.{1,2,3}_golden.kat``.
+against all golden records of ``verify/kat/skein_v1.{1,2,3}_golden.kat`` and, for tree hashing,
+the 35 published tree records of ``verify/kat/skein_v1.3_tree.kat``.
 """
 from __future__ import annotations
 

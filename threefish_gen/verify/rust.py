@@ -32,13 +32,14 @@ a length mismatch, and that drop wipes the key schedule (or, ``--no-wipe``, does
 A Skein crate (``--primitive skein``, checker kind ``cargo-skein``) runs ``SKEIN_RUNS``: the same
 rows, its features row being ``cargo digest+zeroize+std``, on the Skein vector file the C Skein
 rows run (verify/skein_c_abi.py: every golden record of the official file, bit lengths
-included, MAC, personalization, every UBI argument type, tree, hash_many, random lengths from
-the model), through verify/harness/skein_harness.rs: one-shot and streamed in eight chunkings
+included, and for v1.3 its published tree records; MAC, personalization, every UBI argument
+type, tree, hash_many, random lengths from the model), through verify/harness/skein_harness.rs: one-shot and streamed in eight chunkings
 at misalignments 0..7, guard bytes, update_bits after a partial byte refused, the refusals of
 bad arguments, finalize_into_reset, and that drop wipes the states; with feature ``digest`` the
 harness's generated last part (``skein_digest_part``) also runs the RustCrypto traits
 (VariableOutput, Digest of the fixed-output aliases, Mac) on the same records.  Under valgrind:
-the first ``SKEIN_MEMCHECK`` records of each kind and every M and E line.
+the first ``SKEIN_MEMCHECK`` records of each kind (the T ones, for v1.3: published tree records)
+and every M and E line.
 """
 from __future__ import annotations
 

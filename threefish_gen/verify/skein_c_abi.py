@@ -5,11 +5,14 @@ against the golden KATs) through ``verify/harness/skein_harness.c``.
 The vector file of a version and size holds
 
 * every golden record of that version and size: hash and MAC, the messages of whole bytes
-  through the byte API, the others (a partial last byte) through the bit API,
+  through the byte API, the others (a partial last byte) through the bit API, and (v1.3: 11, 12
+  or 12 of them) the published tree-hashing records of ``kat/skein_v1.3_tree.kat`` as T lines
+  (Yl, Yf, Ym of (2, 2, 2), (1, 2, 3), (2, 1, 255); messages up to 2043 bytes); these lines carry
+  the published digests, not the model's,
 * random messages of every length 0..3 blocks, with output lengths 1..2B+1, MAC keys of
   0..2B bytes and personalization strings, and a few long messages (up to 64 KiB),
-* tree hashing for several (Yl, Yf, Ym) sets and message lengths around leaf and node
-  boundaries,
+* tree hashing (the model's digests) for several (Yl, Yf, Ym) sets and message lengths around
+  leaf and node boundaries,
 * hash_many batches of mixed lengths, and the bad-argument checks,
 * random bit lengths (every residue mod 8 around block boundaries; with MAC keys) and random
   sets of UBI arguments (key, personalization, public key, key identifier, nonce) with bit or
@@ -31,6 +34,7 @@ from pathlib import Path
 
 from threefish_gen.gen import skein
 from threefish_gen.gen.asm.abi import ABIS
+from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.kat import KAT_DIR, parse
 from threefish_gen.gen.output import write_files
 from threefish_gen.gen.printers.c_simd.driver import ENV_VAR, ISAS, family_name
@@ -142,10 +146,22 @@ def golden_records(spec: Spec) -> list[dict]:
     return [r for r in recs if int(r["state_bits"]) == spec.bits and int(r["digest_bits"]) % 8 == 0]
 
 
+def golden_tree_records(spec: Spec) -> list[dict]:
+    """The published tree-hashing records of the spec's version and size (``kat/skein_v1.3_tree.kat``;
+    none for v1.1 and v1.2, which have no published tree records here)."""
+    path = KAT_DIR / f"skein_v{spec.version}_tree.kat"
+    if not path.exists():
+        return []
+    recs = parse(path, ("version", "state_bits", "digest_bits", "msg_bits", "leaf", "node", "max_levels",
+                        "message", "digest"))
+    return [r for r in recs if r["version"] == spec.version and int(r["state_bits"]) == spec.bits]
+
+
 def vector_file(spec: Spec, path: Path, count: int, seed: int) -> Path:
     rng = random.Random(f"{seed}-skein-{spec.tag}")
     nb = spec.block_bytes
-    lines = [f"# Skein-{spec.bits} v{spec.version}: golden records, random messages, trees, batches (seed {seed})"]
+    lines = [f"# Skein-{spec.bits} v{spec.version}: golden records (hash, MAC, tree), random messages, trees, batches "
+             f"(seed {seed})"]
     for r in golden_records(spec):      # the published values themselves, not the model's
         nbits, outlen = int(r["msg_bits"]), int(r["digest_bits"]) // 8
         if nbits % 8:                   # the message bytes as published: the last byte's low bits unmasked
@@ -153,6 +169,12 @@ def vector_file(spec: Spec, path: Path, count: int, seed: int) -> Path:
         else:
             lines.append(f"H {outlen} {_hex(r.get('mac_key', b''))} - "
                          f"{_hex(r['message'][:nbits // 8])} {r['digest'].hex()}")
+    for r in golden_tree_records(spec):  # published tree digests (whole bytes of message and digest)
+        nbits, dbits = int(r["msg_bits"]), int(r["digest_bits"])
+        if nbits != 8 * len(r["message"]) or dbits != 8 * len(r["digest"]):
+            raise GenError(f"{r['source']}: tree record needs whole-byte message and digest")
+        lines.append(f"T {dbits // 8} {int(r['leaf'])} {int(r['node'])} {int(r['max_levels'])} "
+                     f"{_hex(r['message'])} {r['digest'].hex()}")
     for n in range(3 * nb + 1):          # every length 0..3 blocks, a standard output length
         lines.append(_h(spec, spec.bits // 8, rng.randbytes(n)))
     for outlen in range(1, 2 * nb + 2):  # every output length 1..2B+1
