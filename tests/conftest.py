@@ -138,7 +138,8 @@ MATRIX: dict[str, str] = {
     "test_fuzz": rf"^test_fuzz_three_implementations_agree\[{S}\]",
     "test_skein": rf"^test_(c_skein_render_against_the_vectors\[({S}-|256-1\.[12])|c_simd_skein_hash_many_lanes_against_the_vectors\[.*-{S}\]"
                   rf"|nasm_x64_skein_ubi_loop_against_the_vectors\[(.*-{S}|1\.1-.*)\]|nasm_x64_skein_win64_rows\[{S}\]"
-                  rf"|nasm_x86_skein_rows\[.*-all\]|nasm_x86_skein_changed_copy_fails\[rotation\])",
+                  rf"|nasm_x86_skein_rows\[.*-all\]|nasm_x86_skein_changed_copy_fails\[rotation\]"
+                  rf"|csharp_skein_classes_against_the_vectors\[(?!1\.3-512\]))",
     "test_prove_packed": r"^test_every_packed_variant_of_set_all_proves_equivalent\[tf1024_",
     "test_neon": rf"^test_(neon_lanes_and_dispatcher_pass_under_qemu_aarch64\[({S}_|256_v1[12])"
                  rf"|scalar_c_and_dispatcher_pass_on_big_endian_s390x\[({S}_|256_v1[12])"
