@@ -151,6 +151,8 @@ MATRIX: dict[str, str] = {
     "test_nasm_interleave": r"^test_interleaved_blocks_match_the_reference_for_every_tail\[.*-1024\]",
     "test_csharp": r"^test_verify_matrix\[v11-v12\]",
     "test_annotate": r"^test_c_levels_compile_to_the_same_code\[c-simd-values2-",
+    # the second group of kinds (the other Skein files, the C# Threefish class): tests/test_check_bytes.py
+    "test_check_bytes": r"\[b\]",
     # the other cargo rows (debug, zeroize+std, clippy, valgrind), option sets and broken crates
     "test_rust": r"^test_checker_rows_matrix\[(?!256-table-loop-i2-cargo)|^test_checker_fails_a_broken_crate_matrix\[(?!256-wipe-missing)"
                  # Skein: the check of an unedited crate, and every row but the golden file on 256

@@ -7,7 +7,12 @@ runs only where a kind's thorough rows have their own way to the code (the ct ro
 object, the sanitizer builds of the NASM harness, prove): C and both x86-64 NASM primitives.
 That run happens in-process with the renderer replaced by a function that raises, so a row that
 rendered instead of building the user's file would end the run with a traceback.  A C file with a
-secret-dependent branch (results unchanged) FAILs the ct row and passes the others."""
+secret-dependent branch (results unchanged) FAILs the ct row and passes the others.
+
+The kinds are checked in two groups, each one `check` run as a user makes it on a folder of many
+kinds: group "a" (one file of every target, the Win64 form, the C Skein file, the C# Skein class,
+the planted C file) in make test, group "b" (the other Skein files and the C# Threefish class) in
+make verify (tests/conftest.py MATRIX)."""
 from __future__ import annotations
 
 import ast
@@ -38,6 +43,9 @@ KINDS = {
     "csharp": ["--target", "csharp"],
     "csharp-skein": ["--target", "csharp", "--primitive", "skein"],
 }
+GROUPS = {"a": ("c", "c-skein", "c-simd", "nasm-x64", "nasm-x64-win64", "nasm-x86", "csharp-skein"),
+          "b": ("c-simd-skein", "nasm-x64-skein", "nasm-x64-win64-skein", "nasm-x86-skein", "csharp")}
+assert sorted(GROUPS["a"] + GROUPS["b"]) == sorted(KINDS)
 # the kinds whose changed copy is checked with --thorough (see the module docstring): the rows that
 # had their own way to the code, which that run must have
 THOROUGH = {"c": {"ct (memcheck)", "gcc asan+ubsan", "prove"},
@@ -124,14 +132,21 @@ def rows_by_kind(report: Path, stdout: str, root: Path) -> dict[str, list[dict]]
     return out
 
 
+@pytest.fixture(scope="module", params=sorted(GROUPS))
+def group(request):
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def folders(tmp_path_factory):
-    """clean/<kind>, fast/<kind> (changed, plain check), thorough/<kind> (changed, --thorough)
-    and thorough/planted (a C file with a key-dependent branch); kinds check cannot read yet are
-    left out (test_check_reads_every_kind says which)."""
-    base = tmp_path_factory.mktemp("check-bytes")
+def folders(tmp_path_factory, group):
+    """The group's kinds: clean/<kind>, fast/<kind> (changed, plain check), thorough/<kind>
+    (changed, --thorough) and, with the C file, thorough/planted (a C file with a key-dependent
+    branch); kinds check cannot read yet are left out (test_check_reads_every_kind says which)."""
+    base = tmp_path_factory.mktemp(f"check-bytes-{group}")
     unreadable = {}
     for kind, args in KINDS.items():
+        if kind not in GROUPS[group]:
+            continue
         clean = base / "clean" / kind
         p = cli("render", "--size", "256", "--constants", "1.3", "--out", str(clean), *args)
         assert p.returncode == 0, p.stderr
@@ -143,6 +158,8 @@ def folders(tmp_path_factory):
         changed = base / ("thorough" if kind in THOROUGH else "fast") / kind
         shutil.copytree(clean, changed)
         change_rotation_in(changed)
+    if "c" not in GROUPS[group]:
+        return base, unreadable
     planted = base / "thorough" / "planted"
     # another option than the changed C file's (rows are told apart by their variant's label)
     p = cli("render", "--size", "256", "--constants", "1.3", "--interleave", "1", "--out", str(planted),
@@ -205,12 +222,12 @@ def test_check_reads_every_kind(folders):
     assert not unreadable
 
 
-def test_clean_copies_pass(clean_run, folders):
+def test_clean_copies_pass(clean_run, folders, group):
     p, rows = clean_run
     _, unreadable = folders
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr
     assert p.stdout.rstrip().splitlines()[-1].startswith("verify: PASS: every row that ran passed"), p.stdout[-2000:]
-    assert set(rows) == set(KINDS) - set(unreadable)
+    assert set(rows) == set(GROUPS[group]) - set(unreadable)
     for kind, rs in rows.items():
         assert any(r["status"] == "PASS" for r in rs), (kind, rs)
         assert all(r["status"] in ("PASS", "SKIPPED") for r in rs), (kind, rs)
@@ -222,30 +239,33 @@ def _every_row_that_runs_fails(kind, rs):
     assert all(r["status"] == "FAIL" for r in ran), (kind, [(r["build"], r["status"], r["detail"]) for r in ran])
 
 
-def test_a_changed_rotation_fails_every_fast_row(fast_run, folders):
+def test_a_changed_rotation_fails_every_fast_row(fast_run, folders, group):
     p, rows = fast_run
     _, unreadable = folders
     assert p.returncode == 1, p.stdout[-4000:] + p.stderr
     last = p.stdout.rstrip().splitlines()[-1]
     assert last.startswith("verify: FAIL:") and last.endswith("(exit status 1)"), last
     assert "NOTHING RAN" not in p.stdout and "nothing passed" not in p.stdout
-    assert set(rows) == set(KINDS) - set(THOROUGH) - set(unreadable)
+    assert set(rows) == set(GROUPS[group]) - set(THOROUGH) - set(unreadable)
     for kind, rs in rows.items():
         _every_row_that_runs_fails(kind, rs)
 
 
-def test_a_changed_rotation_fails_every_thorough_row_and_no_row_renders(thorough_run):
+def test_a_changed_rotation_fails_every_thorough_row_and_no_row_renders(thorough_run, group):
     res, rows = thorough_run
     assert res.exit_code == 1, res.output[-4000:]
-    assert set(rows) == set(THOROUGH) | {"planted"}
-    for kind, needed in THOROUGH.items():
+    mine = {k: v for k, v in THOROUGH.items() if k in GROUPS[group]}
+    assert mine and set(rows) == set(mine) | ({"planted"} if "c" in GROUPS[group] else set())
+    for kind, needed in mine.items():
         assert needed <= {r["build"] for r in rows[kind] if r["status"] != "SKIPPED"}, rows[kind]
         _every_row_that_runs_fails(kind, rows[kind])
 
 
-def test_a_secret_dependent_branch_fails_the_ct_row(thorough_run):
+@pytest.mark.parametrize("group", ["a"], indirect=True)     # the group with that file
+def test_a_secret_dependent_branch_fails_the_ct_row(thorough_run, group):
     """The planted branch leaves every result right: the harness rows pass (the clean --thorough
     rows of a C file, in check), the ct row FAILs on the user's file."""
+    assert "c" in GROUPS[group]
     _, rows = thorough_run
     by_build = {r["build"]: r for r in rows["planted"]}
     assert by_build["ct (memcheck)"]["status"] == "FAIL", by_build["ct (memcheck)"]
@@ -254,8 +274,10 @@ def test_a_secret_dependent_branch_fails_the_ct_row(thorough_run):
         assert by_build[build]["status"] == "PASS", by_build[build]
 
 
-def test_win64_files_run_in_the_fast_default(clean_run):
+@pytest.mark.parametrize("group", ["a"], indirect=True)     # the group with that file
+def test_win64_files_run_in_the_fast_default(clean_run, group):
     """A Win64 .asm is run by plain check (ms_abi always; under wine where it is installed), from the file."""
+    assert "nasm-x64-win64" in GROUPS[group]
     _, rows = clean_run
     by_build = {r["build"]: r for r in rows["nasm-x64-win64"]}
     assert by_build["win64 ABI via ms_abi"]["status"] == "PASS", by_build
