@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from ..errors import GenError
 from ..targets import get as get_target
 from ..variant import Variant
-from . import c, c_simd, cfamily, csharp, engine, nasm
+from . import c, c_simd, cfamily, csharp, engine, nasm, rust
 from . import skein as skein_ubi
 from .engine import Unsupported
 from .expect import block_vars, expected, key_vars
 from .terms import scope, var
 
-LANGUAGES = ("nasm", "c", "c#")
+LANGUAGES = ("nasm", "c", "c#", "rust")
 
 
 class OutOfMemory(GenError):
@@ -37,7 +37,7 @@ class Report:
 
 
 # the file of a rendered variant the prover reads, by language
-SOURCE_SUFFIX = {"nasm": ".asm", "c": ".c", "c#": ".cs"}
+SOURCE_SUFFIX = {"nasm": ".asm", "c": ".c", "c#": ".cs", "rust": ".rs"}
 
 
 def proves(language: str) -> bool:
@@ -118,9 +118,12 @@ def _prove_threefish(v: Variant, language: str, word_bits: int, text: str) -> Re
         return f
 
     try:
-        jobs = (_nasm_jobs(text, word_bits, v) if language == "nasm" else
-                csharp.jobs(text, bs=spec.block_bytes) if language == "c#" else
-                c_simd.jobs(text, _kind) if simd_c(v) else _c_jobs(text))
+        if language == "rust":          # what it does not read (the SIMD paths) is the report's note
+            jobs, rep.note = rust.jobs(text, spec.block_bytes)
+        else:
+            jobs = (_nasm_jobs(text, word_bits, v) if language == "nasm" else
+                    csharp.jobs(text, bs=spec.block_bytes) if language == "c#" else
+                    c_simd.jobs(text, _kind) if simd_c(v) else _c_jobs(text))
     except Unsupported as e:
         raise GenError(f"cannot read the file: {e}") from None
     for name, (direction, blocks), make in jobs:     # C#: made path by path, labelled once run
