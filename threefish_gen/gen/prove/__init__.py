@@ -38,6 +38,8 @@ class Report:
 
 # the file of a rendered variant the prover reads, by language
 SOURCE_SUFFIX = {"nasm": ".asm", "c": ".c", "c#": ".cs", "rust": ".rs"}
+# a language whose render is a folder (a Rust crate): where in it that file is (`prove --file FOLDER`)
+SOURCE_IN_FOLDER = {"rust": "src/lib.rs"}
 
 
 def proves(language: str) -> bool:
