@@ -29,17 +29,28 @@ def _lines(rep):
 
 @pytest.mark.parametrize("v", ALL, ids=lambda v: v.stem)
 def test_every_threefish_variant_of_set_all_proves_equivalent(v):
-    """keys fly/table, unroll full/loop, interleave 1/2, the recommended --isa auto crate (its
-    blocks methods as built without feature simd: the SIMD paths are the note)."""
+    """keys fly/table, unroll full/loop, interleave 1/2, and the recommended --isa auto crate: its
+    blocks methods once per arm of the SIMD dispatcher (the AVX-512 and AVX2 lanes paths inlined,
+    the scalar arm) and once as built without feature simd."""
     rep = prove(v, _source(v))
     assert not rep.failed, "\n".join(rep.lines)
-    assert len(rep.lines) == 4 and all(": equivalent (" in line for line in rep.lines), rep.lines
+    assert all(": equivalent (" in line for line in rep.lines), rep.lines
     loops = 2 if v.options.interleave > 1 else 1        # the chunks loop, then its remainder
-    blocks = [line for line in rep.lines if "_blocks_with_tweaks" in line]
-    assert all(f"1 path(s), {loops} loop(s)" in line for line in blocks), blocks
+    got = {name: line for name, line in _lines(rep).items()}
     simd = v.get("isa") is not None
-    assert all(("[without feature simd]" in line) == simd for line in blocks), blocks
-    assert (rep.note == rust_reader.SIMD_NOTE) if simd else not rep.note, rep.note
+    blocks = [line for line in rep.lines if "_blocks_with_tweaks" in line]
+    if not simd:
+        assert len(rep.lines) == 4 and not rep.note, rep.lines
+        assert all(f"1 path(s), {loops} loop(s)" in line for line in blocks), blocks
+        return
+    assert rep.note == rust_reader.SIMD_NOTE and len(rep.lines) == 2 + 2 * 4, rep.lines
+    for d in ("encrypt", "decrypt"):
+        jobs = {line.split("[")[1].split("]")[0]: line for line in blocks if f"::{d}_" in line}
+        assert sorted(jobs) == ["path avx2", "path avx512", "path scalar", "without feature simd"], jobs
+        for label, line in jobs.items():          # a lanes path: fewer blocks than a pass, or its loop first
+            want = f"2 path(s), {loops + 1} loop(s)" if label in ("path avx2", "path avx512") else f"1 path(s), {loops} loop(s)"
+            assert want in line, line
+    assert len(got) == 4
 
 
 V = RUST.variant(get_spec("1.3", 256), Options("fly", "full", 2))
@@ -132,12 +143,46 @@ def test_cli_proves_a_rendered_crate_folder(tmp_path):
     assert p.returncode == 2 and "without src/lib.rs" in p.stderr and p.stderr.count("\n") == 1, p.stderr
 
 
+SIMD = RUST.variant(get_spec("1.3", 256), Options("fly", "loop", 1), isa="avx2")
+
+
+def test_simd_paths_reject_edits():
+    """Edits in the AVX2 lanes path and in the dispatcher: each DIFFERS in its own job, the
+    others stay equivalent.  encrypt: a rotation's shift pair 14 -> 15 and 50 -> 49; decrypt: a
+    row stored into the wrong block; the encrypt dispatcher's scalar arm returns 1 (block 0 would be
+    left undone)."""
+    src = _source(SIMD)
+    rot = "vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));"
+    text, _ = edit_line(src, rot, rot.replace("14)", "15)").replace("50)", "49)"))
+    dec = src.index("unsafe fn decrypt_avx2")
+    text, _ = edit_line(text, "st256(&mut blk[1], 0, s2_1);", "st256(&mut blk[2], 0, s2_1);",
+                        nth=src[:dec].count("st256(&mut blk[1], 0, s2_1);") + 1)
+    text, _ = edit_line(text, "_ => 0,", "_ => 1,")            # the first dispatcher: encrypt's
+    got = {line.split(": ")[0]: line for line in prove(SIMD, text).lines}
+    ty = "Threefish256::"
+    assert "DIFFERS: output word" in got[f"{ty}encrypt_blocks_with_tweaks [path avx2]"], got
+    assert "output words never stored" in got[f"{ty}decrypt_blocks_with_tweaks [path avx2]"], got
+    assert "DIFFERS" in got[f"{ty}encrypt_blocks_with_tweaks [path scalar]"], got
+    for job in ("encrypt_blocks_with_tweaks [without feature simd]", "decrypt_blocks_with_tweaks [path scalar]",
+                "encrypt_block_with_tweak", "decrypt_block_with_tweak"):
+        assert ": equivalent (" in got[ty + job], got[ty + job]
+    # encrypt: a broadcast key word; decrypt: a lane shuffle's immediate (its block gather)
+    text, _ = edit_line(src, "let bk3 = _mm256_set1_epi64x(tf.k[2] as i64);", "let bk3 = _mm256_set1_epi64x(tf.k[1] as i64);")
+    shuf = "let s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);"
+    text, _ = edit_line(text, shuf, shuf.replace("0x20", "0x21"), nth=src[:dec].count(shuf) + 2)
+    got = {line.split(": ")[0]: line for line in prove(SIMD, text).lines}
+    assert all("DIFFERS" in got[f"{ty}{d}_blocks_with_tweaks [path avx2]"] for d in ("encrypt", "decrypt")), got
+    # a row helper that is not a bounds-checked unaligned load is a reading error
+    text, _ = edit_line(src, "let s = &b[8 * i..8 * i + 32];", "let s = &b[8 * i..8 * i + 16];")
+    with pytest.raises(Exception, match="the row helper ld256"):
+        prove(SIMD, text)
+
+
 def test_verify_prove_row(tmp_path):
     from threefish_gen.verify import prove as vprove
     from threefish_gen.verify.matrix import builds_of
     assert vprove.BUILD in builds_of(V)
     row = vprove.check(V, vprove.BUILD, tmp_path)
     assert row.status == "PASS" and row.checks == 4 and "not proved" not in row.detail, row
-    auto = RUST.variant(get_spec("1.3", 256), Options("fly", "full", 2), isa="auto")
-    row = vprove.check(auto, vprove.BUILD, tmp_path)
-    assert row.status == "PASS" and "not proved: the SIMD paths" in row.detail, row
+    row = vprove.check(SIMD, vprove.BUILD, tmp_path)
+    assert row.status == "PASS" and row.checks == 8 and "not proved: the CPU test of the SIMD paths" in row.detail, row
