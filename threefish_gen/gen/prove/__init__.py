@@ -4,8 +4,9 @@
 text over 64-bit words (gen/prove/terms.py) and compares each output word with the term the
 description's interpreter computes (gen/prove/expect.py).  Languages: NASM (gen/prove/nasm.py),
 C (gen/prove/c.py; the SIMD C of target c-simd: gen/prove/c_simd.py; what they share:
-gen/prove/cfamily.py), C# (gen/prove/csharp.py, on the SIMD C reader's machinery).  Skein
-renders: the generated UBI function (gen/prove/skein.py).
+gen/prove/cfamily.py), C# (gen/prove/csharp.py, on the SIMD C reader's machinery), Rust
+(gen/prove/rust.py: the crate's lib.rs, its core::arch SIMD paths on the SIMD C reader's lane
+machinery).  Skein renders: the generated UBI function (gen/prove/skein.py).
 """
 from __future__ import annotations
 
@@ -54,11 +55,11 @@ def why_not(v: Variant) -> str | None:
 
 
 def skein_why_not(v: Variant) -> str | None:
-    """Skein: the generated UBI function of scalar C, C# and nasm-x64 (GPR) and the SIMD C lanes
-    kernels are proved (the glue is checked by verify against the golden records)."""
+    """Skein: the generated UBI function of scalar C, C#, Rust and nasm-x64 (GPR) and the SIMD C
+    lanes kernels are proved (the glue is checked by verify against the golden records)."""
     language = get_target(v.target).recipe.language
-    if language in ("c", "c#"):
-        return None         # the scalar P_ubi (C# Ubi), and with --isa the SIMD lanes kernels too
+    if language in ("c", "c#", "rust"):
+        return None         # the scalar P_ubi (C# Ubi, Rust ubi), and with --isa the SIMD lanes kernels too
     if language == "nasm" and v.get("isa", "gpr") == "gpr":
         return None
     return f"the Skein UBI of --target {v.target} ({language}) is not read by the prover (verify checks it)"

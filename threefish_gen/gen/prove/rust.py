@@ -63,6 +63,7 @@ _TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F_]+(?:u64|usize|u32)?|\d[\d_]*(?:u64|us
                     r"[-+*^|&!()\[\],.:;])")
 _SUFFIX = re.compile(r"_?(?:u64|usize|u32)$")
 _VECTOR_TYPES = ("__m128i", "__m256i", "__m512i")
+_CHUNKS = re.compile(r"(\w+)\.(chunks_exact_mut|chunks_exact)\((\w+)\)")
 
 # the statement of a blocks method that runs the SIMD paths first (feature simd), and the module
 CFG_SIMD = '#[cfg(all(feature = "simd", target_arch = "x86_64"))]'
@@ -182,13 +183,14 @@ class Program:
         self.arms: dict[str, list] = {}           # dispatcher (encrypt, decrypt) -> [(arm, callee or value)]
         self.rows: dict[str, tuple] = {}          # row helper -> (words, store?)
         self.helpers: dict[str, str] = {}
+        self.functions: dict[str, tuple] = {}     # the file's other functions (name -> parameters, body)
         self.ty = None
         lines, i = self.lines, 0
         while i < len(lines):
             s = lines[i].strip()
-            m = re.fullmatch(r"(?:pub\s+)?const\s+(\w+)\s*:\s*usize\s*=\s*(\w+)\s*;", s)
-            if m and m.group(2)[0].isdigit():
-                self.consts[m.group(1)] = _num(m.group(2), i + 1)
+            m = re.fullmatch(r"(?:pub\s+)?const\s+(\w+)\s*:\s*(?:usize|u64)\s*=\s*(.+?)\s*;", s)
+            if m:
+                self.consts[m.group(1)] = self._const_value(m.group(2), i + 1)
             if self._helper(i):
                 i = skip(lines, i)
                 continue
@@ -210,13 +212,32 @@ class Program:
             if s == "mod simd {" and i and self.raw[i - 1].strip() == CFG_SIMD:
                 i = self._simd_module(i + 1)
                 continue
+            m = re.fullmatch(r"fn\s+(\w+)\s*\((.*)\)\s*\{", s)
+            if m:                           # a function of the file (Skein: ubi, ubi_block)
+                self.functions[m.group(1)] = (m.group(2), i + 1)
             i = skip(lines, i) if s.endswith("{") else i + 1
-        if self.ty is None or "new" not in self.methods:
-            raise Unsupported("no `pub struct ThreefishNNN` with `impl` and `new` in the file")
         template = _template_helpers()
         for name, text in self.helpers.items():
             if text != template[name]:
                 raise Unsupported(f"the helper {name} is not the template's (templates/rust/)")
+
+    def _const_value(self, text: str, no: int):
+        """The value of a const's expression of literals and earlier consts (None: not one)."""
+        def ev(e):
+            if e[0] == "num":
+                return e[1]
+            if e[0] == "name":
+                return self.consts[e[1]]
+            if e[0] == "bin" and e[1] in ("+", "*", "<<", "|", "&", "^"):
+                a, b = ev(e[2]), ev(e[3])
+                r = {"+": lambda: a + b, "*": lambda: a * b, "<<": lambda: a << b if b < 64 else None,
+                     "|": lambda: a | b, "&": lambda: a & b, "^": lambda: a ^ b}[e[1]]()
+                return r if r is not None and r <= MASK else None
+            return None
+        try:
+            return ev(_parse(text, no))
+        except (Unsupported, KeyError, TypeError):
+            return None
 
     def _helper(self, i: int) -> bool:
         m = re.fullmatch(r"fn\s+(\w+)\s*(?:<[^>]*>)?\s*\(.*\)\s*(?:->\s*\w+\s*)?\{", self.lines[i].strip())
@@ -261,7 +282,7 @@ class Program:
         """A byte count: a literal or one of the file's usize consts."""
         if name[0].isdigit():
             return _num(name, no)
-        if name not in self.consts:
+        if self.consts.get(name) is None:
             raise Unsupported(f"line {no}: {name} is not a const of the file")
         return self.consts[name]
 
@@ -272,6 +293,12 @@ class Program:
         text = text.strip()
         if self.ty and re.fullmatch(rf"&\s*{self.ty}", text):
             return ("self",)
+        if text == "u64":
+            return ("val",)
+        m = re.fullmatch(r"&\s*(mut\s+)?\[\s*(u8|u64\s*;\s*(\w+))\s*\]", text)
+        if m:                           # &[u8] (a byte slice), &[u64; N] (an array of words)
+            return ("slice", 1, bool(m.group(1)), None) if m.group(2) == "u8" else \
+                ("words", self.size(m.group(3), no), bool(m.group(1)))
         m = re.fullmatch(r"&\s*(mut\s+)?\[\s*(?:u8\s*;\s*(\w+)|\[\s*u8\s*;\s*(\w+)\s*\]\s*(?:;\s*(\w+))?)\s*\]", text)
         if not m:
             raise Unsupported(f"line {no}: cannot read the type {text!r}")
@@ -365,6 +392,7 @@ class _Compiler:
         self.spent: set = set()         # chunk iterators that ran out (their remainder may be taken)
         self.iterated: dict = {}        # chunked slice -> the iterator that ran it out
         self.ret = None                 # in an inlined path function: (result register, jumps to its end)
+        self.simd = False               # in a function of the SIMD module (intrinsics, row helpers in reach)
 
     def emit(self, no, text, kind, a=None, b=None, c=None) -> Stmt:
         st = Stmt(no, text, kind, a, b, c)
@@ -372,10 +400,13 @@ class _Compiler:
         return st
 
     # ---- names
-    def lookup(self, name: str, no: int):
+    def lookup(self, name: str, no: int, const: bool = False):
+        """(type, register) of a name in scope; ``const``: a const of the file is (("num",), value)."""
         for sc in reversed(self.scopes):
             if name in sc:
                 return sc[name]
+        if const and self.prog.consts.get(name) is not None:
+            return ("num",), self.prog.consts[name]
         raise Unsupported(f"line {no}: {name} is not declared")
 
     def bind(self, name: str, ty: tuple, reg: str | None = None) -> tuple:
@@ -399,7 +430,9 @@ class _Compiler:
         bytes, mut, B), ("vcall", intrinsic, args), ("row", helper, args)."""
         k = e[0]
         if k == "name":
-            ty, reg = self.lookup(e[1], no)
+            ty, reg = self.lookup(e[1], no, const=True)
+            if ty[0] == "num":
+                return ("num", reg)
             if ty[0] == "val":
                 return ("var", reg)
             if ty[0] == "arr":
@@ -421,11 +454,14 @@ class _Compiler:
             return (k, e[1], self.resolve(e[2], no))
         if k == "index":
             return (k, self.resolve(e[1], no), self.resolve(e[2], no))
+        if k == "method" and e[1] == "unwrap" and not e[3] and e[2][0] == "method" and e[2][1] == "try_into" \
+                and not e[2][3]:            # x.try_into().unwrap(): an argument whose type the callee says
+            return ("tryInto", self.resolve(e[2][2], no))
         if k == "method":
             return (k, e[1], self.resolve(e[2], no), tuple(self.resolve(a, no) for a in e[3]))
         if k == "call":
             args = tuple(self.resolve(a, no) for a in e[2])
-            simd = self.ret is not None         # in a path function of the SIMD module
+            simd = self.simd
             if simd and x86.parse(e[1]) is not None:
                 return ("vcall", e[1], args)
             if simd and e[1] in self.prog.rows:
@@ -449,6 +485,8 @@ class _Compiler:
         self.scopes = [{}]
         parts = [p.strip() for p in params.split(",") if p.strip()]
         no = start
+        if name == "ubi":
+            return self.ubi(parts, start)
         if name == "new":
             want = [("bytes", self.prog.consts.get("BLOCK_BYTES"), False)]
         else:
@@ -465,6 +503,19 @@ class _Compiler:
             raise Unsupported(f"line {i}: new does not end in Self {{ .. }}")
         if name != "new":
             self.emit(i, "}", "ret")
+
+    def ubi(self, parts: list, start: int) -> None:
+        """Skein's ``fn ubi(h: &mut [u64; NW], t: &mut [u64; 2], blocks: &[u8], add: u64)``: h and t
+        the words at ptr:h and ptr:t (gen/prove/skein.py's contract), blocks n whole blocks from ptr:in."""
+        nw = self.prog.consts.get("NW")
+        want = [("words", nw, True), ("words", 2, True), ("slice", 1, False, None), ("val",)]
+        got = self.params(parts, want, "ubi", start)
+        (h, _), (t, _), (blocks, _), (add_, _) = got
+        self.bind(h, ("arr", "ptr:h", nw, True, 8))
+        self.bind(t, ("arr", "ptr:t", 2, True, 8))
+        regs = [self.bind(blocks, ("slice", 1, False))[1], self.bind(add_, ("val", False))[1]]
+        self.emit(start, "ubi", "params", "ubi", regs, 8 * nw)
+        self.emit(self.block(start), "}", "ret")
 
     def params(self, parts: list, want: list, name: str, no: int) -> list:
         """(name, type) of each parameter, checked against ``want``."""
@@ -547,6 +598,9 @@ class _Compiler:
         m = re.fullmatch(r"(\w+)\s*\+=\s*(\d+)\s*\*\s*(\w+)\.len\(\)", s)
         if m and self.ret is not None:
             return self.consumed(m.group(1), int(m.group(2)), m.group(3), no, text)
+        m = re.fullmatch(r"(\w+)\((.*)\)", s)
+        if m and m.group(1) in self.prog.functions and not self.simd:
+            return self.inline_call(m.group(1), [self.resolve(a, no) for a in _parse(s, no)[2]], no, text)
         m = re.fullmatch(r"(?:super::)?\w+\((.*)\)", s)
         if m:
             return self.call(self.expr(s, no), no, text)
@@ -606,14 +660,9 @@ class _Compiler:
         if m:                               # let kr = &self.kr;
             self.bind(name, self.expr(f"self.{m.group(1)}", no))
             return
-        m = re.fullmatch(r"(\w+)\.(chunks_exact_mut|chunks_exact)\((\d+)\)", rhs)
+        m = _CHUNKS.fullmatch(rhs)
         if m:                               # let mut groups = blocks.chunks_exact_mut(B);
-            src = self.expr(m.group(1), no)
-            want_mut = m.group(2).endswith("mut")
-            if src[0] != "slice" or (want_mut and not src[3]) or int(m.group(3)) < 1:
-                raise Unsupported(f"line {no}: {m.group(2)} of something but a slice")
-            _, reg = self.bind(name, ("chunks", src[2], want_mut, int(m.group(3))))
-            self.emit(no, text, "iter", reg, src, want_mut)
+            self.chunks(name, m, no, text)
             return
         m = re.fullmatch(r"(\w+)\.try_into\(\)\.unwrap\(\)", rhs)
         if m:                               # let blk: &mut [[u8; NB]; B] = blk.try_into().unwrap();
@@ -629,6 +678,49 @@ class _Compiler:
             raise Unsupported(f"line {no}: a let of type {ty}")
         e = self.expr(rhs, no)              # before the binding: `let x = x ...` reads the outer x
         self.emit(no, text, "let", self.bind(name, ("val", mut))[1], e)
+
+    def chunks(self, name: str, m, no: int, text: str) -> tuple:
+        """A chunk iterator ``X.chunks_exact(B)`` / ``chunks_exact_mut(B)`` bound to name: (type,
+        register).  Over a slice of byte arrays its length counts elements (the loop runs while
+        B are left: the remainder follows); over a byte slice (Skein's blocks) it counts chunks:
+        the slice's length must be a known multiple of B (no remainder)."""
+        src = self.expr(m.group(1), no)
+        mut = m.group(2).endswith("mut")
+        per = self.prog.size(m.group(3), no)
+        if src[0] != "slice" or (mut and not src[3]) or per < 1:
+            raise Unsupported(f"line {no}: {m.group(2)} of something but a slice")
+        ty, reg = self.bind(name, ("chunks", src[2], mut, per))
+        self.emit(no, text, "iter", reg, src, (mut, per if src[2] == 1 else None))
+        return ty, reg
+
+    def inline_call(self, name: str, args: list, no: int, text: str) -> None:
+        """A call of a function of the file (Skein's ubi_block) inlined: u64 arrays passed as they
+        are, a byte slice ``x.try_into().unwrap()`` made the parameter's byte array (its length
+        checked), u64 values copied; its names in a scope of their own."""
+        params, start = self.prog.functions[name]
+        parts = [p.strip() for p in params.split(",") if p.strip()]
+        if len(parts) != len(args):
+            raise Unsupported(f"line {no}: {name} takes {len(parts)} arguments")
+        saved, self.scopes = self.scopes, [{}]
+        for p, arg in zip(parts, args):
+            pname, _, ptype = p.partition(":")
+            ty = self.prog.ref_type(ptype, no)
+            pname = pname.strip()
+            reg = f"{pname}'{len(self.fn.stmts)}"
+            if ty[0] == "words" and arg[0] == "arr" and arg[2] == ty[1] and arg[4] == 8 and (arg[3] or not ty[2]):
+                self.bind(pname, arg)
+            elif ty[0] == "bytes" and not ty[2] and arg[0] == "tryInto" and arg[1][0] == "slice" and arg[1][2] == 1:
+                self.bind(pname, ty, reg)
+                self.emit(no, text, "fixLen", reg, arg[1], ty[1])
+            elif ty[0] == "val":
+                self.bind(pname, ("val", False), reg)
+                self.emit(no, text, "let", reg, arg)
+            else:
+                raise Unsupported(f"line {no}: {name}'s parameter {p!r} is given another kind of argument")
+        self.block(start)
+        own = [reg for ty, reg in self.scopes[0].values() if ty[0] not in ("arr", "self", "elemref")]
+        self.emit(no, text, "drop", own)
+        self.scopes = saved
 
     def chunked(self, name: str, src: str, start: str, how: str, per: int, no: int, text: str) -> None:
         """``let (groups, _) = blocks[done..].as_chunks_mut::<B>();``: groups is blocks from done
@@ -711,7 +803,7 @@ class _Compiler:
         params, start = self.prog.simd_fns[name]
         parts = [p.strip() for p in params.split(",")]
         want = [("self",), ("slice", self.prog.consts.get("BLOCK_BYTES"), True, None), ("slice", 16, False, None)]
-        saved, self.scopes, self.ret = self.scopes, [{}], (result, [])
+        saved, self.scopes, self.ret, self.simd = self.scopes, [{}], (result, []), True
         for (pname, ty), arg in zip(self.params(parts, want, name, start), (None, args["blocks"], args["tweaks"])):
             self.bind(pname, ty[:3], arg[1] if arg else None)
         self.block(start)
@@ -720,7 +812,7 @@ class _Compiler:
         own = [reg for n, (ty, reg) in self.scopes[0].items() if ty[0] not in ("arr", "self", "elemref")
                and n not in [p.split(":")[0].strip() for p in parts]]
         self.emit(start, "}", "drop", own)
-        self.scopes, self.ret = saved, None
+        self.scopes, self.ret, self.simd = saved, None, False
 
     # ---- loops
     def for_loop(self, pat: str, it: str, no: int, text: str, i: int) -> int:
@@ -733,25 +825,28 @@ class _Compiler:
             return self.fill_loop(m.group(1), m.group(2), z.group(1), z.group(2), no, text, i)
         m = re.fullmatch(r"\(\s*(\w+)\s*,\s*(\w+)\s*\)", pat)
         z = re.fullmatch(r"(.+)\.zip\((.+)\)", it)
-        if not m or not z:
+        if re.fullmatch(r"\w+", pat) and _CHUNKS.fullmatch(it):      # for blk in blocks.chunks_exact(NB)
+            names, sides = [pat], [self.side(it, no, text)]
+        elif m and z:
+            names, sides = [m.group(1), m.group(2)], [self.side(z.group(k), no, text) for k in (1, 2)]
+        else:
             raise Unsupported(f"line {no}: cannot read the loop {text!r}")
-        sides = [self.side(z.group(k), no, text) for k in (1, 2)]
-        if sides[0][1] != sides[1][1]:
-            raise Unsupported(f"line {no}: a zip of iterators of {sides[0][1]} and {sides[1][1]} elements per step")
+        if len({side[1] for side in sides}) != 1:
+            raise Unsupported(f"line {no}: a zip of iterators of {sides[0][1]} and {sides[1][1]} per step")
         head = len(self.fn.stmts)
         test = self.emit(no, text, "zipTest", [side[0] for side in sides], sides[0][1])
         self.scopes.append({})
-        for name, (reg, count, item, _) in zip((m.group(1), m.group(2)), sides):
-            _, r = self.bind(name, item)
-            self.emit(no, text, "next", r, reg, count)
+        for name, (reg, _, _, item, _) in zip(names, sides):
+            _, r = self.bind(name, item[:3])
+            self.emit(no, text, "next", r, reg, item[3])
         i = self.block(i)
         sc = self.scopes.pop()
         self.emit(i, "}", "drop", [reg for _, reg in sc.values()])
-        for reg, count, item, _ in sides:
-            self.emit(i, "}", "advance", reg, count * item[1], count)
+        for reg, count, stride, _, _ in sides:
+            self.emit(i, "}", "advance", reg, stride, count)
         self.emit(i, "}", "jmp", head)
         test.c = len(self.fn.stmts)
-        for reg, _, _, src in sides:
+        for reg, _, _, _, src in sides:
             if src == "chunks":
                 self.spent.add(reg)
             elif src:
@@ -759,25 +854,29 @@ class _Compiler:
         return i
 
     def side(self, s: str, no: int, text: str) -> tuple:
-        """One iterator of a zip: (its registers' name, elements per step, the item's type, what
-        it runs out: "chunks" (a chunk iterator), a chunked slice's register, or None).  ``&mut
-        groups`` (a chunk iterator: its own registers, so its remainder can follow), or a slice
-        (``blocks``, ``blocks.iter_mut()``, ``groups.into_remainder()``, a chunked slice ``groups``)
-        iterated here."""
+        """One iterator of a loop: (its registers' name, what its length counts down per step, the
+        bytes its pointers advance, the item's type and length (None: a byte array), what it runs
+        out: "chunks" (a chunk iterator), a chunked slice's register, or None).  ``&mut groups``
+        or ``blocks.chunks_exact(B)`` (a chunk iterator: its own registers, so a remainder can
+        follow), or a slice (``blocks``, ``blocks.iter_mut()``, ``groups.into_remainder()``, a
+        chunked slice ``groups``) iterated here."""
         s = s.strip()
         m = re.fullmatch(r"\(?&mut\s+(\w+)\)?", s)
-        if m:
-            ty, reg = self.lookup(m.group(1), no)
+        c = _CHUNKS.fullmatch(s)
+        if m or c:
+            ty, reg = self.lookup(m.group(1), no) if m else self.chunks(f"it{len(self.fn.stmts)}", c, no, text)
             if ty[0] != "chunks":
                 raise Unsupported(f"line {no}: {m.group(1)} is not a chunk iterator")
-            return reg, ty[3], ("slice", ty[1], ty[2]), "chunks"
+            _, elem, mut, per = ty
+            count = 1 if elem == 1 else per         # a byte slice's chunks counts chunks
+            return reg, count, per * elem, ("slice", elem, mut, per), "chunks"
         m = re.fullmatch(r"(.+?)(?:\.(iter_mut|iter)\(\))?", s)
         base, how = m.group(1), m.group(2)
         r = re.fullmatch(r"(\w+)\.(into_remainder|remainder)\(\)", base)
         per, ran = 1, None
         if r:
             ty, src = self.lookup(r.group(1), no)
-            if ty[0] != "chunks" or src not in self.spent or (r.group(2) == "into_remainder") != ty[2]:
+            if ty[0] != "chunks" or src not in self.spent or (r.group(2) == "into_remainder") != ty[2] or ty[1] == 1:
                 raise Unsupported(f"line {no}: {base} of something but a chunk iterator that ran out")
             elem, mut = ty[1], ty[2]
         else:
@@ -791,8 +890,8 @@ class _Compiler:
             raise Unsupported(f"line {no}: iter_mut of an immutable slice")
         mut = mut and how != "iter"
         reg = f"it{len(self.fn.stmts)}"
-        self.emit(no, text, "iter", reg, ("slice", src, elem, mut), mut)
-        return reg, per, ("slice" if per > 1 else "bytes", elem, mut), ran
+        self.emit(no, text, "iter", reg, ("slice", src, elem, mut), (mut, None))
+        return reg, per, per * elem, ("slice", elem, mut, per) if per > 1 else ("bytes", elem, mut, None), ran
 
     def range_loop(self, name: str, count: int, no: int, text: str, i: int, bind=None) -> int:
         """``for c in 0..N``: a counter with a constant bound (run, not proved by induction);
@@ -829,6 +928,21 @@ class _Compiler:
 
 
 # ---------------------------------------------------------------------------- the machine
+
+def _exact_div(t: Term, k: int, no: int) -> Term:
+    """t / k where t is a known multiple of k: a constant, or a sum whose coefficients and constant
+    are (read as signed: a length is far below 2^63)."""
+    def signed(c):
+        return c - (1 << 64) if c >> 63 else c
+    if value(t) is not None and signed(value(t)) % k == 0:
+        return const(signed(value(t)) // k)
+    if t.op == "lin" and signed(t.args[1]) % k == 0 and all(signed(c) % k == 0 for _, c in t.args[0]):
+        out = const(signed(t.args[1]) // k)
+        for x, c in t.args[0]:
+            out = add(out, mul(x, signed(c) // k))
+        return out
+    raise Unsupported(f"line {no}: chunks of {k} of a slice whose length is not a known multiple of {k}")
+
 
 _REF_PARTS = ("#in", "#out", "#len")
 
@@ -1076,15 +1190,17 @@ class RustMachine(CFamilyMachine, LaneMachine):
         elif k == "construct":
             self._construct(st.a)
         elif k == "iter":           # an iterator over a slice: its pointers and length
-            src = st.b[1]
+            src, (mut, chunks) = st.b[1], st.c
             regs[st.a + "#in"], regs[st.a + "#len"] = regs[src + "#in"], regs[src + "#len"]
-            if st.c:
+            if mut:
                 regs[st.a + "#out"] = regs[src + "#out"]
-        elif k == "next":           # a zip's item: the iterator's element (1) or chunk (B elements)
+            if chunks:              # counted in whole chunks
+                regs[st.a + "#len"] = _exact_div(regs[src + "#len"], chunks, self.line.no)
+        elif k == "next":           # a loop's item: the iterator's element, or its chunk of st.c elements
             for part in ("#in", "#out"):
                 if st.b + part in regs:
                     regs[st.a + part] = regs[st.b + part]
-            if st.c > 1:
+            if st.c is not None:
                 regs[st.a + "#len"] = const(st.c)
         elif k == "advance":
             for part in ("#in", "#out"):
@@ -1141,6 +1257,10 @@ class RustMachine(CFamilyMachine, LaneMachine):
         if st.a == "new":
             regs[st.b[0] + "#in"] = a[0]
             return
+        if st.a == "ubi":           # (h, t, in, n, add): n blocks of st.c bytes
+            blocks, add_ = st.b
+            regs[blocks + "#in"], regs[blocks + "#len"], regs[add_] = a[2], mul(a[3], st.c), a[4]
+            return
         regs.clear()
         self.state.vregs.clear()
         blk, tw = st.b
@@ -1169,10 +1289,9 @@ def jobs(text: str, block_bytes: int) -> tuple[list, str]:
     """(name, (direction, blocks), make) per method of the Threefish type (a blocks method of a
     crate with SIMD paths: one per arm of its dispatcher, and the build without feature simd),
     and the report's note (what is not proved: the CPU test that picks a SIMD path)."""
-    try:
-        prog = Program(text)
-    except (TypeError, IndexError, AttributeError, ValueError) as e:
-        raise Unsupported(f"the crate's structure ({type(e).__name__}: {e})") from None
+    prog = _program(text)
+    if prog.ty is None or "new" not in prog.methods:
+        raise Unsupported("no `pub struct ThreefishNNN` with `impl` and `new` in the file")
     if prog.consts.get("BLOCK_BYTES") != block_bytes or prog.consts.get("TWEAK_BYTES") != 16:
         raise Unsupported(f"BLOCK_BYTES is {prog.consts.get('BLOCK_BYTES')} and TWEAK_BYTES "
                           f"{prog.consts.get('TWEAK_BYTES')}, not {block_bytes} and 16")
@@ -1193,3 +1312,26 @@ def jobs(text: str, block_bytes: int) -> tuple[list, str]:
                 return m, 0, heads(f), lambda pc: f"line {f.stmts[pc].no}"
             out.append((label, kind, make))
     return out, SIMD_NOTE if simd else ""
+
+
+def _program(text: str) -> Program:
+    try:
+        return Program(text)
+    except (TypeError, IndexError, AttributeError, ValueError) as e:
+        raise Unsupported(f"the crate's structure ({type(e).__name__}: {e})") from None
+
+
+def ubi_job(text: str, block_bytes: int) -> tuple:
+    """The Skein crate's ``ubi`` (its loop over ``blocks.chunks_exact(NB)``: ``t[0] += add``,
+    ``ubi_block(h, t, blk)`` inlined, ``t[1] &= !FIRST``): (program, function), run with the
+    arguments (h, t, in pointers, n, add) of gen/prove/skein.py's C contract."""
+    prog = _program(text)
+    if "ubi" not in prog.functions:
+        raise Unsupported("no fn ubi in the crate")
+    if prog.consts.get("NB") != block_bytes or prog.consts.get("NW") != block_bytes // 8:
+        raise Unsupported(f"NB is {prog.consts.get('NB')} and NW {prog.consts.get('NW')}, not {block_bytes} "
+                          f"and {block_bytes // 8}")
+    fn = Function("ubi", None)
+    params, start = prog.functions["ubi"]
+    _Compiler(prog, fn).function(params, start, "ubi")
+    return prog, fn
