@@ -68,8 +68,8 @@ _CHUNKS = re.compile(r"(\w+)\.(chunks_exact_mut|chunks_exact)\((\w+)\)")
 # the statement of a blocks method that runs the SIMD paths first (feature simd), and the module
 CFG_SIMD = '#[cfg(all(feature = "simd", target_arch = "x86_64"))]'
 NO_SIMD = "without feature simd"
-SIMD_NOTE = ("the CPU test of the SIMD paths (simd::level(): is_x86_feature_detected!, $THREEFISH_GEN_ISA, "
-             "target features) is not proved: each path it can choose is, and the build without feature simd")
+SIMD_NOTE = ("the CPU test that picks a SIMD path (simd::level(): is_x86_feature_detected!, $THREEFISH_GEN_ISA, "
+             "target features): each path it can pick is proved, and the build without feature simd")
 # the crate's helpers, modelled by name: their bodies must be the templates'
 HELPERS = ("load64", "store64", "wipe", "wipe_vectors")
 TEMPLATES = [Path(__file__).resolve().parents[2] / f"templates/rust/{name}" for name in ("lib.rs.j2", "simd.rs.j2")]
@@ -690,7 +690,7 @@ class _Compiler:
         if src[0] != "slice" or (mut and not src[3]) or per < 1:
             raise Unsupported(f"line {no}: {m.group(2)} of something but a slice")
         ty, reg = self.bind(name, ("chunks", src[2], mut, per))
-        self.emit(no, text, "iter", reg, src, (mut, per if src[2] == 1 else None))
+        self.emit(no, text, "iter", reg, src, per if src[2] == 1 else None)
         return ty, reg
 
     def inline_call(self, name: str, args: list, no: int, text: str) -> None:
@@ -890,7 +890,7 @@ class _Compiler:
             raise Unsupported(f"line {no}: iter_mut of an immutable slice")
         mut = mut and how != "iter"
         reg = f"it{len(self.fn.stmts)}"
-        self.emit(no, text, "iter", reg, ("slice", src, elem, mut), (mut, None))
+        self.emit(no, text, "iter", reg, ("slice", src, elem, mut), None)
         return reg, per, per * elem, ("slice", elem, mut, per) if per > 1 else ("bytes", elem, mut, None), ran
 
     def range_loop(self, name: str, count: int, no: int, text: str, i: int, bind=None) -> int:
@@ -1189,11 +1189,10 @@ class RustMachine(CFamilyMachine, LaneMachine):
             self._params(st)
         elif k == "construct":
             self._construct(st.a)
-        elif k == "iter":           # an iterator over a slice: its pointers and length
-            src, (mut, chunks) = st.b[1], st.c
-            regs[st.a + "#in"], regs[st.a + "#len"] = regs[src + "#in"], regs[src + "#len"]
-            if mut:
-                regs[st.a + "#out"] = regs[src + "#out"]
+        elif k == "iter":           # an iterator over a slice: its pointers and length (a shared
+            # iterator of a mutable slice keeps its out pointer: its reads see what was stored)
+            src, chunks = st.b[1], st.c
+            self._copy_ref(st.a, src)
             if chunks:              # counted in whole chunks
                 regs[st.a + "#len"] = _exact_div(regs[src + "#len"], chunks, self.line.no)
         elif k == "next":           # a loop's item: the iterator's element, or its chunk of st.c elements
