@@ -411,16 +411,13 @@ class _Compiler:
 
     def bind(self, name: str, ty: tuple, reg: str | None = None) -> tuple:
         """Declare name in the innermost scope; returns (type, register name): a name that
-        shadows one of an outer scope gets registers of its own."""
+        shadows one of an outer scope gets registers of its own (``reg``: given ones, a
+        parameter bound to its caller's argument)."""
         cur = self.scopes[-1]
-        if reg is not None:
-            pass
-        elif name in cur:               # let x = .. x ..; in one scope: the same registers
+        if reg is None and name in cur:             # let x = .. x ..; in one scope: the same registers
             reg = cur[name][1]
-        elif any(name in sc for sc in self.scopes[:-1]):
-            reg = f"{name}'{len(self.fn.stmts)}"
-        else:
-            reg = name
+        elif reg is None:
+            reg = f"{name}'{len(self.fn.stmts)}" if any(name in sc for sc in self.scopes[:-1]) else name
         cur[name] = (ty, reg)
         return ty, reg
 
