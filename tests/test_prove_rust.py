@@ -207,10 +207,21 @@ def test_simd_paths_reject_edits():
 
 def test_verify_prove_row(tmp_path):
     from threefish_gen.verify import prove as vprove
+    from threefish_gen.verify import sources as vsources
     from threefish_gen.verify.matrix import builds_of
     assert vprove.BUILD in builds_of(V)
     row = vprove.check(V, vprove.BUILD, tmp_path)
     assert row.status == "PASS" and row.checks == 4 and "not proved" not in row.detail, row
+    # check's row: the user's crate (an edited lib.rs), proved in a child process
+    files = render_variant(V)
+    lib = next(n for n in files if n.endswith("src/lib.rs"))
+    files[lib], line = edit_line(files[lib], "x1 = x1.rotate_left(14);", "x1 = x1.rotate_left(15);")
+    vsources.use(V, files)
+    try:
+        bad = vprove.check(V, vprove.BUILD, tmp_path)
+    finally:
+        vsources.clear()
+    assert bad.status == "FAIL" and f"line {line}: x1 = x1.rotate_left(15);" in bad.detail, bad
     row = vprove.check(SIMD, vprove.BUILD, tmp_path)
     assert row.status == "PASS" and row.checks == 8 and "not proved: the CPU test that picks a SIMD path" in row.detail, row
     row = vprove.check(SKEIN[0], vprove.BUILD, tmp_path)
