@@ -98,6 +98,7 @@ MARKS = {
     "test_prove_csharp": ("slow", {}),
     "test_prove_csimd": ("slow", {}),
     "test_prove_packed": ("slow", {}),
+    "test_prove_rust": ("slow", {}),
     "test_prove_skein": ("slow", {}),
     "test_reference": (None, {}),
     "test_render_safety": (None, {}),
@@ -141,6 +142,7 @@ MATRIX: dict[str, str] = {
                   rf"|nasm_x86_skein_rows\[.*-all\]|nasm_x86_skein_changed_copy_fails\[rotation\]"
                   rf"|csharp_skein_classes_against_the_vectors\[(?!1\.3-512\]))",
     "test_prove_packed": r"^test_every_packed_variant_of_set_all_proves_equivalent\[tf1024_",
+    "test_prove_rust": rf"^test_every_threefish_variant_of_set_all_proves_equivalent\[tf{S}_",
     "test_neon": rf"^test_(neon_lanes_and_dispatcher_pass_under_qemu_aarch64\[({S}_|256_v1[12])"
                  rf"|scalar_c_and_dispatcher_pass_on_big_endian_s390x\[({S}_|256_v1[12])"
                  rf"|neon_packed_interleaved_and_hybrid_pass\[{S}\])",

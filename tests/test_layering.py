@@ -20,8 +20,10 @@ GEN, VERIFY = "threefish_gen.gen", "threefish_gen.verify"
 
 def _in(mod: str, pkg: str) -> bool:
     return mod == pkg or mod.startswith(pkg + ".")
-# the registry's target names but "c", which is also the C language's name (recipes, the prover)
-TARGET_NAMES = tuple(n for n in registry.names() if n != "c")
+# the registry's target names but those that are also a language's name ("c", "rust": recipes, the
+# prover's LANGUAGES)
+LANGUAGE_NAMES = {registry.get(n).recipe.language for n in registry.names()}
+TARGET_NAMES = tuple(n for n in registry.names() if n not in LANGUAGE_NAMES)
 
 
 def _module(path: Path) -> str:

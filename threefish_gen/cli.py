@@ -236,8 +236,9 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, profi
 @click.option("--prefix", default=None, help="symbol prefix the file was rendered with")
 @click.option("--set", "which", type=_choice(registry.SETS), default=None,
               help="prove every variant of a set (fresh renders) instead of one")
-@click.option("--file", "file", default=None, type=click.Path(dir_okay=False),
-              help="the emitted file to prove (default: a fresh render of the variant)")
+@click.option("--file", "file", default=None, type=click.Path(),
+              help="the emitted file to prove (default: a fresh render of the variant); rust: the crate "
+              "folder or its src/lib.rs")
 @click.option("--time-limit", type=click.FloatRange(min=0), default=None,
               help="seconds one file's proof may run (default 1200; 0: no limit); past it: exit 2")
 @click.option("--memory-limit", type=click.IntRange(min=0), default=None,

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from threefish_gen.gen.errors import GenError
-from threefish_gen.gen.prove import LANGUAGES, OutOfMemory, prove_text, source_of, why_not
+from threefish_gen.gen.prove import LANGUAGES, SOURCE_IN_FOLDER, OutOfMemory, prove_text, source_of, why_not
 from threefish_gen.gen.render import render_variant
 
 # the defaults of prove --time-limit (per file) and --memory-limit: far above what generated
@@ -61,6 +61,20 @@ def source_text(v, language: str) -> tuple[str, str]:
     return source_of(render_variant(v), language)
 
 
+def given_file(file: str, language: str) -> Path:
+    """The file ``--file`` names: the file itself, or in a folder the language renders (a Rust
+    crate: its src/lib.rs) the file the prover reads."""
+    path = Path(file)
+    if not path.is_dir():
+        return path
+    inside = SOURCE_IN_FOLDER.get(language)
+    if inside is None:
+        raise GenError(f"{file} is a folder: give the {language} file")
+    if not (path / inside).is_file():
+        raise GenError(f"{file} is a folder without {inside} (give a crate folder or its {inside})")
+    return path / inside
+
+
 def run(target, variants, file: str | None, echo=click.echo, time_limit: float = TIME_LIMIT_S,
         memory_limit: int = MEMORY_LIMIT_MIB) -> int:
     """Prove each variant (the file the user holds, or a fresh render); exit status 0, 1.  Each
@@ -81,11 +95,12 @@ def run(target, variants, file: str | None, echo=click.echo, time_limit: float =
             echo(f"{v.stem}: SKIPPED ({why})")
     for v in (v for v in variants if not left[v]):
         if file is not None:
+            path = given_file(file, language)
             try:
-                text = Path(file).read_text()
+                text = path.read_text()
             except (OSError, UnicodeDecodeError) as e:
-                raise GenError(f"cannot read {file}: {getattr(e, 'strerror', None) or e}") from None
-            name = file
+                raise GenError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+            name = str(path)
         else:
             name, text = source_text(v, language)
         try:

@@ -4,8 +4,9 @@
 text over 64-bit words (gen/prove/terms.py) and compares each output word with the term the
 description's interpreter computes (gen/prove/expect.py).  Languages: NASM (gen/prove/nasm.py),
 C (gen/prove/c.py; the SIMD C of target c-simd: gen/prove/c_simd.py; what they share:
-gen/prove/cfamily.py), C# (gen/prove/csharp.py, on the SIMD C reader's machinery).  Skein
-renders: the generated UBI function (gen/prove/skein.py).
+gen/prove/cfamily.py), C# (gen/prove/csharp.py, on the SIMD C reader's machinery), Rust
+(gen/prove/rust.py: the crate's lib.rs, its core::arch SIMD paths on the SIMD C reader's lane
+machinery).  Skein renders: the generated UBI function (gen/prove/skein.py).
 """
 from __future__ import annotations
 
@@ -15,13 +16,13 @@ from dataclasses import dataclass, field
 from ..errors import GenError
 from ..targets import get as get_target
 from ..variant import Variant
-from . import c, c_simd, cfamily, csharp, engine, nasm
+from . import c, c_simd, cfamily, csharp, engine, nasm, rust
 from . import skein as skein_ubi
 from .engine import Unsupported
 from .expect import block_vars, expected, key_vars
 from .terms import scope, var
 
-LANGUAGES = ("nasm", "c", "c#")
+LANGUAGES = ("nasm", "c", "c#", "rust")
 
 
 class OutOfMemory(GenError):
@@ -37,7 +38,9 @@ class Report:
 
 
 # the file of a rendered variant the prover reads, by language
-SOURCE_SUFFIX = {"nasm": ".asm", "c": ".c", "c#": ".cs"}
+SOURCE_SUFFIX = {"nasm": ".asm", "c": ".c", "c#": ".cs", "rust": ".rs"}
+# a language whose render is a folder (a Rust crate): where in it that file is (`prove --file FOLDER`)
+SOURCE_IN_FOLDER = {"rust": "src/lib.rs"}
 
 
 def proves(language: str) -> bool:
@@ -52,11 +55,11 @@ def why_not(v: Variant) -> str | None:
 
 
 def skein_why_not(v: Variant) -> str | None:
-    """Skein: the generated UBI function of scalar C, C# and nasm-x64 (GPR) and the SIMD C lanes
-    kernels are proved (the glue is checked by verify against the golden records)."""
+    """Skein: the generated UBI function of scalar C, C#, Rust and nasm-x64 (GPR) and the SIMD C
+    lanes kernels are proved (the glue is checked by verify against the golden records)."""
     language = get_target(v.target).recipe.language
-    if language in ("c", "c#"):
-        return None         # the scalar P_ubi (C# Ubi), and with --isa the SIMD lanes kernels too
+    if language in ("c", "c#", "rust"):
+        return None         # the scalar P_ubi (C# Ubi, Rust ubi), and with --isa the SIMD lanes kernels too
     if language == "nasm" and v.get("isa", "gpr") == "gpr":
         return None
     return f"the Skein UBI of --target {v.target} ({language}) is not read by the prover (verify checks it)"
@@ -118,9 +121,12 @@ def _prove_threefish(v: Variant, language: str, word_bits: int, text: str) -> Re
         return f
 
     try:
-        jobs = (_nasm_jobs(text, word_bits, v) if language == "nasm" else
-                csharp.jobs(text, bs=spec.block_bytes) if language == "c#" else
-                c_simd.jobs(text, _kind) if simd_c(v) else _c_jobs(text))
+        if language == "rust":          # what it does not read (the SIMD paths) is the report's note
+            jobs, rep.note = rust.jobs(text, spec.block_bytes)
+        else:
+            jobs = (_nasm_jobs(text, word_bits, v) if language == "nasm" else
+                    csharp.jobs(text, bs=spec.block_bytes) if language == "c#" else
+                    c_simd.jobs(text, _kind) if simd_c(v) else _c_jobs(text))
     except Unsupported as e:
         raise GenError(f"cannot read the file: {e}") from None
     for name, (direction, blocks), make in jobs:     # C#: made path by path, labelled once run

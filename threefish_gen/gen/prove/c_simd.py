@@ -534,7 +534,66 @@ class LaneTerms(TermLanes):
         raise Unsupported(f"line {self.mach.line.no}: {text}")
 
 
-class SimdMachine(CFamilyMachine):
+class LaneMachine:
+    """The vector side of a machine (state, ``line``, load and store): the lane reader that gen/isa's
+    SEMANTICS call back through (:class:`LaneTerms`), the x86 intrinsics, and vector values kept
+    in registers.  The SIMD C machine's, and the Rust reader's (gen/prove/rust.py: core::arch
+    takes the C intrinsics' names)."""
+
+    def _vload(self, addr: Term, lanes: int) -> tuple:
+        return tuple(self.load(add(addr, const(8 * i)), 8) for i in range(lanes))
+
+    def _vstore(self, addr: Term, v: tuple) -> None:
+        for i, t in enumerate(v):
+            self.store(add(addr, const(8 * i)), 8, t)
+
+    def _vec(self, x) -> tuple:
+        if not isinstance(x, tuple):
+            raise Unsupported(f"line {self.line.no}: a scalar where a vector is expected")
+        return x
+
+    def _imm(self, x) -> int:
+        v = value(x) if isinstance(x, Term) else None
+        if v is None:
+            raise Unsupported(f"line {self.line.no}: an immediate that is not constant")
+        return v
+
+    def _lane_counts(self, v: tuple) -> list:
+        return [self._imm(t) for t in v]
+
+    def _x86(self, op: str, w: int, a: list, name: str):
+        """An x86 intrinsic: its lane terms from gen/isa/x86.py's SEMANTICS.  The aligned loads
+        and stores, which the printers never emit, are read here to refuse them on a caller's
+        pointer."""
+        if op.startswith(("load_si", "store_si", "stream_si", "load_epi", "store_epi")):
+            base, _ = base_of(a[0])
+            if kind(base) in ("key", "tweak", "in", "out"):
+                raise ProveError(f"line {self.line.no}: {name} on the caller's pointer, which need not be "
+                                 f"aligned")
+            if op.startswith("load"):
+                return self._vload(a[0], w)
+            self._vstore(a[0], self._vec(a[1]))
+            return None
+        sem = x86.SEMANTICS.get(op)
+        if sem is None:
+            raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
+        return sem(LaneTerms(self, name), w, a)
+
+    def _set_vector(self, name: str, v: tuple) -> None:
+        """A vector value into register ``name``: a lane moved from another vector (a shuffle, a
+        copy) makes no new term, its line is kept in ``moves`` (engine.first_divergence)."""
+        for t in v:
+            if t in self.origin:
+                lines = self.moves.setdefault(t, [])
+                if len(lines) < 4 and self.line.no not in lines:
+                    lines.append(self.line.no)
+            else:
+                self.note(t)
+        self.state.vregs[name] = v
+        self.state.regs.pop(name, None)
+
+
+class SimdMachine(CFamilyMachine, LaneMachine):
     """One path through one function of a SIMD C program."""
 
     def __init__(self, prog: Program, fn: Function):
@@ -597,27 +656,6 @@ class SimdMachine(CFamilyMachine):
         size = self.fn.arrays.get(array, 8)
         return add(var(f"rsp0.{array}"), const(size * value(idx))), size
 
-    def _vload(self, addr: Term, lanes: int) -> tuple:
-        return tuple(self.load(add(addr, const(8 * i)), 8) for i in range(lanes))
-
-    def _vstore(self, addr: Term, v: tuple) -> None:
-        for i, t in enumerate(v):
-            self.store(add(addr, const(8 * i)), 8, t)
-
-    def _vec(self, x) -> tuple:
-        if not isinstance(x, tuple):
-            raise Unsupported(f"line {self.line.no}: a scalar where a vector is expected")
-        return x
-
-    def _imm(self, x) -> int:
-        v = value(x) if isinstance(x, Term) else None
-        if v is None:
-            raise Unsupported(f"line {self.line.no}: an immediate that is not constant")
-        return v
-
-    def _lane_counts(self, v: tuple) -> list:
-        return [self._imm(t) for t in v]
-
     # ---------------------------------------------------------------- intrinsics
 
     def _call(self, name: str, args):
@@ -637,24 +675,6 @@ class SimdMachine(CFamilyMachine):
         if sem is None:
             raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
         return sem(LaneTerms(self, name), 2, a)
-
-    def _x86(self, op: str, w: int, a: list, name: str):
-        """An x86 intrinsic: its lane terms from gen/isa/x86.py's SEMANTICS.  The aligned loads
-        and stores, which the printers never emit, are read here to refuse them on a caller's
-        pointer."""
-        if op.startswith(("load_si", "store_si", "stream_si", "load_epi", "store_epi")):
-            base, _ = base_of(a[0])
-            if kind(base) in ("key", "tweak", "in", "out"):
-                raise ProveError(f"line {self.line.no}: {name} on the caller's pointer, which need not be "
-                                 f"aligned")
-            if op.startswith("load"):
-                return self._vload(a[0], w)
-            self._vstore(a[0], self._vec(a[1]))
-            return None
-        sem = x86.SEMANTICS.get(op)
-        if sem is None:
-            raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
-        return sem(LaneTerms(self, name), w, a)
 
     # ---------------------------------------------------------------- statements
 
@@ -707,15 +727,7 @@ class SimdMachine(CFamilyMachine):
         if isinstance(rhs, tuple):
             if op != "=":
                 raise Unsupported(f"line {st.no}: {op} on a vector")
-            for t in rhs:
-                if t in self.origin:        # a lane moved (a shuffle, a copy): no new term
-                    lines = self.moves.setdefault(t, [])
-                    if len(lines) < 4 and st.no not in lines:
-                        lines.append(st.no)
-                else:
-                    self.note(t)
-            s.vregs[name] = rhs
-            s.regs.pop(name, None)
+            self._set_vector(name, rhs)
             return
         old = s.regs.get(name) if op != "=" else None
         if op != "=" and old is None:

@@ -38,6 +38,7 @@ from .csharp import LITTLE, CsMachine, Program as CsProgram, describe, paths
 from .engine import (Context, ProveError, Unsupported, _scale, after_loop, base_of, classify, first_divergence,
                      first_run, general_run, kind, prove_function, record, stem)
 from .nasm import NasmMachine, Program as NasmProgram, abi_of
+from .rust import RustMachine, ubi_job
 from .expect import expected
 from .terms import MASK, Term, add, and_, const, show, sub, value, var, xor
 
@@ -228,6 +229,8 @@ def prove_text(v, language: str, word_bits: int, text: str, report):
             jobs = _nasm_jobs(text, word_bits, v)
         elif language == "c#":             # Ubi made path by path (byte order), labelled once run
             jobs = itertools.chain(_cs_jobs(text, v), _cs_lanes_jobs(text, v))
+        elif language == "rust":
+            jobs = _rust_jobs(text, v)
         else:
             jobs = _c_jobs(text, v) + (_lanes_jobs(text, v) if v.get("isa") else [])
     except Unsupported as e:
@@ -265,6 +268,17 @@ def _c_jobs(text: str, v) -> list:
             return m, entry, loop_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
         jobs.append((name, make, UbiContext(v, True), C_WHAT))
     return jobs
+
+
+def _rust_jobs(text: str, v) -> list:
+    """Rust (``fn ubi(h: &mut [u64; NW], t: &mut [u64; 2], blocks: &[u8], add: u64)``, its
+    ubi_block inlined: gen/prove/rust.py): the C contract, blocks n whole blocks."""
+    prog, fn = ubi_job(text, v.spec.block_bytes)
+
+    def make():
+        m = RustMachine(prog, fn, [var("ptr:h"), var("ptr:t"), var("ptr:in"), var("n"), var("add")])
+        return m, 0, loop_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+    return [("ubi", make, UbiContext(v, True), C_WHAT)]
 
 
 def _cs_jobs(text: str, v):
