@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,47 @@ def test_emulated_sanitizer_build_still_catches_an_out_of_bounds_read(tmp_path, 
     vec = runner.vector_file(v.spec, tmp_path / "vectors.txt", 2, 7)
     row = simd.check_simd(v, GCC_ASAN, tmp_path, vec)
     assert row.status == "FAIL" and "AddressSanitizer" in row.detail, row.detail
+
+
+GCC_O2 = next(b for b in simd.SIMD_BUILDS if b.name == "gcc -O2")
+
+
+@dataclass(frozen=True, eq=False)
+class WrongRotation(Spec):
+    """A spec whose rotation table differs in one entry (the code under test gets this one)."""
+
+    @property
+    def rot(self):
+        rows = [list(r) for r in super().rot]
+        rows[3][1] = (rows[3][1] + 1) % 64
+        return tuple(tuple(r) for r in rows)
+
+
+def test_emulated_gcc_o2_row_builds_the_kernel_at_o2_with_simde_out_of_line(tmp_path, monkeypatch):
+    """gcc -O2 on a CPU without AVX-512: the generated code at -O2, SIMDe's functions not inlined
+    (inlining them cost about a minute of gcc per row), and the row says so."""
+    monkeypatch.setenv(HIDE_VAR, "avx512*")
+    cflags, libs, note = simd.emulated_flags(GCC_O2)
+    assert "-O2" in cflags and "-DSIMDE_NO_INLINE" in cflags and "-O0" not in cflags
+    assert "at -O2" in note and "SIMDE_NO_INLINE" in note
+    clang = next(b for b in simd.SIMD_BUILDS if b.name == "clang -O2")
+    assert "-DSIMDE_NO_INLINE" not in simd.emulated_flags(clang)[0]   # clang: faster inline
+    v = SIMD.simd(Spec("1.3", 256), "avx512", "lanes", Options("fly", "full", 1))
+    vec = runner.vector_file(v.spec, tmp_path / "vectors.txt", 20, 7)
+    row = simd.check_simd(v, GCC_O2, tmp_path / "good", vec)
+    assert row.status == "PASS (emulated)" and row.checks > 1000, row.detail
+    assert "at -O2, SIMDe's functions out of line (SIMDE_NO_INLINE)" in row.detail
+
+
+def test_emulated_gcc_o2_row_fails_a_wrong_rotation_constant(tmp_path, monkeypatch):
+    """The out-of-line emulation still runs the kernel the optimizer made: one wrong rotation
+    constant in the rendered source fails the row."""
+    monkeypatch.setenv(HIDE_VAR, "avx512*")
+    good = Spec("1.3", 256)
+    bad = SIMD.simd(WrongRotation("1.3", 256), "avx512", "lanes", Options("fly", "full", 1))
+    vec = runner.vector_file(good, tmp_path / "vectors.txt", 5, 7)
+    row = simd.check_simd(bad, GCC_O2, tmp_path / "bad", vec)
+    assert row.status == "FAIL" and "FAIL" in row.detail, row.detail
 
 
 SIGNED = re.compile(r"\b(?:signed|short|long|int|int8_t|int16_t|int32_t|int64_t|intptr_t|ptrdiff_t|ssize_t)\b")
