@@ -74,3 +74,36 @@ def test_no_isinstance_dispatch_over_ir_operations_outside_isa_and_ir():
     assert not extra and not gone, (
         f"isinstance dispatch over layout IR classes (file: lines) {extra}; allow-list entries with none "
         f"left (remove them): {gone}.  Walk the IR with ir.visit and ask gen/isa/ for the spelling.")
+
+
+# Printers that read only the layout IR (scalar ones at W = 1, gen/layouts/scalar.py): from the
+# description language (gen/dsl.py, gen/threefish.py) they take the operand types the IR shares
+# (Mem, Idx) and nothing else: no description ops, loops, programs or queries over them.
+IR_ONLY = ("printers/c.py", "printers/c_simd/printer.py")
+SHARED_OPERANDS = {"Mem", "Idx"}
+
+
+def description_imports(source: str) -> set[str]:
+    """Names a module imports from gen/dsl.py or gen/threefish.py other than the shared operands
+    (a module imported whole counts as its name)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            last = (node.module or "").split(".")[-1]
+            if last in ("dsl", "threefish"):
+                found |= {a.name for a in node.names} - SHARED_OPERANDS
+            elif last in ("", "gen"):          # from .. import dsl
+                found |= {a.name for a in node.names if a.name in ("dsl", "threefish")}
+    return found
+
+
+def test_the_detector_finds_description_imports():
+    src = ("from ..dsl import Idx, Loop, Mem\nfrom ...threefish import Options\nfrom .. import dsl\n"
+           "from ..layouts import ir\n")
+    assert description_imports(src) == {"Loop", "Options", "dsl"}
+
+
+def test_ir_printers_read_no_description_ops():
+    found = {f: sorted(n) for f in IR_ONLY if (n := description_imports((GEN / f).read_text()))}
+    assert not found, (f"printers that read only the layout IR import description names {found}: lower the "
+                       f"program first (gen/layouts/scalar.py is the W = 1 layout)")

@@ -239,11 +239,6 @@ def is_mov(op) -> bool:
     return isinstance(op, Mov)
 
 
-def scalar_ops(ops) -> list:
-    """The description ops of the Scalar ops among ``ops`` (blocks and loops entered)."""
-    return [op.op for op in walk(ops) if isinstance(op, Scalar)]
-
-
 def has_store(ops) -> bool:
     return any(isinstance(op, Store) for op in ops)
 
@@ -301,7 +296,8 @@ def xor_into(op, nxt) -> bool:
 class VProgram:
     """One lowered description program.
 
-    ``setup`` holds the description's once-per-call ops (scalar words, :class:`Scalar`),
+    ``setup`` holds the description's once-per-call ops (scalar words: :class:`Scalar` ops in a
+    vector layout, W = 1 ops of their own in layout scalar, gen/layouts/scalar.py),
     ``prologue`` the vector ops run once per call after it (broadcast key words),
     ``body`` the ops of one pass of ``blocks`` blocks."""
 
@@ -315,6 +311,8 @@ class VProgram:
     values: list = field(default_factory=list)    # declared vector values of the body
     arrays: dict = field(default_factory=dict)    # declared vector arrays of the body: size
     scalars: list = field(default_factory=list)   # description values the body's Scalar ops define
+    setup_values: list = field(default_factory=list)   # W = 1 (layout scalar): declared values of the setup
+    setup_arrays: dict = field(default_factory=dict)   # W = 1: declared arrays of the setup: size
 
 
 def walk(ops):

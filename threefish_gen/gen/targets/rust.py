@@ -18,13 +18,14 @@ from .. import skein
 from ..dsl import count_ops
 from ..errors import GenError
 from ..isa.x86 import ISAS as X86_ISAS
+from ..layouts import scalar as scalar_layout
 from ..printers import render_template
 from ..printers import rust as printer
 from ..printers.c_simd.driver import ENV_VAR
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
 from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target,
-                   describe_pass, is_skein, layout_scalar, scalar_needs, ubi_pass, without_default_annotate,
+                   describe_pass, is_skein, scalar_needs, ubi_pass, without_default_annotate,
                    without_default_primitive)
 
 # The options of the scalar C target's recommended variants (README, "Benchmarks"): the Rust
@@ -145,7 +146,7 @@ class Rust(Target):
                                      print_rust_skein)]
         return [describe_pass(scalar_needs),
                 Pass("layout scalar (gen/layouts/scalar.py)", "Program",
-                     "Program (one word per u64) + op counts", layout_scalar),
+                     "Program (one word per u64) + op counts", described_scalar),
                 Pass("print Rust (gen/printers/rust.py)", "Program",
                      "STEM/Cargo.toml + STEM/src/lib.rs + STEM/README.md (templates/rust/)", print_rust)]
 
@@ -167,10 +168,20 @@ def simd_needs(v) -> list:
     return list(shapes)
 
 
+def described_scalar(v, programs) -> dict:
+    """The scalar methods' description programs (one block and the interleaved blocks) and the
+    op counts of layout scalar (the Rust printer reads the description, not yet the W = 1 layout
+    IR that gen/targets/base.py ``layout_scalar`` makes)."""
+    o = v.options
+    one = {d: programs[(d, o, 1)] for d in DIRECTIONS}
+    return dict(one=one, blocks={d: programs[(d, o, o.interleave)] for d in DIRECTIONS},
+                counts=scalar_layout.op_counts(one["encrypt"]))
+
+
 def layout_simd(v, programs) -> dict:
     """The scalar methods' programs (layout scalar) and each SIMD path's: {isa: {direction:
     [the interleaved program (if any), the one-block program]}} (lowered to lanes when printed)."""
-    laid = layout_scalar(v, programs)
+    laid = described_scalar(v, programs)
     laid["simd"] = {isa: {d: [programs[(d, o, n)] for n in sorted({1, o.interleave}, reverse=True)]
                           for d in DIRECTIONS} for isa, o in simd_paths(v)}
     return laid
