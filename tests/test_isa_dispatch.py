@@ -79,7 +79,7 @@ def test_no_isinstance_dispatch_over_ir_operations_outside_isa_and_ir():
 # Printers that read only the layout IR (scalar ones at W = 1, gen/layouts/scalar.py): from the
 # description language (gen/dsl.py, gen/threefish.py) they take the operand types the IR shares
 # (Mem, Idx) and nothing else: no description ops, loops, programs or queries over them.
-IR_ONLY = ("printers/c.py", "printers/c_simd/printer.py")
+IR_ONLY = ("printers/c.py", "printers/c_simd/printer.py", "printers/rust.py")
 SHARED_OPERANDS = {"Mem", "Idx"}
 
 

@@ -339,6 +339,32 @@ def reads(op) -> list:
     return []
 
 
+def arrays_read(op) -> list:
+    """Arrays an op reads: a Load's, and the array of an element operand (``Mem``)."""
+    if isinstance(op, Load):
+        return [op.array]
+    operands = [op.a] if isinstance(op, Mov) else [op.b] if isinstance(op, ARITH) else \
+        [op.term] if isinstance(op, Broadcast) else []
+    return [m.array for m in operands if isinstance(m, Mem)]
+
+
+def array_written(op):
+    """The array an op writes a word or element of (a Store, or a Mov or Broadcast into an
+    element), or None."""
+    if isinstance(op, Store):
+        return op.array
+    d = getattr(op, "dst", None)
+    return d.array if isinstance(d, Mem) else None
+
+
+def counter_operands(op) -> bool:
+    """An op has an operand affine in the loop counter (an element or constant that moves)."""
+    for x in (getattr(op, "a", None), getattr(op, "b", None), getattr(op, "dst", None), getattr(op, "term", None)):
+        if isinstance(x, Mem) and x.index.scale or isinstance(x, Idx) and x.scale:
+            return True
+    return False
+
+
 def writes(op):
     """The vector value name an op defines, or None."""
     d = getattr(op, "dst", None)
