@@ -357,6 +357,32 @@ def array_written(op):
     return d.array if isinstance(d, Mem) else None
 
 
+def elements(op) -> list:
+    """Every array word or element an op reads or writes, as ``Mem`` (a Load's and a Store's
+    words, each used one; the element operands and destinations of the others)."""
+    if isinstance(op, (Load, Store)):
+        return [Mem(op.array, w) for w in op.words if w is not None]
+    return [x for x in (getattr(op, "dst", None), getattr(op, "a", None), getattr(op, "b", None),
+                        getattr(op, "term", None)) if isinstance(x, Mem)]
+
+
+def array_sizes(ops) -> dict:
+    """Words (elements) each array needs: the highest index ``ops`` read or write, plus one, over
+    every count of the loops (arrays in the order of their first use)."""
+    sizes: dict[str, int] = {}
+
+    def go(items, count):
+        for op in items:
+            if isinstance(op, (Loop, Block)):
+                go(op.body, op.count if isinstance(op, Loop) else count)
+                continue
+            for m in elements(op):
+                top = max(m.index.at(c) for c in range(count))
+                sizes[m.array] = max(sizes.get(m.array, 0), top + 1)
+    go(ops, 1)
+    return sizes
+
+
 def counter_operands(op) -> bool:
     """An op has an operand affine in the loop counter (an element or constant that moves)."""
     for x in (getattr(op, "a", None), getattr(op, "b", None), getattr(op, "dst", None), getattr(op, "term", None)):
