@@ -1,10 +1,9 @@
 """The C printers' lines carry what the renders need, so nothing reads it back from the printed
 text: the round chunks a hybrid loop interleaves are cut from the ops at their notes, and
 --annotate none leaves out the lines the printers marked as notes."""
-from threefish_gen.gen.dsl import Op
-from threefish_gen.gen.layouts import ir
+from threefish_gen.gen.dsl import Mem, Op
+from threefish_gen.gen.layouts import ir, scalar
 from threefish_gen.gen.printers.c import CPrinter, annotate_text, indent, note_line, without_notes
-from threefish_gen.gen.printers.c_simd.driver import is_note
 from threefish_gen.gen.printers.c_simd.printer import interleave_code, round_chunks
 
 
@@ -14,7 +13,7 @@ def test_round_chunks_cut_before_notes():
         ["a"], [ir.Note("round 0"), "b", "c"], [ir.Note("round 1")], [ir.Note("subkey 1"), "d"]]
     # a note first opens the first chunk; an empty program has none
     assert round_chunks([ir.Note("r"), "x"], ir.is_note) == [[ir.Note("r"), "x"]]
-    assert round_chunks([], is_note) == []
+    assert round_chunks([], ir.is_note) == []
 
 
 def test_interleave_alternates_chunks():
@@ -24,7 +23,7 @@ def test_interleave_alternates_chunks():
 
 def test_notes_are_marked_and_left_out_at_none():
     pr = CPrinter("p_", {"in": "in"})
-    lines = pr.lines([Op("note", None, "round 0"), Op("mov", "x0", "x1"), Op("note", None, "subkey 1")])
+    lines = pr.lines([ir.Note("round 0"), ir.Mov("x0", "x1"), ir.Note("subkey 1")], {"x0", "x1"})
     assert lines == ["/* round 0 */", "x0 = x1;", "/* subkey 1 */"]
     assert [getattr(ln, "note", False) for ln in lines] == [True, False, True]
     # indenting keeps the mark; none drops the notes, nothing else
@@ -34,3 +33,18 @@ def test_notes_are_marked_and_left_out_at_none():
     text = "    if (x)        /* why */\n"
     assert annotate_text(text, "brief") == "    if (x) /* why */\n"
     assert annotate_text(text, "full") == annotate_text(text, "none") == text
+
+
+def test_the_c_printer_reads_the_w1_ir():
+    """Layout scalar is the W = 1 layout IR: caller memory through Load/Store (load64/store64 on
+    pointer arrays), an arithmetic op on a word of it through an expression temporary printed at
+    its one use, local arrays as Mov to and from their elements."""
+    ops = scalar.ops([Op("mov", "x0", Mem("in", 1)), Op("xor", "x0", Mem("in", 2)), Op("rotl", "x0", 5),
+                      Op("store", "x0", Mem("ks", 3)), Op("add", "x0", Mem("ks", 3)), Op("store", "x0", Mem("out", 0))])
+    assert [type(o).__name__ for o in ops] == ["Load", "Load", "Xor", "Rotl", "Mov", "Add", "Store"]
+    pr = CPrinter("p_", {"in": "in", "out": "out"})
+    lines = pr.lines(ops, {"x0"})
+    assert lines == ["x0 = p_load64(in + 8);", "x0 ^= p_load64(in + 16);", "x0 = (x0 << 5) | (x0 >> 59);",
+                     "ks[3] = x0;", "x0 += ks[3];", "p_store64(out, x0);"]
+    assert [ln.calls for ln in lines[:2]] == [(("p_load64", 1),), (("p_load64", 1),)]
+    assert pr.used == {"load64", "store64"}

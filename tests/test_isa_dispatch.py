@@ -74,3 +74,46 @@ def test_no_isinstance_dispatch_over_ir_operations_outside_isa_and_ir():
     assert not extra and not gone, (
         f"isinstance dispatch over layout IR classes (file: lines) {extra}; allow-list entries with none "
         f"left (remove them): {gone}.  Walk the IR with ir.visit and ask gen/isa/ for the spelling.")
+
+
+# Printers read only the layout IR (scalar ones at W = 1, gen/layouts/scalar.py) or the machine
+# ops of gen/asm/: from the description language (gen/dsl.py, gen/threefish.py) they take the
+# operand types the IR shares (Mem, Idx) and nothing else: no description ops, loops, programs or
+# queries over them.  Exempt, with the reason:
+DESCRIPTION_READERS = {
+    # the SIMD C driver still lowers and prints in one pass: it picks the description programs
+    # of each function by their Options and lowers them (lanes, packed, W = 1) itself
+    "printers/c_simd/driver.py",
+}
+SHARED_OPERANDS = {"Mem", "Idx"}
+
+
+def description_imports(source: str) -> set[str]:
+    """Names a module imports from gen/dsl.py or gen/threefish.py other than the shared operands
+    (a module imported whole counts as its name)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            last = (node.module or "").split(".")[-1]
+            if last in ("dsl", "threefish"):
+                found |= {a.name for a in node.names} - SHARED_OPERANDS
+            elif last in ("", "gen"):          # from .. import dsl
+                found |= {a.name for a in node.names if a.name in ("dsl", "threefish")}
+    return found
+
+
+def test_the_detector_finds_description_imports():
+    src = ("from ..dsl import Idx, Loop, Mem\nfrom ...threefish import Options\nfrom .. import dsl\n"
+           "from ..layouts import ir\n")
+    assert description_imports(src) == {"Loop", "Options", "dsl"}
+
+
+def test_printers_read_no_description_ops():
+    found = {}
+    for path in sorted((GEN / "printers").rglob("*.py")):
+        name = path.relative_to(GEN).as_posix()
+        if name not in DESCRIPTION_READERS and (n := description_imports(path.read_text())):
+            found[name] = sorted(n)
+    assert not found, (f"printers import description names {found}: lower the program first "
+                       f"(gen/layouts/scalar.py is the W = 1 layout)")
+    assert all((GEN / f).exists() for f in DESCRIPTION_READERS)

@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from threefish_gen.gen import reference
+from threefish_gen.gen import reference, skein
+from threefish_gen.gen.dsl import bytes_from_words, words_from_bytes
 from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.layouts import interp, ir, lanes, packed, scalar, transpose
 from threefish_gen.gen.spec import SIZES, VERSIONS, Spec
@@ -34,6 +35,26 @@ def test_scalar(bits, version, direction, options):
     spec = Spec(version, bits)
     blocks = 2 if options.unroll == "full" else 1
     _check(scalar.lower(describe(spec, options, direction, blocks)), spec, direction, seed=bits)
+
+
+@pytest.mark.parametrize("bits", SIZES)
+@pytest.mark.parametrize("options", OPTION_SETS[:3], ids=lambda o: f"{o.keys}-{o.unroll}")
+def test_scalar_ubi_fused(bits, options):
+    """Skein's UBI block as one W = 1 body (setup fused in): its caller arrays are the chaining
+    value h (read, then written), the tweak t and the message in; the subkey tables its own."""
+    spec = Spec("1.3", bits)
+    prog = skein.ubi_program(spec, options)
+    vp = scalar.lower(prog, fuse=True)
+    assert vp.setup == [] and not vp.setup_values
+    assert set(vp.arrays) == ({"kr", "kc"} if options.unroll == "loop" and options.keys == "fly" else
+                              {"ks"} if options.keys == "table" else set())
+    rng = random.Random(bits)
+    h, t, m = rng.randbytes(spec.block_bytes), rng.randbytes(16), rng.randbytes(spec.block_bytes)
+    mem = {"h": words_from_bytes(h), "t": words_from_bytes(t), "in": words_from_bytes(m)}
+    machine = interp.Machine(vp, mem)
+    for op in vp.body:
+        machine.op(op, 0)
+    assert bytes_from_words(mem["h"]) == skein.run_ubi_program(prog, h, t, m)
 
 
 @pytest.mark.parametrize("direction", DIRECTIONS)

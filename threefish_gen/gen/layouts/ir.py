@@ -239,11 +239,6 @@ def is_mov(op) -> bool:
     return isinstance(op, Mov)
 
 
-def scalar_ops(ops) -> list:
-    """The description ops of the Scalar ops among ``ops`` (blocks and loops entered)."""
-    return [op.op for op in walk(ops) if isinstance(op, Scalar)]
-
-
 def has_store(ops) -> bool:
     return any(isinstance(op, Store) for op in ops)
 
@@ -301,7 +296,8 @@ def xor_into(op, nxt) -> bool:
 class VProgram:
     """One lowered description program.
 
-    ``setup`` holds the description's once-per-call ops (scalar words, :class:`Scalar`),
+    ``setup`` holds the description's once-per-call ops (scalar words: :class:`Scalar` ops in a
+    vector layout, W = 1 ops of their own in layout scalar, gen/layouts/scalar.py),
     ``prologue`` the vector ops run once per call after it (broadcast key words),
     ``body`` the ops of one pass of ``blocks`` blocks."""
 
@@ -315,6 +311,8 @@ class VProgram:
     values: list = field(default_factory=list)    # declared vector values of the body
     arrays: dict = field(default_factory=dict)    # declared vector arrays of the body: size
     scalars: list = field(default_factory=list)   # description values the body's Scalar ops define
+    setup_values: list = field(default_factory=list)   # W = 1 (layout scalar): declared values of the setup
+    setup_arrays: dict = field(default_factory=dict)   # W = 1: declared arrays of the setup: size
 
 
 def walk(ops):
@@ -339,6 +337,58 @@ def reads(op) -> list:
     if isinstance(op, ROT):
         return [op.src]
     return []
+
+
+def arrays_read(op) -> list:
+    """Arrays an op reads: a Load's, and the array of an element operand (``Mem``)."""
+    if isinstance(op, Load):
+        return [op.array]
+    operands = [op.a] if isinstance(op, Mov) else [op.b] if isinstance(op, ARITH) else \
+        [op.term] if isinstance(op, Broadcast) else []
+    return [m.array for m in operands if isinstance(m, Mem)]
+
+
+def array_written(op):
+    """The array an op writes a word or element of (a Store, or a Mov or Broadcast into an
+    element), or None."""
+    if isinstance(op, Store):
+        return op.array
+    d = getattr(op, "dst", None)
+    return d.array if isinstance(d, Mem) else None
+
+
+def elements(op) -> list:
+    """Every array word or element an op reads or writes, as ``Mem`` (a Load's and a Store's
+    words, each used one; the element operands and destinations of the others)."""
+    if isinstance(op, (Load, Store)):
+        return [Mem(op.array, w) for w in op.words if w is not None]
+    return [x for x in (getattr(op, "dst", None), getattr(op, "a", None), getattr(op, "b", None),
+                        getattr(op, "term", None)) if isinstance(x, Mem)]
+
+
+def array_sizes(ops) -> dict:
+    """Words (elements) each array needs: the highest index ``ops`` read or write, plus one, over
+    every count of the loops (arrays in the order of their first use)."""
+    sizes: dict[str, int] = {}
+
+    def go(items, count):
+        for op in items:
+            if isinstance(op, (Loop, Block)):
+                go(op.body, op.count if isinstance(op, Loop) else count)
+                continue
+            for m in elements(op):
+                top = max(m.index.at(c) for c in range(count))
+                sizes[m.array] = max(sizes.get(m.array, 0), top + 1)
+    go(ops, 1)
+    return sizes
+
+
+def counter_operands(op) -> bool:
+    """An op has an operand affine in the loop counter (an element or constant that moves)."""
+    for x in (getattr(op, "a", None), getattr(op, "b", None), getattr(op, "dst", None), getattr(op, "term", None)):
+        if isinstance(x, Mem) and x.index.scale or isinstance(x, Idx) and x.scale:
+            return True
+    return False
 
 
 def writes(op):

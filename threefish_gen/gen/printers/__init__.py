@@ -5,7 +5,6 @@ from __future__ import annotations
 import jinja2
 
 from .. import __version__
-from ..dsl import Loop
 
 
 class Line(str):
@@ -60,18 +59,3 @@ def env() -> jinja2.Environment:
 
 def render_template(name: str, **ctx) -> str:
     return env().get_template(name).render(**ctx)
-
-
-def statements(ops, op, loop_head, close="}") -> list[str]:
-    """The lines of a list of description ops (the scalar C and C# printers): ``op(item)`` each;
-    a Loop is the lines ``loop_head(count)`` (its for statement and opening brace), its body
-    indented (a :class:`Line` keeps its facts), then ``close`` (the closing brace)."""
-    out: list[str] = []
-    for item in ops:
-        if isinstance(item, Loop):
-            out.extend(loop_head(item.count))
-            out.extend(indent(map(op, item.body)))
-            out.append(close)
-        else:
-            out.append(op(item))
-    return out

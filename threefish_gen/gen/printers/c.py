@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import re
 
-from ..dsl import INPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, flat, values
+from ..dsl import Idx, Mem
+from ..errors import GenError
 from ..isa import neon, x86
 from ..isa.common import sites_of
-from ..threefish import Program
-from . import Line, indent, statements
+from ..layouts import ir, scalar
+from . import Line, indent
 
 # One C statement per description operation.  {d} destination, {a} operand.
 C_STATEMENTS = {
@@ -56,7 +57,8 @@ def without_notes(lines) -> list:
 
 
 class CPrinter:
-    """Turns description ops into C statements.
+    """Prints the W = 1 layout IR (gen/layouts/scalar.py: the description's ops, one word per
+    ``uint64_t``) as C statements; an IR visitor (gen/layouts/ir.py ``visit``).
 
     ``pointers`` maps the function's input/output arrays (key, tweak, in, out) to the
     C pointer expressions that hold them; ``words``: arrays that are uint64_t arrays of the
@@ -73,7 +75,9 @@ class CPrinter:
     def index(self, idx: Idx) -> str:
         return str(idx).replace("*", " * ")
 
-    def mem(self, m: Mem) -> str:
+    def mem(self, m: Mem) -> tuple[str, str | None]:
+        """A word of an array: (its C lvalue or load64 call, the pointer expression of a
+        pointer array's word, else None)."""
         if m.array in self.pointers:
             ptr = self.pointers[m.array]
             off = m.index
@@ -85,56 +89,123 @@ class CPrinter:
         return f"{m.array}[{self.index(m.index)}]", None
 
     def operand(self, a) -> str:
+        """A value name, a word of a local array or a constant."""
         if isinstance(a, str):
             return a
         if isinstance(a, Mem):
-            text, addr = self.mem(a)
-            if addr is not None:
-                self.used.add("load64")
-            return text
+            return self.mem(a)[0]
         if a.scale:
             return f"(uint64_t)({self.index(a)})"
         return f"UINT64_C({a.base:#018x})" if a.base > 0xFFFF else f"{a.base}"
 
-    def op(self, op: Op) -> str:
-        if op.kind == "note":
-            return note_line(f"/* {op.a} */")
-        if op.kind == "store":
-            text, addr = self.mem(op.a)
-            if addr is not None:
-                self.used.add("store64")
-                return Line(f"{self.prefix}store64({addr}, {op.dst});", calls=[(f"{self.prefix}store64", 2)])
-            return f"{text} = {op.dst};"
-        if op.kind in ("rotl", "rotr"):
-            return C_STATEMENTS[op.kind].format(d=op.dst, n=op.a, m=64 - op.a)
-        text = C_STATEMENTS[op.kind].format(d=op.dst, a=self.operand(op.a))
-        if isinstance(op.a, Mem) and op.a.array in self.pointers:       # read through load64
-            return Line(text, calls=[(f"{self.prefix}load64", 1)])
-        return text
+    def lines(self, ops, declared) -> list:
+        """The C lines of W = 1 IR ops; names outside ``declared`` are expression temporaries
+        (a word of caller memory), printed at their one use."""
+        return _CLines(self, declared, ops).out
 
-    def lines(self, ops) -> list[str]:
-        return statements(ops, self.op, lambda count: [open_line(f"for (c = 0; c < {count}; c++) {{")],
-                          close=close_line())
-
-    def declarations(self, ops, exclude=()) -> list[str]:
-        """uint64_t declarations for the values and local arrays that ``ops`` define."""
+    def declarations(self, names, arrays: dict, loop: bool) -> list:
+        """uint64_t declarations of the values ``names`` (ten to a line), of the local arrays
+        ``arrays`` (name: words) and, for code with a loop, of its counter."""
+        names = list(names)
         out = []
-        names = [v for v in values(ops) if v not in exclude]
         for i in range(0, len(names), 10):
             out.append(decl("uint64_t", [(n, 1) for n in names[i:i + 10]],
                             "uint64_t " + ", ".join(names[i:i + 10]) + ";"))
-        for arr, size in array_sizes(ops).items():
-            if arr not in self.pointers and arr not in INPUT_ARRAYS + ("out",) + self.words:
-                if any(isinstance(op.a, Mem) and op.a.array == arr and op.kind == "store"
-                       for op in flat(ops)):
-                    out.append(decl("uint64_t", [(arr, size)], f"uint64_t {arr}[{size}];"))
-        if any(isinstance(item, Loop) for item in ops):
+        for arr, size in arrays.items():
+            if arr not in self.pointers and arr not in self.words:
+                out.append(decl("uint64_t", [(arr, size)], f"uint64_t {arr}[{size}];"))
+        if loop:
             out.append("unsigned c;")       # the loop counter (the bounds count 64-bit and vector locals)
         return out
 
+    def scalar(self, op: ir.Scalar) -> Line:
+        """The C statement of a description op a vector layout keeps as is (``ir.Scalar``): its
+        W = 1 form (gen/layouts/scalar.py ``kept``), printed."""
+        (line,) = self.lines(*scalar.kept(op))
+        return line
 
-def section(printer: CPrinter, ops, exclude=()) -> dict:
-    return {"decl": printer.declarations(ops, exclude), "code": printer.lines(ops)}
+
+class _CLines:
+    """The statements of a W = 1 op list (:meth:`CPrinter.lines`), with each expression
+    temporary (text, calls) waiting for its one use."""
+
+    def __init__(self, pr: CPrinter, declared, ops):
+        self.pr, self.declared = pr, declared
+        self.out: list = []
+        self.expr: dict[str, tuple] = {}
+        for op in ops:
+            ir.visit(op, self)
+
+    def term(self, a) -> tuple[str, tuple]:
+        """An operand's C text and the calls in it."""
+        if isinstance(a, str) and a in self.expr:
+            return self.expr.pop(a)
+        return self.pr.operand(a), ()
+
+    def put(self, text: str, calls) -> None:
+        self.out.append(Line(text, calls=calls) if calls else text)
+
+    def note(self, op):
+        self.out.append(note_line(f"/* {op.text} */"))
+
+    def loop(self, op):
+        self.out.append(open_line(f"for (c = 0; c < {op.count}; c++) {{"))
+        self.out += indent(_CLines(self.pr, self.declared, op.body).out)
+        self.out.append(close_line())
+
+    def load(self, op):
+        (w,) = op.words
+        text, _ = self.pr.mem(Mem(op.array, w))
+        calls = ()
+        if op.array in self.pr.pointers:           # read through load64
+            self.pr.used.add("load64")
+            calls = ((f"{self.pr.prefix}load64", 1),)
+        if op.dst in self.declared:
+            self.put(f"{op.dst} = {text};", calls)
+        else:
+            self.expr[op.dst] = (text, calls)
+
+    def store(self, op):
+        (w,) = op.words
+        text, addr = self.pr.mem(Mem(op.array, w))
+        if addr is not None:
+            self.pr.used.add("store64")
+            self.out.append(Line(f"{self.pr.prefix}store64({addr}, {op.src});",
+                                 calls=[(f"{self.pr.prefix}store64", 2)]))
+        else:
+            self.out.append(f"{text} = {op.src};")
+
+    def mov(self, op):
+        if isinstance(op.dst, Mem):                # a word of a local array
+            self.out.append(f"{self.pr.mem(op.dst)[0]} = {op.a};")
+            return
+        self.put(*self._assign(op.dst, "{d} = {a};", op.a))
+
+    def arith(self, op):
+        self.put(*self._assign(op.a, C_STATEMENTS[op.name], op.b, op.dst))
+
+    def rotate(self, op):
+        (n,) = op.counts
+        if op.src != op.dst:
+            raise GenError(f"C printer: rotation {op!r} is not in place")
+        self.out.append(C_STATEMENTS["rotl" if op.left else "rotr"].format(d=op.dst, n=n, m=64 - n))
+
+    def _assign(self, d: str, form: str, a, dst: str | None = None) -> tuple[str, tuple]:
+        if dst is not None and dst != d:
+            raise GenError(f"C printer: {dst} = {d} op ...: not two-address")
+        text, calls = self.term(a)
+        return form.format(d=d, a=text), calls
+
+
+def section(printer: CPrinter, vp, part: str = "body", exclude=()) -> dict:
+    """Declarations and code of the setup (``part`` "setup") or the body of a W = 1 program
+    (gen/layouts/scalar.py); ``exclude``: values declared elsewhere."""
+    ops = vp.setup if part == "setup" else vp.body
+    names = vp.setup_values if part == "setup" else vp.values
+    arrays = vp.setup_arrays if part == "setup" else vp.arrays
+    declared = set(vp.setup_values) | set(vp.values)
+    return {"decl": printer.declarations([n for n in names if n not in exclude], arrays, any(map(ir.is_loop, ops))),
+            "code": printer.lines(ops, declared)}
 
 
 # Bytes of the C types a function's locals have (the vector types: gen/isa/x86.py, neon.py).
@@ -239,30 +310,30 @@ def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK) -> int:
     return _bound(scopes[0][0] + scopes[0][1], slack)
 
 
-def function_bodies(prefix: str, progs: dict[str, Program], blocks_prog: dict[str, Program]) -> dict:
-    """Code sections for each direction: single-block setup/body, and the B-block body."""
+def function_bodies(prefix: str, progs: dict, blocks_prog: dict) -> dict:
+    """Code sections for each direction from its W = 1 layout IR programs (gen/layouts/scalar.py):
+    single-block setup/body, and the B-block body."""
     single = CPrinter(prefix, {"key": "key", "tweak": "tweak", "in": "in", "out": "out"})
     multi = CPrinter(prefix, {"key": "key", "tweak": "tweaks", "in": "in", "out": "out"})
     out = {}
-    for direction, prog in progs.items():
-        bprog = blocks_prog[direction]
-        setup_vals = set(values(prog.setup))
+    for direction, vp in progs.items():
+        bvp = blocks_prog[direction]
+        setup_vals = set(vp.setup_values)
         out[direction] = {
-            "setup": section(single, prog.setup),
-            "body": section(single, prog.body),
-            "multi_body": section(multi, bprog.body, setup_vals),
-            "tail_body": section(multi, prog.body, setup_vals),
+            "setup": section(single, vp, "setup"),
+            "body": section(single, vp),
+            "multi_body": section(multi, bvp, "body", setup_vals),
+            "tail_body": section(multi, vp, "body", setup_vals),
         }
     return out
 
 
-def ubi_sections(prefix: str, prog: Program) -> dict:
-    """The fused UBI block of Skein (``gen/skein.ubi_program``): its value and scratch
-    declarations, and the statements of one block (key schedule of h, rounds, feed-forward into
-    h), reading the message block through the byte pointer ``blk`` and h, t as uint64_t arrays."""
-    pr = CPrinter(prefix, {"in": "blk"}, words=("h", "t"))
-    ops = prog.setup + prog.body
-    return {"decl": pr.declarations(ops), "code": pr.lines(ops)}
+def ubi_sections(prefix: str, vp) -> dict:
+    """The fused UBI block of Skein (``gen/skein.ubi_program``, as one W = 1 body:
+    gen/layouts/scalar.py ``lower(prog, fuse=True)``): its value and scratch declarations, and
+    the statements of one block (key schedule of h, rounds, feed-forward into h), reading the
+    message block through the byte pointer ``blk`` and h, t as uint64_t arrays."""
+    return section(CPrinter(prefix, {"in": "blk"}, words=("h", "t")), vp)
 
 
 # A comment padded into a column after code (the dispatcher's cpuid checks).

@@ -21,15 +21,14 @@ from __future__ import annotations
 import re
 
 from .. import skein
-from ..dsl import Idx, Loop, Mem, Op, array_sizes, values
+from ..dsl import Idx, Mem
 from ..errors import GenError
 from ..isa.dotnet import KINDS, OPERATORS, PACKED_VEC, VECTORS, lanes_shuffle, packed_rotate, packed_shuffle
 from ..layouts import ir
 from ..layouts import packed as packed_layout
 from ..layouts import lanes as lanes_layout
 from ..layouts import scalar as scalar_layout
-from ..threefish import Program
-from . import Line, render_template, statements
+from . import Line, render_template
 
 LAYOUTS = ("scalar", "lanes", "packed")
 
@@ -58,10 +57,13 @@ def _hex(v: int) -> str:
 
 
 class CsPrinter:
-    """Turns description ops into C# statements for one machine kind.
+    """Prints layout IR as C# statements for one machine kind: the W = 1 IR of layout scalar
+    (gen/layouts/scalar.py) for kind scalar, the lanes layout IR (stream form) for the vector
+    kinds.
 
     ``refs`` maps the function's input/output arrays (key, tweak, in, out) to ``ref byte``
-    locals; other arrays are local ``Span`` scratch (stackalloc'd once per call)."""
+    locals; other arrays are local ``Span`` scratch (stackalloc'd once per call).  ``op_lists``:
+    the W = 1 op lists of the code that uses those arrays."""
 
     def __init__(self, kind: str, refs: dict[str, str], nw: int, *op_lists):
         self.kind, self.k, self.refs, self.nw = kind, KINDS[kind], refs, nw
@@ -69,12 +71,12 @@ class CsPrinter:
         # stackalloc, no bounds checks): arr[i] -> arr_i.
         affine, seen = set(), set()
         for ops in op_lists:
-            for item in ops:
-                for op in (item.body if isinstance(item, Loop) else [item]):
-                    if isinstance(op.a, Mem) and op.a.array not in refs:
-                        seen.add(op.a.array)
-                        if op.a.index.scale:
-                            affine.add(op.a.array)
+            for op in ir.walk(ops):
+                for m in ir.elements(op):
+                    if m.array not in refs:
+                        seen.add(m.array)
+                        if m.index.scale:
+                            affine.add(m.array)
         self.flat = seen - affine
 
     def index(self, idx: Idx) -> str:
@@ -117,22 +119,17 @@ class CsPrinter:
             return v if self.kind == "scalar" else f"{self.vec}.Create({v})"
         return self.k["imm"].format(v=_hex(a.base))
 
-    def op(self, op: Op) -> str:
-        if op.kind == "note":
-            return f"// {op.a}"
-        if op.kind == "store":
-            m = op.a
-            if m.array in self.refs:
-                assert self.kind == "scalar"
-                return self.st(self.refs[m.array], self.byte_off(m), op.dst)
-            return f"{self.local(m)} = {op.dst};"
-        if op.kind in ("rotl", "rotr"):
-            return self.k[op.kind].format(d=op.dst, n=op.a, m=64 - op.a)
-        return ARITH[op.kind].format(d=op.dst, a=self.operand(op.a))
+    def lines(self, ops, names) -> list[str]:
+        """Statements of W = 1 ops (kind scalar) whose values are ``names`` (any other name they
+        write is an expression temporary: a word of caller memory, printed at its one use)."""
+        v = _CsScalarOps(self, set(names))
+        return [ln for op in ops for ln in ir.visit(op, v)]
 
-    def lines(self, ops) -> list[str]:
-        """Statements of description ops (kind scalar)."""
-        return statements(ops, self.op, lambda count: [f"for (int c = 0; c < {count}; c++)", "{"])
+    def scalar(self, op: ir.Scalar) -> str:
+        """The statement of a description op a vector layout keeps as is (``ir.Scalar``): its
+        W = 1 form (gen/layouts/scalar.py ``kept``), printed."""
+        (line,) = self.lines(*scalar_layout.kept(op))
+        return line
 
     # ---- vector kinds: the lanes layout IR (gen/layouts/lanes.py, stream form)
     @property
@@ -155,13 +152,11 @@ class CsPrinter:
         return [Line(f"{t} " + ", ".join(names[i:i + 10]) + ";", locals=[(t, n, 1) for n in names[i:i + 10]])
                 for i in range(0, len(names), 10)]
 
-    def declarations(self, ops, exclude=()) -> list[str]:
-        return self.declare(v for v in values(ops) if v not in exclude)
-
     def arrays(self, *op_lists) -> list[str]:
+        """Declarations of the local arrays the W = 1 ``op_lists`` use (each its largest size)."""
         sizes: dict[str, int] = {}
         for ops in op_lists:
-            for arr, n in array_sizes(ops).items():
+            for arr, n in ir.array_sizes(ops).items():
                 if arr not in self.refs:
                     sizes[arr] = max(sizes.get(arr, 0), n)
         t = self.k["type"]
@@ -174,12 +169,15 @@ class CsPrinter:
         return out
 
 
-class _CsLanesOps:
-    """The lanes kernels' ops (an IR visitor, gen/layouts/ir.py ``visit``): each returns its
-    statements."""
+class _CsOps:
+    """The ops every kind prints alike (an IR visitor, gen/layouts/ir.py ``visit``): each returns
+    its statements."""
 
     def __init__(self, p: CsPrinter):
-        self.p, self.vec = p, p.vec
+        self.p = p
+
+    def term(self, a) -> str:
+        return self.p.operand(a)
 
     def loop(self, item):
         return ([f"for (int c = 0; c < {item.count}; c++)", "{"]
@@ -188,21 +186,59 @@ class _CsLanesOps:
     def note(self, op):
         return [f"// {op.text}"]
 
-    def broadcast(self, op):        # a key word in every lane
-        m = op.term
-        return [f"{op.dst} = {self.vec}.Create({self.p.ld_le(self.p.refs[m.array], self.p.byte_off(m))});"]
-
     def mov(self, op):
         if isinstance(op.dst, Mem):
             return [f"{self.p.local(op.dst)} = {op.a};"]
-        return [ARITH["mov"].format(d=op.dst, a=self.p.operand(op.a))]
+        return [ARITH["mov"].format(d=op.dst, a=self.term(op.a))]
 
     def arith(self, op):
-        return [ARITH[op.name].format(d=op.dst, a=self.p.operand(op.b))]
+        if op.a != op.dst:      # pragma: no cover - every layout's arithmetic is two-address
+            raise GenError(f"C# printer: {op!r} is not in place")
+        return [ARITH[op.name].format(d=op.dst, a=self.term(op.b))]
 
     def rotate(self, op):
         assert op.uniform and op.src == op.dst
         return [self.p.k["rotl" if op.left else "rotr"].format(d=op.dst, n=op.counts[0], m=64 - op.counts[0])]
+
+
+class _CsScalarOps(_CsOps):
+    """The W = 1 ops of kind scalar: words of the caller's memory read and written through the
+    ``ref byte`` locals (the program's own arrays as locals), a word an arithmetic op reads loaded
+    into an expression temporary printed at its one use."""
+
+    def __init__(self, p: CsPrinter, names: set):
+        super().__init__(p)
+        self.names, self.expr = names, {}
+
+    def term(self, a) -> str:
+        return self.expr.pop(a) if isinstance(a, str) and a in self.expr else self.p.operand(a)
+
+    def load(self, op):
+        (w,) = op.words
+        a = self.p.operand(Mem(op.array, w))
+        if op.dst not in self.names:
+            self.expr[op.dst] = a
+            return []
+        return [ARITH["mov"].format(d=op.dst, a=a)]
+
+    def store(self, op):
+        (w,) = op.words
+        m = Mem(op.array, w)
+        if m.array in self.p.refs:
+            return [self.p.st(self.p.refs[m.array], self.p.byte_off(m), op.src)]
+        return [f"{self.p.local(m)} = {op.src};"]
+
+
+class _CsLanesOps(_CsOps):
+    """The lanes kernels' ops (vector kinds)."""
+
+    def __init__(self, p: CsPrinter):
+        super().__init__(p)
+        self.vec = p.vec
+
+    def broadcast(self, op):        # a key word in every lane
+        m = op.term
+        return [f"{op.dst} = {self.vec}.Create({self.p.ld_le(self.p.refs[m.array], self.p.byte_off(m))});"]
 
     def _half(self) -> str:
         """The vector type of half this kind's lanes (Vector512 -> Vector256, Vector256 -> Vector128)."""
@@ -281,7 +317,7 @@ class _CsPacked:
             ir.visit(op, self)
 
     def scalar(self, op):
-        self.out.append(self.sp.op(op.op))
+        self.out.append(self.sp.scalar(op))
 
     def note(self, op):
         self.out.append(f"// {op.text}")
@@ -313,8 +349,12 @@ def _cs_term(t) -> str:
     return t if isinstance(t, str) else f"{t.base}UL"
 
 
-def _section(p: CsPrinter, ops, exclude=()) -> dict:
-    return {"decl": p.declarations(ops, exclude), "code": p.lines(ops)}
+def _section(p: CsPrinter, vp, part: str = "body", exclude=()) -> dict:
+    """Declarations and statements of the setup (``part`` "setup") or the body of a W = 1
+    program (gen/layouts/scalar.py); ``exclude``: values declared elsewhere."""
+    ops, names = (vp.setup, vp.setup_values) if part == "setup" else (vp.body, vp.values)
+    return {"decl": p.declare(n for n in names if n not in exclude),
+            "code": p.lines(ops, vp.setup_values + vp.values)}
 
 
 def _vsection(p: CsPrinter, vp, exclude=()) -> dict:
@@ -333,14 +373,14 @@ def functions(spec, options, layout: str, laid: dict) -> dict:
                         one.setup, one.body)
         spn = CsPrinter("scalar", {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw,
                         one.setup, multi.body, one.body)
-        setup_vals = set(values(one.setup))
+        setup_vals = set(one.setup_values)
         f = {
             "arrays": sp1.arrays(one.setup, one.body),
-            "setup": _section(sp1, one.setup),
-            "body": _section(sp1, one.body),
+            "setup": _section(sp1, one, "setup"),
+            "body": _section(sp1, one),
             "blocks_arrays": spn.arrays(one.setup, multi.body, one.body),
-            "multi_body": _section(spn, multi.body, setup_vals),
-            "tail_body": _section(spn, one.body, setup_vals),
+            "multi_body": _section(spn, multi, "body", setup_vals),
+            "tail_body": _section(spn, one, "body", setup_vals),
             "lanes": [],
             # The scalar blocks loop normally computes the key words once (setup) and keeps them
             # live across blocks.  Where they and the state exceed twice the 15 usable GPRs
@@ -360,7 +400,7 @@ def functions(spec, options, layout: str, laid: dict) -> dict:
                                  and len(setup_vals) + nw > 2 * 15),
         }
         if layout == "packed":
-            f["packed"] = {"setup": _section(sp1, one.setup), "code": packed_lines(laid[d]["packed"], nw)}
+            f["packed"] = {"setup": _section(sp1, one, "setup"), "code": packed_lines(laid[d]["packed"], nw)}
         if layout == "lanes":
             for kind in ("v512", "v256"):
                 lp = CsPrinter(kind, {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw,
@@ -369,7 +409,7 @@ def functions(spec, options, layout: str, laid: dict) -> dict:
                 f["lanes"].append({
                     "kind": kind, "lanes": KINDS[kind]["lanes"], "type": KINDS[kind]["type"],
                     "arrays": lp.arrays(one.setup, multi.body, one.body),
-                    "setup": {"decl": lp.declarations(one.setup), "code": lp.ir_lines(v1.setup)},
+                    "setup": {"decl": lp.declare(one.setup_values), "code": lp.ir_lines(v1.setup)},
                     "multi_body": _vsection(lp, vm, setup_vals),
                     "tail_body": _vsection(lp, v1, setup_vals),
                 })
@@ -378,20 +418,21 @@ def functions(spec, options, layout: str, laid: dict) -> dict:
 
 
 def lay_out(v, programs: dict) -> dict:
-    """The layout pass: per direction the one-block and interleaved programs, the lanes layout
-    of both for every vector kind (``lanes``), the natural packed layout (``packed``)."""
+    """The layout pass: per direction the one-block and interleaved programs in layout scalar (the
+    W = 1 layout IR, gen/layouts/scalar.py), the lanes layout of both for every vector kind
+    (``lanes``), the natural packed layout (``packed``)."""
     o, layout = v.options, v.get("layout", "scalar")
     out = {}
     for d in ("encrypt", "decrypt"):
         one, multi = programs[(d, o, 1)], programs[(d, o, o.interleave)]
-        f = {"one": one, "multi": multi, "lanes": {}}
+        f = {"one": scalar_layout.lower(one), "multi": scalar_layout.lower(multi), "lanes": {}}
         if layout == "lanes":
             f["lanes"] = {kind: tuple(lanes_layout.lower_stream(p, KINDS[kind]["lanes"]) for p in (multi, one))
                           for kind in ("v512", "v256")}
         if layout == "packed":
             f["packed"] = packed_layout.lower(one, PACKED_VEC[v.spec.nw][1], natural=True)
         out[d] = f
-    out["counts"] = scalar_layout.op_counts(out["encrypt"]["one"])
+    out["counts"] = scalar_layout.op_counts(programs[("encrypt", o, 1)])
     return out
 
 
@@ -479,25 +520,25 @@ def default_class(spec, layout: str) -> str:
 
 # --------------------------------------------------------------------------- Skein
 
-def skein_ubi(prog) -> dict:
-    """The fused UBI block (gen/skein.ubi_program) as C#: the chaining value and tweak in locals
-    h_0.., t_0, t_1 (loaded from and stored back to the state span), the message block through
-    ``ref byte src``."""
-    spec = prog.spec
-    nw = spec.nw
-    p = CsPrinter("scalar", {"in": "src"}, nw, prog.setup, prog.body)
-    if not all(a.startswith("ulong ") for a in p.arrays(prog.setup, prog.body)):
+def skein_ubi(vp) -> dict:
+    """The fused UBI block (gen/skein.ubi_program as one W = 1 body, gen/layouts/scalar.py
+    ``lower(prog, fuse=True)``) as C#: the chaining value and tweak in locals h_0.., t_0, t_1
+    (loaded from and stored back to the state span), the message block through ``ref byte src``."""
+    nw = vp.nw
+    p = CsPrinter("scalar", {"in": "src"}, nw, vp.body)
+    if not all(a.startswith("ulong ") for a in p.arrays(vp.body)):
         raise GenError("C# Skein needs --keys fly --unroll full")     # local arrays: spans
     names = [f"h_{i}" for i in range(nw)]
     state_in = [f"ulong {n} = s[{i}];" for i, n in enumerate(names)]
     state_in.append(f"ulong t_0 = s[{nw}], t_1 = s[{nw + 1}];")
     state_out = [f"s[{i}] = {n};" for i, n in enumerate(names)] + [f"s[{nw}] = t_0;", f"s[{nw + 1}] = t_1;"]
-    ops = prog.setup + prog.body
-    return {"decl": p.declarations(ops), "code": p.lines(ops), "state_in": state_in, "state_out": state_out}
+    return {"decl": p.declare(vp.values), "code": p.lines(vp.body, vp.values), "state_in": state_in,
+            "state_out": state_out}
 
 
-def skein_render(v, prog) -> dict[str, str]:
-    """TARGETS['csharp'] with --primitive skein: {Class.cs: text} (templates/csharp/skein.cs.j2)."""
+def skein_render(v, vp) -> dict[str, str]:
+    """TARGETS['csharp'] with --primitive skein: {Class.cs: text} (templates/csharp/skein.cs.j2);
+    ``vp``: the UBI block as one W = 1 body."""
     namespace = check_identifier(v.get("namespace", "ThreefishGen"), "namespace", dotted=True)
     cls = check_identifier(v.prefix, "class name")
     spec, o = v.spec, v.options
@@ -508,7 +549,7 @@ def skein_render(v, prog) -> dict[str, str]:
              "AVX2) messages at once through the UBI block in the lanes layout, chosen at run time "
              "(ManyKernel); scalar Ubi otherwise"]
     ivs = [(bits, [f"{w:#018x}UL" for w in skein.iv_words(spec, bits)]) for bits in skein.STANDARD_OUTPUTS[spec.bits]]
-    ubi = skein_ubi(prog)
+    ubi = skein_ubi(vp)
     wipe = v.get("wipe", True)
     if wipe:
         notes.append("wipe: every public method clears the stack below it (Burn), stackalloc'd secrets and "

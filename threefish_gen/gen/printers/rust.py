@@ -1,7 +1,7 @@
 """Printer for the scalar Rust target (safe Rust, u64).
 
-Instruction selection is the table ``RUST_STATEMENTS`` (one statement per description op, as
-``gen/printers/c.py`` has for C); the crate's structure (STEM/Cargo.toml, STEM/src/lib.rs,
+The scalar methods are the W = 1 layout IR (gen/layouts/scalar.py) printed one statement per op
+(the table ``RUST_STATEMENTS``, as ``gen/printers/c.py`` prints it for C); the crate's structure (STEM/Cargo.toml, STEM/src/lib.rs,
 STEM/README.md) lives in ``templates/rust/``.
 
 The description's arrays map to Rust as follows: ``key`` (read in the setup only) is the
@@ -21,14 +21,15 @@ module only walks the IR (``ir.visit``) and writes Rust's statements around the 
 """
 from __future__ import annotations
 
-from ..dsl import INPUT_ARRAYS, OUTPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, flat, values
+from ..dsl import Idx, Mem
 from ..errors import GenError
 from ..isa import family_of, shuffle
 from ..isa.x86 import RustWidth, rust_memory, vector_op
 from ..layouts import ir
 from ..layouts import lanes as lanes_layout
+from ..layouts import scalar as scalar_layout
 
-# One Rust statement per description operation.  {d} destination, {a} operand, {n} rotation.
+# One Rust statement per W = 1 operation.  {d} destination, {a} operand, {n} rotation.
 RUST_STATEMENTS = {
     "mov": "{d} = {a};",
     "add": "{d} = {d}.wrapping_add({a});",
@@ -56,7 +57,8 @@ def index(idx: Idx) -> str:
 
 
 class RustPrinter:
-    """Turns description ops into Rust statements.
+    """Prints the W = 1 layout IR (gen/layouts/scalar.py: the description's ops, one word per
+    ``u64``) as Rust statements; an IR visitor (gen/layouts/ir.py ``visit``).
 
     ``arrays`` maps the description's input/output arrays to ``(expression, words per block)``:
     word w of ``in`` in the interleaved body is word ``w % nw`` of block ``w // nw`` of the
@@ -89,175 +91,170 @@ class RustPrinter:
             return f"({index(a)}) as u64"
         return f"{a.base:#x}" if a.base > 0xFFFF else f"{a.base}"
 
-    def op(self, op: Op, declared: set, mutable: set, dead: set = frozenset()) -> str:
-        if op.kind == "note":
-            return f"// {op.a}"
-        if op.kind == "store":
-            expr, word = self.mem(op.a, store=True)
-            if word is None:
-                return f"{expr} = {op.dst};"
-            return f"store64({expr}, {word}, {op.dst});"
-        if op.kind in ("rotl", "rotr"):
-            return RUST_STATEMENTS[op.kind].format(d=op.dst, n=op.a)
-        a = self.operand(op.a)
-        if op.dst not in declared:
-            if op.kind != "mov":
-                raise GenError(f"internal: {op.text()} before {op.dst} is defined")
-            declared.add(op.dst)
-            if op.dst in dead:          # overwritten before any read: declared, not initialised
-                return f"let mut {op.dst}: u64;" + (f" // {op.dst} = {a}: overwritten before it is read"
-                                                    if self.notes else "")
-            if not isinstance(op.a, (str, Mem)):
-                a += "_u64"
-            return RUST_LET.format(mut="mut " if op.dst in mutable else "", d=op.dst, a=a)
-        return RUST_STATEMENTS[op.kind].format(d=op.dst, a=a)
+    def lines(self, ops, names, outer=()) -> list[str]:
+        """The statements of W = 1 ops whose values are ``names`` (any other name they write is an
+        expression temporary: a word of caller memory, printed at its one use); ``outer``: values
+        defined before (bound by the caller)."""
+        return _RustLines(self, ops, set(names), set(outer)).out
 
-    def lines(self, ops, outer=()) -> list[str]:
-        """The statements of ``ops``; ``outer``: values defined before (bound by the caller)."""
-        declared = set(outer)
-        mutable = assigned_again(ops)
-        dead = dead_first(ops)
-        out: list[str] = []
-        for item in ops:
-            if isinstance(item, Loop):
-                uses_counter = any(isinstance(x, (Idx, Mem)) and (x.index if isinstance(x, Mem) else x).scale
-                                   for x in (o.a for o in item.body))
-                first = [o.dst for o in item.body if o.kind not in ("note", "store") and o.dst not in declared]
-                if first:
-                    raise GenError(f"internal: value {first[0]} is first defined inside a loop")
-                out.append(f"for {COUNTER if uses_counter else '_'} in 0..{item.count} {{")
-                out.extend("    " + self.op(o, declared, mutable, dead) for o in item.body
-                           if self.notes or o.kind != "note")
-                out.append("}")
-            elif self.notes or item.kind != "note":
-                out.append(self.op(item, declared, mutable, dead))
-        return out
+
+class _RustLines:
+    """The statements of one W = 1 op list (:meth:`RustPrinter.lines`): the first definition of
+    a value (always a move in the description: Builder.val) declares it, ``let mut`` where
+    something writes it again."""
+
+    def __init__(self, pr: RustPrinter, ops, names: set, declared: set):
+        self.pr, self.names, self.declared = pr, names, declared
+        self.mutable = assigned_again(ops)
+        self.dead = ir.dead_first_writes(ops)
+        self.expr: dict[str, str] = {}
+        self.out: list[str] = []
+        for op in ops:
+            self.out += ir.visit(op, self)
+
+    def term(self, a) -> str:
+        return self.expr.pop(a) if isinstance(a, str) and a in self.expr else self.pr.operand(a)
+
+    def note(self, op):
+        return [f"// {op.text}"] if self.pr.notes else []
+
+    def loop(self, item):
+        first = [d for o in ir.walk(item.body) if (d := ir.writes(o)) in self.names and d not in self.declared]
+        if first:
+            raise GenError(f"internal: value {first[0]} is first defined inside a loop")
+        uses_counter = any(ir.counter_operands(o) for o in item.body)
+        body = [line for o in item.body for line in ir.visit(o, self)]
+        return [f"for {COUNTER if uses_counter else '_'} in 0..{item.count} {{"] + ["    " + x for x in body] + ["}"]
+
+    def load(self, op):
+        (w,) = op.words
+        a = self.pr.operand(Mem(op.array, w))
+        if op.dst not in self.names:
+            self.expr[op.dst] = a
+            return []
+        return [self._assign(op, op.dst, a, True)]
+
+    def store(self, op):
+        (w,) = op.words
+        expr, word = self.pr.mem(Mem(op.array, w), store=True)
+        return [f"{expr} = {op.src};" if word is None else f"store64({expr}, {word}, {op.src});"]
+
+    def mov(self, op):
+        if isinstance(op.dst, Mem):                # an element of a local array
+            return [f"{self.pr.mem(op.dst, store=True)[0]} = {op.a};"]
+        return [self._assign(op, op.dst, self.term(op.a), isinstance(op.a, (str, Mem)))]
+
+    def _assign(self, op, d: str, a: str, typed: bool) -> str:
+        if d in self.declared:
+            return RUST_STATEMENTS["mov"].format(d=d, a=a)
+        self.declared.add(d)
+        if id(op) in self.dead:          # overwritten before any read: declared, not initialised
+            return f"let mut {d}: u64;" + (f" // {d} = {a}: overwritten before it is read" if self.pr.notes else "")
+        return RUST_LET.format(mut="mut " if d in self.mutable else "", d=d, a=a if typed else a + "_u64")
+
+    def arith(self, op):
+        if op.dst not in self.declared or op.a != op.dst:
+            raise GenError(f"internal: {op!r} before {op.dst} is defined, or not in place")
+        return [RUST_STATEMENTS[op.name].format(d=op.dst, a=self.term(op.b))]
+
+    def rotate(self, op):
+        (n,) = op.counts
+        if op.src != op.dst:
+            raise GenError(f"internal: rotation {op!r} is not in place")
+        return [RUST_STATEMENTS["rotl" if op.left else "rotr"].format(d=op.dst, n=n)]
 
 
 def assigned_again(ops) -> set[str]:
     """Values an op other than their first definition writes (they are ``let mut``)."""
     seen: set[str] = set()
     again: set[str] = set()
-    for op in flat(ops):
-        if op.kind in ("note", "store") or op.dst is None:
+    for op in ir.walk(ops):
+        d = ir.writes(op)
+        if d is None:
             continue
-        if op.dst in seen:
-            again.add(op.dst)
-        seen.add(op.dst)
+        if d in seen:
+            again.add(d)
+        seen.add(d)
     return again
 
 
-def dead_first(ops) -> set[str]:
-    """Values whose first definition is overwritten by a mov before anything reads it (the
-    table schedule's scratch word starts as k0, then each subkey word is moved into it): Rust
-    declares them without an initial value (an initial value never read is a warning)."""
-    first: dict[str, bool] = {}            # value -> still waiting for its first read or write
-    dead: set[str] = set()
-    for op in flat(ops):
-        if op.kind == "note":
-            continue
-        reads = {op.a} if isinstance(op.a, str) else set()
-        if op.kind == "store" or op.kind not in ("mov",):
-            reads.add(op.dst)
-        for r in reads:
-            first[r] = False
-        if op.kind == "store":
-            continue
-        if op.dst in first:
-            if first[op.dst] and op.kind == "mov" and op.a != op.dst:
-                dead.add(op.dst)
-            first[op.dst] = False
-        else:
-            first[op.dst] = True
-    return dead
-
-
-def local_arrays(ops) -> dict[str, int]:
-    """Arrays ``ops`` store into that are not inputs or outputs: their sizes in words."""
-    stored = {op.a.array for op in flat(ops) if op.kind == "store"}
-    return {a: n for a, n in array_sizes(ops).items()
-            if a in stored and a not in INPUT_ARRAYS + OUTPUT_ARRAYS}
-
-
 def read_names(ops) -> set[str]:
-    """Values and arrays ``ops`` read."""
+    """Values and arrays W = 1 ``ops`` read."""
     out: set[str] = set()
-    for op in flat(ops):
-        if isinstance(op.a, str) and op.kind != "note":
-            out.add(op.a)
-        elif isinstance(op.a, Mem) and op.kind != "store":
-            out.add(op.a.array)
-        if op.kind == "store":
-            out.add(op.dst)
+    for op in ir.walk(ops):
+        out.update(ir.reads(op))
+        out.update(ir.arrays_read(op))
     return out
 
 
-def key_schedule(setup, bodies) -> dict:
+def key_schedule(vp, bodies) -> dict:
     """What ``new`` computes and the struct keeps: the setup's statements (key read from
-    ``key``), the values and arrays the bodies read from it (the struct's fields)."""
+    ``key``; ``vp``: a W = 1 program), the values and arrays the ``bodies`` (W = 1 op lists)
+    read from it (the struct's fields)."""
     pr = RustPrinter({"key": ("key", 0)})
     read = set().union(*(read_names(b) for b in bodies))
-    words = [v for v in values(setup) if v in read]
-    arrays = {a: n for a, n in local_arrays(setup).items() if a in read}
-    return {"code": [f"let mut {a} = [0u64; {n}];" for a, n in arrays.items()] + pr.lines(setup),
+    words = [v for v in vp.setup_values if v in read]
+    arrays = {a: n for a, n in vp.setup_arrays.items() if a in read}
+    return {"code": [f"let mut {a} = [0u64; {n}];" for a, n in arrays.items()] + pr.lines(vp.setup, vp.setup_values),
             "words": words, "arrays": arrays}
 
 
 def setup_suffix(setup, other) -> list:
-    """The ops of ``other`` (a SIMD path's setup) after ``setup`` (the scalar methods'): the rings
-    of --unroll loop that the scalar options do not make ([] when ``other`` is not longer).  The
-    setups of two option sets are prefixes of one another (key words and parity, then rings)."""
-    a, b = [op.text() for op in setup], [op.text() for op in other]
-    n = min(len(a), len(b))
-    if a[:n] != b[:n]:
+    """The ops of ``other`` (a SIMD path's setup, W = 1) after ``setup`` (the scalar methods'):
+    the rings of --unroll loop that the scalar options do not make ([] when ``other`` is not
+    longer).  The setups of two option sets are prefixes of one another (key words and parity,
+    then rings)."""
+    n = min(len(setup), len(other))
+    if list(setup[:n]) != list(other[:n]):
         raise GenError("internal: the option sets' key schedules are not prefixes of one another")
-    return list(other[len(a):])
+    return list(other[len(setup):])
 
 
-def section(printer: RustPrinter, ops, schedule: dict) -> dict:
-    """One body: the struct fields it reads (bound first), its local arrays, its statements."""
-    read = read_names(ops)
+def section(printer: RustPrinter, vp, schedule: dict) -> dict:
+    """One body (of the W = 1 program ``vp``): the struct fields it reads (bound first), its
+    local arrays, its statements."""
+    read = read_names(vp.body)
     return {"words": [w for w in schedule["words"] if w in read],
             "arrays": [a for a in schedule["arrays"] if a in read],
-            "locals": local_arrays(ops),
-            "code": printer.lines(ops, schedule["words"])}
+            "locals": dict(vp.arrays),
+            "code": printer.lines(vp.body, vp.values, schedule["words"])}
 
 
 def function_bodies(progs: dict, blocks_progs: dict, notes: bool = True, simd_progs=()) -> dict:
-    """Code of ``new`` and of each direction's one-block and blocks methods; ``simd_progs``: the
-    programs the SIMD paths print (their key words and rings join the struct)."""
-    setups = {d: "\n".join(op.text() for op in p.setup) for d, p in progs.items()}
-    if len(set(setups.values())) != 1:
+    """Code of ``new`` and of each direction's one-block and blocks methods, from their W = 1
+    programs (gen/layouts/scalar.py); ``simd_progs``: the description programs the SIMD paths
+    print (their key words and rings join the struct)."""
+    first = next(iter(progs.values()))
+    if any(vp.setup != first.setup for vp in progs.values()):
         raise GenError("internal: the directions' key schedules differ")
-    setup = next(iter(progs.values())).setup
-    bodies = [p.body for p in progs.values()] + [p.body for p in blocks_progs.values()]
+    bodies = [vp.body for vp in progs.values()] + [vp.body for vp in blocks_progs.values()]
     # a SIMD path reads the struct's key words and rings; rings only its options make (--unroll
     # loop beside scalar full) it computes itself, per call (new and the struct stay the scalar
     # crate's: single blocks pay nothing for the paths)
-    bodies += [p.body for p in simd_progs] + [setup_suffix(setup, p.setup) for p in simd_progs]
-    schedule = key_schedule(setup, bodies)
-    nw = next(iter(progs.values())).spec.nw
+    for p in simd_progs:
+        svp = scalar_layout.lower(p)
+        bodies += [svp.body, setup_suffix(first.setup, svp.setup)]
+    schedule = key_schedule(first, bodies)
     single = RustPrinter({"tweak": ("tweak", 0), "in": ("block", 0), "out": ("block", 0)}, notes)
-    group = RustPrinter({"tweak": ("tw", 2), "in": ("blk", nw), "out": ("blk", nw)}, notes)
+    group = RustPrinter({"tweak": ("tw", 2), "in": ("blk", first.nw), "out": ("blk", first.nw)}, notes)
     out = {"schedule": schedule}
-    for d, prog in progs.items():
-        out[d] = {"one": section(single, prog.body, schedule),
-                  "group": section(group, blocks_progs[d].body, schedule),
-                  "tail": section(single, prog.body, schedule)}
+    for d, vp in progs.items():
+        out[d] = {"one": section(single, vp, schedule),
+                  "group": section(group, blocks_progs[d], schedule),
+                  "tail": section(single, vp, schedule)}
     return out
 
 
-def ubi_section(prog, notes: bool = True) -> dict:
-    """The fused UBI block of Skein (``gen/skein.ubi_program``: key schedule of the chaining
-    value, rounds, feed-forward into it) as the statements of one pass of the UBI loop of
+def ubi_section(vp, notes: bool = True) -> dict:
+    """The fused UBI block of Skein (``gen/skein.ubi_program`` as one W = 1 body,
+    gen/layouts/scalar.py ``lower(prog, fuse=True)``: key schedule of the chaining value, rounds,
+    feed-forward into it) as the statements of one pass of the UBI loop of
     templates/rust/skein.rs.j2: ``h`` (``&mut [u64; NW]``) and ``t`` (``&[u64; 2]``) are read and
     stored as words, the message block ``in`` through ``load64(blk, i)`` (``blk: &[u8; NB]``).
     ``locals``: the scratch arrays the block stores (subkey table, key rings), declared once
     before the loop (and wiped after it)."""
-    ops = prog.setup + prog.body
     pr = RustPrinter({"in": ("blk", 0)}, notes)
-    return {"locals": {a: n for a, n in local_arrays(ops).items() if a not in ("h", "t")},
-            "code": pr.lines(ops)}
+    return {"locals": dict(vp.arrays), "code": pr.lines(vp.body, vp.values)}
 
 
 # --------------------------------------------------------------------------- SIMD paths
@@ -395,8 +392,8 @@ class _LanesBlock:
 def simd_path(isa, progs: list, schedule: dict, setup, notes: bool = True) -> dict:
     """One direction's SIMD path on ``isa``: the lanes layout of ``progs`` (the interleaved
     program first when there is one, then the one-block program: passes of L * blocks, then of
-    L), printed for the template's ``{direction}_{isa}`` function (``setup``: the scalar methods',
-    which ``new`` runs).  Returns dict(prologue: the rings the struct lacks, made from its key
+    L), printed for the template's ``{direction}_{isa}`` function (``setup``: the scalar methods'
+    W = 1 setup, which ``new`` runs).  Returns dict(prologue: the rings the struct lacks, made from its key
     words (wiped after: ``wiped_words``), then the broadcast key words and rings, consts: the rotations' byte masks, arrays: the passes' vector
     arrays (name -> size, made once, wiped after), loops: [(blocks per pass, lines)], cost: vector
     ops per block of the first pass)."""
@@ -421,12 +418,14 @@ def simd_path(isa, progs: list, schedule: dict, setup, notes: bool = True) -> di
         loops.append((vp.blocks, code))
     # the key words and rings: the struct's, or (rings the scalar options lack) made here from the
     # struct's words by the rest of this path's setup
-    suffix = setup_suffix(setup, progs[0].setup)
-    made = local_arrays(suffix)
+    own = scalar_layout.lower(progs[0])            # this path's setup at W = 1
+    suffix = setup_suffix(setup, own.setup)
+    written = {ir.array_written(op) for op in ir.walk(suffix)}
+    made = {a: n for a, n in own.setup_arrays.items() if a in written}
     prologue = [f"let {v} = tf.k[{schedule['words'].index(v)}];" for v in schedule["words"]
                 if v in read_names(suffix)]
     prologue += [f"let mut {a} = [0u64; {n}];" for a, n in made.items()]
-    prologue += RustPrinter({}, notes).lines(suffix, schedule["words"])
+    prologue += RustPrinter({}, notes).lines(suffix, own.setup_values, schedule["words"])
     for name in bvals:             # bk0 = <k0, k0, ...>: a key word
         v = name[1:]
         src = f"tf.k[{schedule['words'].index(v)}]" if v in schedule["words"] else v

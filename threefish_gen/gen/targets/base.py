@@ -262,9 +262,11 @@ def scalar_needs(v) -> list:
 
 
 def layout_scalar(v, programs) -> dict:
-    """Layout scalar keeps the description's words one per 64-bit integer: the programs, and
-    their counts (gen/layouts/scalar.py)."""
+    """Layout scalar keeps the description's words one per 64-bit integer: the programs as W = 1
+    layout IR programs (gen/layouts/scalar.py), one block and the interleaved blocks, and the
+    op counts of the encrypt description."""
     o = v.options
     one = {d: programs[(d, o, 1)] for d in DIRECTIONS}
-    return dict(one=one, blocks={d: programs[(d, o, o.interleave)] for d in DIRECTIONS},
+    return dict(one={d: scalar.lower(p) for d, p in one.items()},
+                blocks={d: scalar.lower(programs[(d, o, o.interleave)]) for d in DIRECTIONS},
                 counts=scalar.op_counts(one["encrypt"]))

@@ -8,6 +8,7 @@ from dataclasses import replace
 from .. import skein
 from ..dsl import count_ops
 from ..errors import GenError
+from ..layouts import scalar
 from ..printers import c as cprinter
 from ..printers import render_template
 from ..spec import Spec
@@ -52,7 +53,7 @@ def skein_context(v, prog) -> dict:
     return dict(spec=spec, P=v.prefix, command=v.command(), notes=notes, header=f"{v.stem}.h",
                 guard=f"{v.stem.upper()}_H", nw=spec.nw, nb=nb, nb_log2=nb.bit_length() - 1,
                 tree_levels=64 - (2 * nb).bit_length() + 1, prefix=v.prefix,
-                ubi=cprinter.ubi_sections(v.prefix, prog), simd=None, asm_ubi=None, stem=v.stem,
+                ubi=cprinter.ubi_sections(v.prefix, scalar.lower(prog, fuse=True)), simd=None, asm_ubi=None, stem=v.stem,
                 ivs=[(bits, _rows(skein.iv_words(spec, bits))) for bits in skein.STANDARD_OUTPUTS[spec.bits]])
 
 
@@ -185,9 +186,9 @@ class C(Target):
                                      "Skein .c + .h (templates/c/skein.*.j2)",
                                      lambda v, prog: render_skein(v, skein_context(v, prog)))]
         return [describe_pass(scalar_needs),
-                Pass("layout scalar (gen/layouts/scalar.py)", "Program", "Program (one word per uint64_t) + op counts",
+                Pass("layout scalar (gen/layouts/scalar.py)", "Program", "VProgram (W = 1: one word per uint64_t) + op counts",
                      layout_scalar),
-                Pass("print C (gen/printers/c.py)", "Program", ".c + .h (templates/c/)", print_c)]
+                Pass("print C (gen/printers/c.py)", "VProgram", ".c + .h (templates/c/)", print_c)]
 
 
 def print_c(v, laid) -> dict[str, str]:

@@ -9,6 +9,7 @@ import re
 
 from .. import __version__
 from ..errors import GenError
+from ..layouts import scalar as scalar_layout
 from ..printers import csharp as printer
 from ..spec import Spec
 from ..threefish import Options
@@ -115,12 +116,16 @@ class CSharp(Target):
 
     def passes(self, v):
         if is_skein(v):
-            return [ubi_pass(), Pass("print C# Skein (gen/printers/csharp.py)", "UBI Program",
-                                     ".cs (templates/csharp/skein.cs.j2)", printer.skein_render)]
+            return [ubi_pass(),
+                    Pass("layout scalar (gen/layouts/scalar.py)", "UBI Program",
+                         "VProgram (W = 1: setup and body fused, one block)",
+                         lambda v, prog: scalar_layout.lower(prog, fuse=True)),
+                    Pass("print C# Skein (gen/printers/csharp.py)", "VProgram",
+                         ".cs (templates/csharp/skein.cs.j2)", printer.skein_render)]
         o = v.options
         return [describe_pass(lambda v: [(d, o, n) for d in DIRECTIONS for n in sorted({1, o.interleave})]),
                 Pass(f"layout {v.get('layout')} (gen/layouts/)", "Program",
-                     "Program + lanes VPrograms per vector kind | packed VProgram", printer.lay_out),
+                     "VProgram (W = 1) + lanes VPrograms per vector kind | packed VProgram", printer.lay_out),
                 Pass("print C# (gen/printers/csharp.py)", "laid-out programs", ".cs (templates/csharp/)",
                      printer.render)]
 

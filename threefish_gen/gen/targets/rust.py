@@ -18,6 +18,7 @@ from .. import skein
 from ..dsl import count_ops
 from ..errors import GenError
 from ..isa.x86 import ISAS as X86_ISAS
+from ..layouts import scalar as scalar_layout
 from ..printers import render_template
 from ..printers import rust as printer
 from ..printers.c_simd.driver import ENV_VAR
@@ -136,7 +137,8 @@ class Rust(Target):
         if simd_paths(v):
             return [describe_pass(simd_needs),
                     Pass("layout scalar (gen/layouts/scalar.py) + lanes per SIMD path (gen/layouts/lanes.py)",
-                         "Program", "Programs (scalar methods, SIMD paths) + op counts", layout_simd),
+                         "Program", "VPrograms (W = 1: scalar methods) + Programs (SIMD paths) + op counts",
+                         layout_simd),
                     Pass("print Rust (gen/printers/rust.py; vector ops spelled by gen/isa/x86.py)", "Programs",
                          "STEM/Cargo.toml + STEM/src/lib.rs + STEM/README.md (templates/rust/)", print_rust)]
         if is_skein(v):
@@ -145,8 +147,8 @@ class Rust(Target):
                                      print_rust_skein)]
         return [describe_pass(scalar_needs),
                 Pass("layout scalar (gen/layouts/scalar.py)", "Program",
-                     "Program (one word per u64) + op counts", layout_scalar),
-                Pass("print Rust (gen/printers/rust.py)", "Program",
+                     "VProgram (W = 1: one word per u64) + op counts", layout_scalar),
+                Pass("print Rust (gen/printers/rust.py)", "VProgram",
                      "STEM/Cargo.toml + STEM/src/lib.rs + STEM/README.md (templates/rust/)", print_rust)]
 
 
@@ -168,8 +170,9 @@ def simd_needs(v) -> list:
 
 
 def layout_simd(v, programs) -> dict:
-    """The scalar methods' programs (layout scalar) and each SIMD path's: {isa: {direction:
-    [the interleaved program (if any), the one-block program]}} (lowered to lanes when printed)."""
+    """The scalar methods' programs (layout scalar: W = 1 layout IR) and each SIMD path's
+    description programs: {isa: {direction: [the interleaved program (if any), the one-block
+    program]}} (lowered to lanes when printed)."""
     laid = layout_scalar(v, programs)
     laid["simd"] = {isa: {d: [programs[(d, o, n)] for n in sorted({1, o.interleave}, reverse=True)]
                           for d in DIRECTIONS} for isa, o in simd_paths(v)}
@@ -256,7 +259,7 @@ def print_rust_skein(v, prog) -> dict[str, str]:
     ctx = dict(spec=spec, command=v.command(), notes=notes, crate=crate_name(v), ty=type_name(v),
                wipe=v.get("wipe", True), rust_version=RUST_VERSION, skein=True, nb=nb, nw=spec.nw,
                nb_log2=nb.bit_length() - 1, tree_levels=64 - (2 * nb).bit_length() + 1,
-               ubi=printer.ubi_section(prog, notes=annotate != "none"), digest=True,
+               ubi=printer.ubi_section(scalar_layout.lower(prog, fuse=True), notes=annotate != "none"), digest=True,
                ivs=[(bits, _iv_rows(skein.iv_words(spec, bits))) for bits in outputs],
                std_outputs=outputs, std_len=spec.bits // 8)
     d = crate_dir(v)

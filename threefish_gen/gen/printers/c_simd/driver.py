@@ -20,7 +20,6 @@ Target options (``Variant.extra``):
 from __future__ import annotations
 
 from ... import skein
-from ...dsl import Op, values
 from ...errors import GenError
 from ...isa.neon import ISAS as NEON_ISAS
 from ...isa.x86 import CPUID_C_CONDITION
@@ -28,6 +27,7 @@ from ...isa.x86 import ISAS as X86_ISAS
 from ...layouts import ir
 from ...layouts import lanes as lanes_layout
 from ...layouts import packed as packed_layout
+from ...layouts import scalar as scalar_layout
 from ...threefish import Options
 from ...variant import Variant
 from .. import Line, render_template
@@ -117,19 +117,14 @@ def required_features(v: Variant) -> set[str]:
 
 # --------------------------------------------------------------------------- functions
 
-def is_note(op) -> bool:
-    """A note of a description program (a round or subkey comment)."""
-    return isinstance(op, Op) and op.kind == "note"
-
-
 PTRS_ONE = {"key": "key", "tweak": "tweak", "in": "in", "out": "out"}
 PTRS_MANY = {"key": "key", "tweak": "tweaks", "in": "in", "out": "out"}
 
 
 def scalar_single(progs, prefix: str, helpers: str, spec, options, direction: str) -> dict:
-    prog = progs[(direction, options, 1)]
+    vp = scalar_layout.lower(progs[(direction, options, 1)])
     pr = CPrinter(helpers, PTRS_ONE)
-    setup, body = section(pr, prog.setup), section(pr, prog.body)
+    setup, body = section(pr, vp, "setup"), section(pr, vp)
     lines = setup["decl"] + setup["code"] + [open_line("{")] + indent(body["decl"] + body["code"]) + [close_line()]
     return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False, helpers=pr.used)
 
@@ -153,10 +148,11 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
     """encrypt_blocks / decrypt_blocks: vector passes, then one block at a time (scalar: the
     function ``tail``, by default the file's public single-block function)."""
     one = progs[(direction, options, 1)]
+    one_w1 = scalar_layout.lower(one)          # its scalar form (W = 1): the setup and the tail
     pr = CPrinter(helpers, PTRS_MANY)
     used = pr.used                     # word helpers the scalar parts call (the file defines those)
-    setup = section(pr, one.setup)
-    setup_vals = set(values(one.setup))
+    setup = section(pr, one_w1, "setup")
+    setup_vals = set(one_w1.setup_values)
     lines = setup["decl"] + ["if (n == 0)         /* before any load: n = 0 touches no pointer */",
                              "    return;"] + setup["code"]
     nb = spec.block_bytes
@@ -181,14 +177,16 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
                 (bvals if is_value else barrs).setdefault(name, op)
             per = vp.blocks
             if scalar_blocks:
-                sprog = progs[(direction, Options(options.keys, options.unroll, scalar_blocks), scalar_blocks)]
+                svp = scalar_layout.lower(progs[(direction, Options(options.keys, options.unroll, scalar_blocks),
+                                                 scalar_blocks)])
+                sdeclared = set(svp.setup_values) | set(svp.values)
                 off = per * nb
                 spr = CPrinter(helpers, {"key": "key", "tweak": f"(tweaks + {16 * per})",
                                          "in": f"(in + {off})", "out": f"(out + {off})"})
-                decls = decls + spr.declarations(sprog.body, setup_vals)
+                decls = decls + section(spr, svp, "body", setup_vals)["decl"]
                 # a round of the vector blocks, then the same round of the scalar ones
                 code = interleave_code([vpr.lines(c) for c in round_chunks(vp.body, ir.is_note)],
-                                       [spr.lines(c) for c in round_chunks(sprog.body, is_note)])
+                                       [spr.lines(c, sdeclared) for c in round_chunks(svp.body, ir.is_note)])
                 used |= spr.used
                 per += scalar_blocks
             else:
@@ -212,7 +210,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
         lines += indent(inner) + [close_line()]
     lines.append(open_line(f"for (; n > 0; n--, tweaks += 16, in += {nb}, out += {nb}) {{"))
     if isa_name is None:
-        tail = section(pr, one.body, setup_vals)
+        tail = section(pr, one_w1, "body", setup_vals)
         lines += indent(tail["decl"] + tail["code"]) + [close_line()]
     else:   # the tail: the single-block function (scalar body of the same description)
         tail = tail or f"{helpers}{direction}"

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from ...dsl import Idx, Mem, Op
+from ...dsl import Idx, Mem
 from ...errors import GenError
 from ...isa import Isa, family_of, shuffle
 from ...isa.x86 import (CPUID, ISAS, TITLES, X86, XCR0, XCR0_STATE, Width, rotl_lanes, rotl_uniform,
                        shuffle_candidates, vector_op)
 from ...layouts import ir
+from ...layouts import scalar as scalar_layout
 from ..c import CPrinter, close_line, decl, indent, note_line, open_line, section, stmt
 
 
@@ -72,11 +73,10 @@ class PackedPrinter:
 
     def function_lines(self, prog, vp: ir.VProgram) -> list[str]:
         """Body of one single-block function: scalar key words, vector state, the IR body."""
-        setup = section(self.scalar, prog.setup)
+        setup = section(self.scalar, scalar_layout.lower(prog), "setup")
         code = self.lines(vp.body, set(vp.values))
-        scal = ir.scalar_ops(vp.body)
         T = self.w.T
-        decls = self.scalar.declarations(scal) if scal else []
+        decls = self.scalar.declarations(vp.scalars, {}, False)
         decls.append(decl(T, [(n, 1) for n in vp.values], f"{T} " + ", ".join(vp.values) + ";"))
         consts = [decl(T, [(n, 1)], f"const {T} {n} = {e};", e) for n, e in sorted(self.consts.items())]
         return setup["decl"] + decls + consts + setup["code"] + code
@@ -116,7 +116,7 @@ class _PackedLines:
         self.out.append(note_line(f"/* {op.text} */"))
 
     def scalar(self, op):
-        self.out.append(self.pp.scalar.op(op.op))
+        self.out.append(self.pp.scalar.scalar(op))
 
     def load(self, op):
         self.assign(op.dst, self.w.loadu(f"in + {8 * op.words[0]}"))
@@ -346,7 +346,7 @@ def interleave_code(a: list[list[str]], b: list[list[str]]) -> list[str]:
 
 
 __all__ = ["ISAS", "Isa", "Width", "X86", "family_of", "vector_width", "LanesPrinter", "PackedPrinter", "rotl_lanes", "shuffle",
-           "shuffle_candidates", "rotl_uniform", "vector_op", "get_isa", "interleave_code", "round_chunks", "CPrinter", "Idx", "Op"]
+           "shuffle_candidates", "rotl_uniform", "vector_op", "get_isa", "interleave_code", "round_chunks", "CPrinter", "Idx"]
 
 
 # --------------------------------------------------------------------------- CPU detection
