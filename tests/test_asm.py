@@ -362,17 +362,21 @@ def test_lowered_ops_interpreter_catches_a_wrong_op(form):
 
 def test_lanes_lowering_comes_from_the_layout_ir():
     """nasm lanes: every in/tweak word is one strided per-lane Load of the layout IR (lane b =
-    block b); a Load that is not one word of consecutive blocks is refused."""
-    from threefish_gen.gen.asm.lowering import lane_op
+    block b), lowered (an IR visitor, no description ops in between) as the load of lane 0's
+    word; a Load that is not one word of consecutive blocks is refused."""
     from threefish_gen.gen.layouts import ir, lanes
     spec = get_spec("1.3", 512)
     vp = lanes.lower_stream(describe(spec, Options(), "encrypt", 1), 8, gather=True)
     loads = [op for op in ir.walk(vp.body) if isinstance(op, ir.Load)]
     assert {op.array for op in loads} == {"in", "tweak"}
     assert next(op for op in loads if op.array == "in").words == tuple(8 * b for b in range(8))
-    assert lane_op(loads[-1], spec.nw).text() == f"{loads[-1].dst} = in[7]"
+    low = ra.Lowering(ra.isa_for(*FORMS["x64-avx512-lanes"]), spec.nw)
+    low.run([loads[-1]])
+    (mop,) = low.out
+    assert (mop.kind, mop.dst, mop.src.base, mop.src.offset, mop.text) == ("mov", loads[-1].dst, "in", 56,
+                                                                           f"{loads[-1].dst} = in[7]")
     with pytest.raises(GenError, match="not one word of consecutive blocks"):
-        lane_op(ir.Load("x0", "in", tuple(range(8))), spec.nw)
+        low.run([ir.Load("x0", "in", tuple(range(8)))])
 
 
 # --------------------------------------------------------------------------- layering

@@ -98,17 +98,24 @@ class Op:
 
     def text(self) -> str:
         """The qhasm-style statement this operation implements."""
-        a = self.a
-        sym = {"mov": "=", "add": "+=", "sub": "-=", "xor": "^=", "rotl": "<<<=", "rotr": ">>>="}
-        if self.kind == "note":
-            return f"# {a}"
-        if self.kind == "store":
-            return f"{a} = {self.dst}"
-        if isinstance(a, Idx) and a.scale == 0:
-            a = a.base
-        if isinstance(a, int) and self.kind in ("mov", "add", "sub", "xor") and a > 9:
-            a = hex(a)
-        return f"{self.dst} {sym[self.kind]} {a}"
+        return statement(self.kind, self.dst, self.a)
+
+
+_SYMBOLS = {"mov": "=", "add": "+=", "sub": "-=", "xor": "^=", "rotl": "<<<=", "rotr": ">>>="}
+
+
+def statement(kind: str, dst, a) -> str:
+    """The qhasm-style statement of an operation of ``kind`` on ``dst`` with operand ``a``
+    (:meth:`Op.text`; the assembly lowering writes its machine ops' notes with it)."""
+    if kind == "note":
+        return f"# {a}"
+    if kind == "store":
+        return f"{a} = {dst}"
+    if isinstance(a, Idx) and a.scale == 0:
+        a = a.base
+    if isinstance(a, int) and kind in ("mov", "add", "sub", "xor") and a > 9:
+        a = hex(a)
+    return f"{dst} {_SYMBOLS[kind]} {a}"
 
 
 @dataclass

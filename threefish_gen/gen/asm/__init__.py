@@ -1,7 +1,8 @@
 """The assembly backend: lowering to machine ops on values, liveness, register allocation
 (one module per strategy under ``alloc/``) and the allocation checker.
 
-    description Program --lower / lower_lanes / lower_packed--> [MOp] --allocate--> Allocation [AOp] --check--> printer
+    description Program --schedule--> layout IR (W = 1 | lanes | packed)
+        --lower / lower_lanes / lower_packed--> [MOp] --allocate--> Allocation [AOp] --check--> printer
 
 ``allocate`` is the one entry: it runs a strategy, applies the debug corruption hook
 (``THREEFISH_GEN_CORRUPT_ALLOC``, docs/nasm.md) and then the allocation checker

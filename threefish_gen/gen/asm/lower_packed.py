@@ -122,7 +122,7 @@ def lower_packed(prog: Program, isa: ISA) -> list:
 
     # ---- setup: the description's key schedule (low lanes), then the key-only subkey pairs
     for item in vp.setup:
-        low.emit(item.op)
+        low.scalar(item)
     body = ir.flat_blocks(vp.body)
     table: dict = {}                 # per-lane (key words, constant) -> table index
     out.append(MOp("note", text="subkey pairs: key words and constants of each register's two lanes "
@@ -179,7 +179,7 @@ class _Body:
             ir.visit(op, self)
 
     def scalar(self, op):
-        self.low.emit(op.op)
+        self.low.scalar(op)
 
     def note(self, op):
         self.out.append(MOp("note", text=op.text))

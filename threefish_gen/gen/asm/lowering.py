@@ -1,31 +1,52 @@
-"""Lowering: the description's program (``gen/threefish.py``) to *machine ops on values*
+"""Lowering: the layout IR (gen/layouts/ir.py) to *machine ops on values*
 (:class:`~gen.asm.ir.MOp`): the same two-address operations, memory operands resolved to
 (pointer value, byte offset) or a stack array, the function's own values (the argument
 pointers ``key``, ``tweak``, ``in``, ``out`` and the block count ``n``) and the block loop
-(``guard``/``top``/``bottom``).  The scalar forms lower the description directly
-(:func:`lower`), the lanes form its layout IR (:func:`lower_lanes`, gen/layouts/lanes.py),
-the packed form lives in gen/asm/lower_packed.py (gen/layouts/packed.py)."""
+(``guard``/``top``/``bottom``).  The scalar forms lower the W = 1 layout IR
+(:func:`lower`: gen/layouts/scalar.py, after the description passes of gen/asm/schedule.py),
+the lanes form the lanes layout IR (:func:`lower_lanes`, gen/layouts/lanes.py), each vector op
+the op it is in lane 0 (the other lanes are the machine's); the packed form lives in
+gen/asm/lower_packed.py (gen/layouts/packed.py).  :class:`Lowering` is an IR visitor
+(``ir.visit``): one method per kind of op."""
 from __future__ import annotations
 
-from ..dsl import Idx, Loop, Mem, Op
+from ..dsl import Idx, Mem, statement
 from ..errors import GenError
-from ..layouts import ir, lanes
+from ..layouts import ir, lanes, scalar
 from ..threefish import Program
 from .ir import COUNTER, Addr, Imm, MOp
 from .machine import ISA
+from .schedule import SCHEDULES, prepare, scheduled
 
-SCHEDULES = ("description", "interleave")
+__all__ = ["SCHEDULES", "Lowering", "lower", "lower_lanes", "lane_stride"]
 
 
 class Lowering:
-    """Description ops -> machine ops on values (``emit``), appended to ``out``; shared by
-    :func:`lower`, :func:`lower_lanes` and the packed layout's lowering (``gen/asm/lower_packed.py``)."""
+    """Layout IR ops -> machine ops on values (an IR visitor: :meth:`run`), appended to ``out``;
+    shared by :func:`lower`, :func:`lower_lanes` and the packed layout's lowering
+    (``gen/asm/lower_packed.py``).  A vector op is lowered as the op it is in lane 0: a Load or
+    Store of a row one word of each block (``isa.lanes`` blocks), checked."""
 
-    def __init__(self, isa: ISA):
-        self.isa = isa
+    def __init__(self, isa: ISA, nw: int = 0):
+        self.isa, self.nw = isa, nw
         self.out: list[MOp] = []
         self.tmp_count = 0
         self.cycles = 0           # inside the cycle loop (--unroll loop): its trip count
+        self.names = None         # the declared values (None: all): any other Load is an expression temporary
+        self.pending: dict[str, Mem] = {}
+
+    def run(self, ops, names=None) -> None:
+        """Lower ``ops``; ``names``: the values they declare (a Load into any other name is an
+        expression temporary, a memory operand of the next op), None: every name."""
+        self.names = None if names is None else set(names)
+        for op in ops:
+            ir.visit(op, self)
+
+    def scalar(self, op) -> None:
+        """A description op a vector layout keeps as is (``ir.Scalar``), through its W = 1 form."""
+        names = self.names
+        self.run(*scalar.kept(op))
+        self.names = names
 
     def operand(self, a):
         if isinstance(a, str):
@@ -48,11 +69,21 @@ class Lowering:
             return Imm(a.base)
         raise AssertionError(a)
 
-    def cycle_loop(self, loop: Loop) -> None:
+    def term(self, a):
+        """An operand: a pending expression temporary is its memory word."""
+        return self.pending.pop(a) if isinstance(a, str) and a in self.pending else a
+
+    def word(self, op) -> Mem:
+        """The word of lane 0 of a Load or Store (lane b: the same word of block b, checked)."""
+        w = op.words
+        if any(x != w[0] + b * lane_stride(op.array, self.nw) for b, x in enumerate(w)):
+            raise GenError(f"nasm lanes: {op.array} words {w} are not one word of consecutive blocks")
+        return Mem(op.array, Idx(w[0]))
+
+    def loop(self, loop) -> None:
         """The 8-round cycle loop of --unroll loop: the body once, its ring words indexed by the
         counter (a public round counter), the counter stepped to 0 and the jump back."""
-        scales = {x.index.scale for o in loop.body if isinstance(o, Op) for x in (o.a,)
-                  if isinstance(x, Mem) and x.index.scale}
+        scales = {m.index.scale for o in loop.body for m in ir.elements(o) if m.index.scale}
         if len(scales) != 1:
             raise GenError(f"nasm --unroll loop: the cycle loop indexes by {len(scales)} strides, not one")
         step = self.isa.slot_bytes * scales.pop()
@@ -60,7 +91,7 @@ class Lowering:
         self.out.append(MOp("ctop", text=f"for each of {loop.count} cycles of 8 rounds"))
         self.cycles = loop.count
         for op in loop.body:
-            self.emit(op)
+            ir.visit(op, self)
         self.cycles = 0
         self.out.append(MOp("add", COUNTER, Imm(step), text=f"{COUNTER} += {step}"))
         self.out.append(MOp("cbottom", COUNTER, Imm(step * loop.count), text=f"while {COUNTER} != {step * loop.count}"))
@@ -69,32 +100,55 @@ class Lowering:
         self.tmp_count += 1
         return f"r{self.tmp_count}"
 
-    def emit(self, op) -> None:
-        if isinstance(op, Loop):
-            self.cycle_loop(op)
+    def note(self, op) -> None:
+        self.out.append(MOp("note", text=str(op.text)))
+
+    def store(self, op) -> None:
+        m = self.word(op)
+        self.out.append(MOp("store", src=op.src, addr=self.operand(m), text=statement("store", op.src, m)))
+
+    def load(self, op) -> None:
+        m = self.word(op)
+        if self.names is not None and op.dst not in self.names:
+            self.pending[op.dst] = m
             return
-        isa, out, operand = self.isa, self.out, self.operand
-        text = op.text()
-        if op.kind == "note":
-            out.append(MOp("note", text=str(op.a)))
+        self._op("mov", op.dst, m)
+
+    def broadcast(self, op) -> None:
+        """A key word in every lane (the lanes setup): a load of it."""
+        if not (isinstance(op.term, Mem) and op.term.array == "key") or not isinstance(op.dst, str):
+            raise GenError(f"nasm lanes: cannot lower {op!r}")
+        self._op("mov", op.dst, op.term)
+
+    def mov(self, op) -> None:
+        if isinstance(op.dst, Mem):          # an element of a stack array
+            self.out.append(MOp("store", src=op.a, addr=self.operand(op.dst), text=statement("store", op.a, op.dst)))
             return
-        if op.kind == "store":
-            out.append(MOp("store", src=op.dst, addr=operand(op.a), text=text))
-            return
-        if op.kind in ("rotl", "rotr"):
-            n = op.a if op.kind == "rotl" else 64 - op.a
-            if isa.rotate == "native":
-                out.append(MOp("rol", op.dst, n, text=text))
-            else:
-                t = self.fresh()
-                out.extend([MOp("mov", t, op.dst, text=text), MOp("shl", op.dst, n, text=text),
-                        MOp("shr", t, 64 - n, text=text), MOp("or", op.dst, t, text=text)])
-            return
-        src = operand(op.a)
-        cls = isa.cls(op.dst)
-        if isinstance(src, Imm) and not isa.imm_ok(op.kind, cls, src.value):
+        self._op("mov", op.dst, self.term(op.a))
+
+    def arith(self, op) -> None:
+        if op.a != op.dst:
+            raise GenError(f"nasm: cannot lower {op!r} (not two-address)")
+        self._op(op.name, op.dst, self.term(op.b))
+
+    def rotate(self, op) -> None:
+        if not op.uniform or op.src != op.dst:
+            raise GenError(f"nasm: cannot lower {op!r}")
+        c = op.counts[0]
+        text = statement("rotl" if op.left else "rotr", op.dst, c)
+        n = op.left_counts[0]
+        if self.isa.rotate == "native":
+            self.out.append(MOp("rol", op.dst, n, text=text))
+        else:
+            t = self.fresh()
+            self.out.extend([MOp("mov", t, op.dst, text=text), MOp("shl", op.dst, n, text=text),
+                             MOp("shr", t, 64 - n, text=text), MOp("or", op.dst, t, text=text)])
+
+    def _op(self, kind: str, dst: str, a) -> None:
+        src = self.operand(a)
+        if isinstance(src, Imm) and not self.isa.imm_ok(kind, self.isa.cls(dst), src.value):
             src = Addr(None, "const", src.value)
-        out.append(MOp(op.kind, op.dst, src, text=text))
+        self.out.append(MOp(kind, dst, src, text=statement(kind, dst, a)))
 
     def loop_tail(self, prog: Program) -> None:
         """Advance the pointers by one pass, count ``n`` down, close the block loop."""
@@ -109,174 +163,30 @@ class Lowering:
         out.append(MOp("bottom", text="while n != 0"))
 
 
-def _mix(ops: list, i: int):
-    """The words of the MIX whose three ops start at ops[i] (``a += b; b <<<= r; b ^= a`` or
-    the inverse ``b ^= a; b >>>= r; a -= b``), or None."""
-    if i + 3 > len(ops) or not all(isinstance(o, Op) for o in ops[i:i + 3]):
-        return None
-    x, y, z = ops[i:i + 3]
-    kinds = (x.kind, y.kind, z.kind)
-    if kinds == ("add", "rotl", "xor") and x.a == y.dst == z.dst and z.a == x.dst:
-        return {x.dst, x.a}
-    if kinds == ("xor", "rotr", "sub") and x.dst == y.dst == z.a and x.a == z.dst:
-        return {x.dst, x.a}
-    return None
-
-
-def schedule_ops(ops: list, schedule: str) -> list:
-    """Description ops in emission order.  ``interleave``: the independent MIXes of a round
-    (consecutive MIXes on disjoint words) go first op of every MIX, then the second, then
-    the third (ILP for in-order issue and the decoders)."""
-    if schedule not in SCHEDULES:
-        raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(SCHEDULES)})")
-    if schedule == "description":
-        return list(ops)
-    out: list = []
-    pending: list = []           # the MIXes of one round: three ops each
-    used: set = set()
-
-    def flush() -> None:
-        for k in range(3):
-            out.extend(m[k] for m in pending)
-        pending.clear()
-        used.clear()
-    i = 0
-    while i < len(ops):
-        words = _mix(ops, i)
-        if words is None:
-            flush()
-            op = ops[i]
-            out.append(Loop(op.count, schedule_ops(op.body, schedule)) if isinstance(op, Loop) else op)
-            i += 1
-            continue
-        if used & words:
-            flush()
-        pending.append(ops[i:i + 3])
-        used |= words
-        i += 3
-    flush()
-    return out
-
-
-def fuse_injections(ops: list, key_values=frozenset(), share: bool = True,
-                    stored=frozenset(), stem: str = "sk") -> tuple[list, list]:
-    """Subkey injection (the ops tagged ``("key", s)``): a word that gets two or three terms
-    (key word, tweak word, the counter s) gets their sum instead -- one add on the word's
-    dependency chain, not two or three (what C compilers do by reassociation).  Returns
-    (ops for the setup, the ops).
-
-    * key word + s (``key_values``: values the setup defines): the sum depends on the key only,
-      so the setup computes it once per call into the stack array ``kc[s]``, and the word gets
-      ``x3 += kc[s]`` (a memory operand);
-    * otherwise (a tweak word in the sum) a fresh value ``skN`` is computed first, off the chain:
-      ``x1 += k1; x1 += t0`` becomes ``sk1 = k1; sk1 += t0; x1 += sk1`` (decrypt: ``x1 -= sk1``);
-      with ``share`` a sum is kept for the next injection, whose word Nw-3 gets the sum word Nw-2
-      got (one add fewer per block and injection, one more value live across 4 rounds).
-
-    ``stored``: the counters s whose ``kc[s]`` the setup stores already (--unroll loop's counter
-    ring).  A cycle loop (--unroll loop) is fused on its own (sums ``scN``) where ``share``: a word
-    that gets a key ring word and a tweak ring word gets their sum, made off the chain from the two
-    memory words (without ``share``, strategy named, the words get them one by one: no register
-    is left for a sum beside 8 words, 4 pointers and the counter)."""
-    out: list = []
-    setup: list = []
-    # a key value the body writes is not the setup's any more: no kc for it
-    key_values = set(key_values) - {o.dst for o in ops if isinstance(o, Op) and o.kind not in ("store", "note")}
-    hoisted: set = set(stored)
-    sums: dict = {}               # the terms of a sum -> (the value that holds it, injection)
-    count = groups = 0
-    i = 0
-    while i < len(ops):
-        op = ops[i]
-        tag = op.tag if isinstance(op, Op) else ()
-        if isinstance(op, Loop):          # it writes the state words: no sum is kept across it
-            sums = {}
-            if share:
-                op = Loop(op.count, fuse_injections(op.body, (), share, stem="sc")[1])
-        if tag[:1] != ("key",):
-            if isinstance(op, Op) and op.kind not in ("store", "note"):     # a term written: its sums go
-                sums = {k: ng for k, ng in sums.items() if op.dst not in k}
-            out.append(op)
-            i += 1
-            continue
-        j = i
-        while j < len(ops) and isinstance(ops[j], Op) and ops[j].tag == tag:
-            j += 1
-        group = ops[i:j]
-        groups += 1
-        # a sum is kept for the next injection only (word Nw-2's sum is word Nw-3's at the next
-        # subkey): short lives, so that every strategy (named too) still fits the words
-        sums = {k: (n, g) for k, (n, g) in sums.items() if g >= groups - 1} if share else {}
-        written = {o.dst for o in group}
-        terms: dict = {}
-        for o in group:
-            terms.setdefault(o.dst, []).append(o)
-        done: set = set()
-        for o in group:
-            mine = terms[o.dst]
-            fusable = (len(mine) > 1 and len({m.kind for m in mine}) == 1 and mine[0].kind in ("add", "sub")
-                       and not any(isinstance(m.a, str) and m.a in written for m in mine)
-                       and (any(isinstance(m.a, str) for m in mine) or stem == "sc"))
-            if not fusable:
-                out.append(o)
-                continue
-            if o.dst in done:
-                continue
-            done.add(o.dst)
-            srcs = sorted((m.a for m in mine), key=lambda a: not isinstance(a, str))
-            if (len(srcs) == 2 and srcs[0] in key_values and isinstance(srcs[1], Idx) and not srcs[1].scale):
-                s = srcs[1].base
-                slot = Mem("kc", s)
-                if s not in hoisted:
-                    hoisted.add(s)
-                    setup += [Op("mov", "kcs", srcs[0]), Op("add", "kcs", srcs[1]), Op("store", "kcs", slot)]
-                out.append(Op(o.kind, o.dst, slot, tag))
-                continue
-            key = tuple(sorted(map(str, srcs)))
-            name = sums.get(key, (None,))[0]
-            if name is None:
-                count += 1
-                name = f"{stem}{count}"
-                sums[key] = (name, groups)
-                out.append(Op("mov", name, srcs[0], tag))
-                out.extend(Op("add", name, a, tag) for a in srcs[1:])
-            out.append(Op(o.kind, o.dst, name, tag))
-        i = j
-    if setup:
-        setup.insert(0, Op("note", None, "key words + s of the subkeys: kc[s] (once per call)"))
-    return setup, out
-
-
-def _unrolled(items) -> list:
-    if any(isinstance(x, (Loop, ir.Loop)) for x in items):
+def _straight(ops) -> list:
+    if any(map(ir.is_loop, ops)):
         raise GenError("the nasm targets need --unroll full")
-    return list(items)
+    return list(ops)
 
 
 def lower(prog: Program, isa: ISA, schedule: str = "description", share_sums: bool = True) -> list[MOp]:
     """The machine ops of ``PREFIX{direction}_blocks(key, tweaks, in, out, n)``:
-    setup once, then the body for each block, pointers advanced, ``n`` counted down; the subkey
-    injections fused (:func:`fuse_injections`; ``share_sums``: sums kept for the next injection).
-    --unroll loop: the body's cycle loop becomes the counter loop ``ctop``..``cbottom``."""
-    setup = _unrolled(prog.setup)
-    keys = {o.dst for o in setup if isinstance(o, Op) and o.kind == "mov"}
-    stored = {o.a.index.base for o in setup if isinstance(o, Op) and o.kind == "store" and o.a.array == "kc"}
-    body = list(prog.body)
-    if sum(isinstance(x, Loop) for x in body) > (prog.options.unroll == "loop"):
-        raise GenError("the nasm targets lower one cycle loop (--unroll loop) per function, no other loop")
-    extra, body = fuse_injections(schedule_ops(body, schedule), keys, share_sums, stored)
-    return _lower(isa, prog, setup + extra, body)
+    setup once, then the body for each block, pointers advanced, ``n`` counted down; the program
+    scheduled and its subkey injections fused first (gen/asm/schedule.py ``prepare``;
+    ``share_sums``: sums kept for the next injection), then lowered to the W = 1 layout IR
+    (gen/layouts/scalar.py).  --unroll loop: the body's cycle loop becomes the counter loop
+    ``ctop``..``cbottom``."""
+    vp = scalar.lower(prepare(prog, schedule, share_sums))
+    return _lower(isa, prog, vp.setup, vp.body, vp.setup_values + vp.values)
 
 
-def _lower(isa: ISA, prog: Program, setup: list, body: list) -> list[MOp]:
-    low = Lowering(isa)
+def _lower(isa: ISA, prog: Program, setup: list, body: list, names=None) -> list[MOp]:
+    low = Lowering(isa, prog.spec.nw)
     # n is tested before any load: n = 0 touches no pointer (key, tweaks, in, out may be NULL)
     low.out.append(MOp("guard", src="n", text="if n == 0 return"))
-    for op in setup:
-        low.emit(op)
+    low.run(setup, names)
     low.out.append(MOp("top", text="for each block"))
-    for op in body:
-        low.emit(op)
+    low.run(body, names)
     low.loop_tail(prog)
     return low.out
 
@@ -285,40 +195,15 @@ def _lower(isa: ISA, prog: Program, setup: list, body: list) -> list[MOp]:
 
 def lower_lanes(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
     """The lanes form (``isa.lanes`` blocks per pass, lane b = block b) from the layout IR of
-    ``gen.layouts.lanes.lower_stream(prog, isa.lanes, gather=True)``: every IR op is one op on
-    vector values, written as the description op it is in lane 0 (:func:`lane_op`); the
-    other lanes are the machine's: gathers and scatters read block b's words at the lane
-    offsets of the index registers, key words and constants are broadcast."""
-    vp = lanes.lower_stream(prog, isa.lanes, gather=True)
-    nw = prog.spec.nw
-    setup = [lane_op(x, nw) for x in _unrolled(vp.setup)]
-    body = [lane_op(x, nw) for x in _unrolled(vp.body)]
-    return _lower(isa, prog, setup, schedule_ops(body, schedule))
+    ``gen.layouts.lanes.lower_stream(prog, isa.lanes, gather=True)`` (the description scheduled
+    first, gen/asm/schedule.py): every IR op is one op on vector values, lowered as the op it
+    is in lane 0; the other lanes are the machine's: gathers and scatters read block b's words
+    at the lane offsets of the index registers, key words and constants are broadcast."""
+    vp = lanes.lower_stream(scheduled(prog, schedule), isa.lanes, gather=True)
+    return _lower(isa, prog, _straight(vp.setup), _straight(vp.body))
 
 
 # words between the lanes of a gather or scatter: the index registers hold block b's offset
 # (b * block bytes) for in/out, the tweak pair's (b * 16) for tweak
 def lane_stride(array: str, nw: int) -> int:
     return 2 if array == "tweak" else nw
-
-
-def lane_op(op, nw: int) -> Op:
-    """A lanes layout IR op as the description op it is in lane 0 (checked: the other lanes
-    are what the machine gives them)."""
-    if isinstance(op, ir.Note):
-        return Op("note", None, op.text)
-    if isinstance(op, (ir.Load, ir.Store)):
-        w = op.words
-        if any(x != w[0] + b * lane_stride(op.array, nw) for b, x in enumerate(w)):
-            raise GenError(f"nasm lanes: {op.array} words {w} are not one word of consecutive blocks")
-        m = Mem(op.array, Idx(w[0]))
-        return Op("mov", op.dst, m) if isinstance(op, ir.Load) else Op("store", op.src, m)
-    if isinstance(op, ir.Broadcast) and isinstance(op.term, Mem) and op.term.array == "key":
-        return Op("mov", op.dst, op.term)
-    if isinstance(op, ir.Mov):
-        return Op("store", op.a, op.dst) if isinstance(op.dst, Mem) else Op("mov", op.dst, op.a)
-    if isinstance(op, ir.ARITH) and op.a == op.dst:
-        return Op({ir.Add: "add", ir.Sub: "sub", ir.Xor: "xor"}[type(op)], op.dst, op.b)
-    if isinstance(op, ir.ROT) and op.uniform and op.src == op.dst:
-        return Op("rotl" if isinstance(op, ir.Rotl) else "rotr", op.dst, op.counts[0])
-    raise GenError(f"nasm lanes: cannot lower {op!r}")
