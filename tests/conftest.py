@@ -111,6 +111,7 @@ MARKS = {
     "test_tune": ("toolchain", {r"prune_keeps|plan_full|set_tuned_without|model_ranges": None,
                                 r"render_profile|render_set_tuned|bad_profiles|profile_without": "slow"}),
     "test_verify_c": ("toolchain", {}),
+    "test_verify_objstore": (None, {r"ct_row|changed_text": "toolchain"}),
     "test_verify_shard": (None, {r"ci_files_run": "toolchain", r"cache|failures_are_never": "slow"}),
     "test_verify_emulated": ("toolchain", {r"hiding_flags|signed_arithmetic|nothing_ran|hidden_avx512": None}),
 }

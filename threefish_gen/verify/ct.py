@@ -17,11 +17,14 @@ from threefish_gen.gen import reference
 from threefish_gen.gen.render import Variant, write_files
 from threefish_gen.gen.targets import get as get_target
 
-from .objects import object_commands
-from .runner import Row, _first_lines, _run
+from .objects import shared_object
+from .runner import C_BUILDS, Row, _first_lines, _run
 from .sources import sources
 
 MEMCHECK_H = Path("/usr/include/valgrind/memcheck.h")
+# C variants: the flags of the gcc -O2 row (verify/runner.py C_BUILDS; c-simd's SIMD_BUILDS has the
+# same), so the code scanned is the object that row runs, compiled once for both
+OBJECT_CFLAGS = next(b for b in C_BUILDS if b.name == "gcc -O2").cflags
 
 
 @dataclass(frozen=True)
@@ -139,11 +142,10 @@ def check(variant: Variant, build: CtBuild, workdir: Path, vectors: Path = None)
     t0 = time.monotonic()
     src = workdir / "src"
     write_files(sources(variant), src)          # verify: the render; check: the user's files
-    obj = workdir / f"{variant.stem}.o"
-    for cmd in object_commands(variant, src, obj):
-        rc, out = _run(cmd, workdir)
-        if rc:
-            return Row(label, build.name, "FAIL", "build failed: " + _first_lines(out), time.monotonic() - t0)
+    # the object the gcc -O2 row links (same gcc, flags and text: built once per run, verify/objstore.py)
+    rc, out, obj = shared_object(variant, src, workdir, _run, "gcc", OBJECT_CFLAGS)
+    if rc:
+        return Row(label, build.name, "FAIL", "build failed: " + _first_lines(out), time.monotonic() - t0)
     main = src / "ct_main.c"
     main.write_text(CT_MAIN % dict(header=f"{variant.stem}.h", nb=variant.spec.block_bytes, p=variant.prefix,
                                    expected=", ".join(f"{b:#04x}" for b in expected_bytes(variant.spec))))

@@ -28,7 +28,7 @@ from . import csharp, ct, nasm, rust, simd
 from . import prove as vprove
 from . import skein_c_abi as skein_checker
 from . import skein_csharp
-from . import proc, sources
+from . import objstore, proc, sources
 from . import shard as vshard
 from .proc import Timeout
 from .junit import write_junit
@@ -107,6 +107,17 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     and `check --thorough`: minutes for the nasm sets).  ``junit_path``: also write the rows as
     JUnit XML.  ``shard`` (K, N): only the rows of shard K of N (verify/shard.py); ``cache_dir``:
     reuse PASS rows whose key is unchanged (None: run everything)."""
+    # build steps the run's rows share (content-keyed, verify/objstore.py), open for this run only
+    objstore.reset(Path(workdir).resolve() / "objects")
+    try:
+        return _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path,
+                         prove, shard, cache_dir)
+    finally:
+        objstore.reset(None)
+
+
+def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path, prove, shard,
+              cache_dir) -> Report:
     seed = random.SystemRandom().randrange(1 << 32) if seed is None else seed
     jobs = jobs or os.cpu_count() or 1
     workdir = Path(workdir).resolve()
@@ -205,6 +216,9 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
         write_junit(report, Path(junit_path))
         print(f"verify: JUnit XML written to {junit_path}", file=stream)
     report.cached = cached
+    if objstore.STATS["shared"]:
+        print(f"verify: {objstore.STATS['shared']} build step(s) reused from another row of this run "
+              f"({objstore.STATS['built']} run; {workdir / 'objects'})", file=stream)
     if cache:
         print(f"verify: {cached} of {len(tasks)} row(s) from the result cache ({cache_dir}; --no-cache runs "
               f"every row)", file=stream)

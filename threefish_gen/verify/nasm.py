@@ -28,7 +28,8 @@ from threefish_gen.gen.render import Variant, write_files
 from threefish_gen.gen.targets import get as get_target
 
 from . import abi_check as abi
-from .objects import object_commands
+from . import objstore
+from .objects import shared_object
 from .runner import Row, _first_lines, _run, cpu_flags, link_harness, run_harness
 from . import sources as given_files
 from .sources import sources
@@ -201,15 +202,15 @@ def check_wine(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
                                   variant.spec.block_bytes, "win64"))
     unwind = src_dir / "unwind.c"
     unwind.write_text(abi.unwind_check(src_dir / f"{variant.stem}.asm"))
-    obj = workdir / f"{variant.stem}.obj"
-    thunk, cmd = abi.thunk_files(64, src_dir, coff=True)
-    for cmd in (["nasm", "-f", "win64", "-o", str(obj), str(src_dir / f"{variant.stem}.asm")], cmd):
-        rc, out = _run(cmd, workdir)
-        if rc:
-            return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    # the Win64 object the assemble-only row makes too, and the COFF thunk: once per run (verify/objstore.py)
+    rc, out, obj = shared_object(variant, src_dir, workdir, _run)
+    if not rc:
+        rc, out, thunk = thunk_object(64, src_dir, workdir, coff=True)
+    if rc:
+        return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
     exe = workdir / "harness.exe"
     rc, out = link_harness(MINGW, [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir,
-                           [shim, obj, thunk.with_suffix(".o")], exe, workdir)
+                           [shim, obj, thunk], exe, workdir)
     if rc:
         return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
     uexe = workdir / "unwind.exe"
@@ -318,11 +319,10 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
     t0 = time.monotonic()
     src_dir = workdir / "src"
     write_files(sources(variant), src_dir)
-    obj = workdir / f"{variant.stem}.o"
-    for cmd in object_commands(variant, src_dir, obj):
-        rc, out = _run(cmd, workdir)
-        if rc:
-            return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    # the file as rendered, assembled once per run (verify/objstore.py; the constant-time row links it)
+    rc, out, obj = shared_object(variant, src_dir, workdir, _run)
+    if rc:
+        return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
     if not build.run:
         return Row(label, build.name, "ASSEMBLED", f"assembles ({obj.stat().st_size} bytes object; not run here)",
                    time.monotonic() - t0)
@@ -330,8 +330,12 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
     shim = src_dir / "abi_shim.c"
     shim.write_text(abi.interpose(src_dir / f"{variant.stem}.asm", f"{variant.stem}.h", variant.prefix,
                                   variant.spec.block_bytes, "cdecl" if word_size(variant) == 32 else "sysv"))
-    exe, failed = _assemble_and_link(label, build, variant, src_dir, workdir, word_size(variant),
-                                     object_commands(variant, src_dir, obj), [obj, shim], t0)
+    # the renamed file, assembled once per run for the run rows of this text (gcc -O2, sanitizers)
+    rc, out, obj = shared_object(variant, src_dir, workdir, _run)
+    if rc:
+        return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    exe, failed = _assemble_and_link(label, build, variant, src_dir, workdir, word_size(variant), [],
+                                     [obj, shim], t0)
     if failed:
         return failed
     prefix, how = (runner_32bit() or ([], "")) if "-m32" in build.cflags else ([], "")
@@ -394,17 +398,27 @@ def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> R
     return check_nasm(variant, build, workdir, vectors)
 
 
+def thunk_object(bits: int, src_dir: Path, workdir: Path, coff: bool = False) -> tuple[int, str, Path | None]:
+    """The ABI thunk (verify/abi_check.py) of ``bits`` assembled: one text for every variant, so
+    once per run (verify/objstore.py): (exit status, nasm output, the object or None)."""
+    thunk, cmd = abi.thunk_files(bits, src_dir, coff)
+    argv = [a for a in cmd if a not in ("-o", str(thunk.with_suffix(".o")))]
+    return objstore.build(argv, src_dir, [thunk], _run, workdir, output=thunk.with_suffix(".o").name)
+
+
 def _assemble_and_link(label, build, variant, src_dir: Path, workdir: Path, bits: int, commands, objects, t0):
     """Assemble (``commands`` and the ABI thunk of ``bits``) and link the C harness with
     ``objects`` and the thunk: (harness path, None), or (None, the FAIL row)."""
-    thunk, thunk_cmd = abi.thunk_files(bits, src_dir)
-    for cmd in [*commands, thunk_cmd]:
+    for cmd in commands:
         rc, out = _run(cmd, workdir)
         if rc:
             return None, Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    rc, out, thunk = thunk_object(bits, src_dir, workdir)
+    if rc:
+        return None, Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
     exe = workdir / "harness"
     rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir,
-                           [*objects, thunk.with_suffix(".o")], exe, workdir)
+                           [*objects, thunk], exe, workdir)
     if rc:
         return None, Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
     return exe, None

@@ -27,6 +27,8 @@ from threefish_gen.gen.kat import threefish_records
 from threefish_gen.gen.render import Variant
 from threefish_gen.gen.spec import Spec
 
+from . import objstore
+from .objects import c_object
 from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and tools/bench/run.py)
 from .proc import RUN_LIMITS
 from .proc import run as run_command
@@ -232,21 +234,33 @@ def link_harness(cc: str, cflags, variant: Variant, src_dir: Path, sources, exe:
                  str(harness), *map(str, sources), "-o", str(exe), *libs], workdir)
 
 
+def compile_c(cc: str, cflags, variant: Variant, src_dir: Path, workdir: Path) -> tuple[int, str, Path | None]:
+    """Compile a C variant's file (rendered in src_dir) to an object, once per run for the same
+    compiler, flags and text (verify/objstore.py; the gcc -O2 row and the constant-time row share
+    it): (exit status, compiler output, the object or None)."""
+    return c_object(variant.stem, src_dir, workdir, _run, cc, cflags)
+
+
 def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None,
                   libs=(), harness: Path = HARNESS) -> tuple[Path | None, str]:
-    """Render a C variant into workdir/src, check that it compiles as C++ (when the build says so)
-    and link it with the C harness: (executable, "") or (None, why it failed)."""
+    """Render a C variant into workdir/src, check that it compiles as C++ (when the build says so),
+    compile it (:func:`compile_c`) and link it with the C harness: (executable, "") or (None, why
+    it failed)."""
     src_dir = workdir / "src"
     write_source_files(variant, src_dir)     # the user's files: hard links to one copy
     src = src_dir / f"{variant.stem}.c"
     exe = workdir / (harness.stem + "-" + build.name.replace(" ", "-").replace("+", "_"))
     if build.cxx:
-        rc, out = _run([build.cxx, "-x", "c++", "-std=c++11", "-O0", "-fsyntax-only",
-                        "-Wall", "-Wextra", "-Wpedantic", "-Werror", str(src)], workdir)
+        rc, out, _ = objstore.build([build.cxx, "-x", "c++", "-std=c++11", "-O0", "-fsyntax-only",
+                                     "-Wall", "-Wextra", "-Wpedantic", "-Werror", str(src)], src_dir,
+                                    [src, *sorted(src_dir.glob("*.h"))], _run, workdir)
         if rc:
             return None, "does not compile as C++: " + _first_lines(out)
-    rc, out = link_harness(build.cc, build.cflags if cflags is None else cflags, variant, src_dir, [src], exe,
-                           workdir, libs, harness)
+    cflags = list(build.cflags if cflags is None else cflags)
+    rc, out, obj = compile_c(build.cc, cflags, variant, src_dir, workdir)
+    if rc:
+        return None, "build failed: " + _first_lines(out)
+    rc, out = link_harness(build.cc, cflags, variant, src_dir, [obj], exe, workdir, libs, harness)
     if rc:
         return None, "build failed: " + _first_lines(out)
     return exe, ""

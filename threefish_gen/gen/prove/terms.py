@@ -193,7 +193,7 @@ def _lin(coefs: dict, c: int) -> Term:
         (t, k), = coefs.items()
         if k == 1:
             return t
-    return Term("lin", (tuple(sorted(coefs.items(), key=_pair_id)), c))
+    return _made("lin", (tuple(sorted(coefs.items(), key=_pair_id)), c))
 
 
 def _fuse_rotates(coefs: dict) -> None:
@@ -226,12 +226,30 @@ def _fuse_rotates(coefs: dict) -> None:
 
 def _memo(op: str, a, b, make) -> Term:
     """``make(a, b)``, once per scope for these operands (the current Scope's memo: a foreign
-    operand is never a key there, so it still reaches Term's check)."""
-    memo = current().memo
+    operand is never a key there).  The operands' scope is checked here, once, before ``make``:
+    the sums and xors it makes (:func:`_made`) hold only the operands, their parts (checked when
+    they were made) and terms made since in this scope, so they need not be checked part by part
+    (Term's check walks every pair: most of a long proof's time went there)."""
+    s = current()
+    memo = s.memo
     key = (op, a, b)
     t = memo.get(key)
     if t is None:
+        if a.scope is not s or (type(b) is Term and b.scope is not s):
+            raise ScopeError(f"a term ({op}) made from the terms of another proof's scope")
         t = memo[key] = make(a, b)
+    return t
+
+
+def _made(op: str, args: tuple) -> Term:
+    """Term(op, args) for the sums and xors of add/mul/xor, whose operands _memo checked."""
+    s = _CURRENT.get()
+    key = (op, args)
+    t = s.table.get(key)
+    if t is None:
+        t = object.__new__(Term)
+        t.op, t.args, t.id, t.scope = op, args, len(s.table), s
+        s.table[key] = t
     return t
 
 
@@ -298,7 +316,7 @@ def _xor(a: Term, b: Term) -> Term:
         return const(c)
     if len(s) == 1 and c == 0:
         return next(iter(s))
-    return Term("xor", (tuple(sorted(s, key=_ID)), c))
+    return _made("xor", (tuple(sorted(s, key=_ID)), c))
 
 
 def _rotate_pair(a: Term, b: Term) -> Term | None:
@@ -477,7 +495,11 @@ def evaluate(t: Term, env: dict, memo: dict | None = None) -> int:
 
 
 def subst(t: Term, mapping: dict, memo: dict | None = None) -> Term:
-    """t with the terms in mapping replaced (rebuilt through the normalising constructors)."""
+    """t with the terms in mapping replaced (rebuilt through the normalising constructors).  A
+    term none of whose subterms changed is t itself: it was made by the same constructors, so
+    rebuilding it would make it again (after a loop the prover substitutes the counter and the
+    pointers in its whole state: most of the state's terms, the cipher words, hold neither, and
+    rebuilding their long sums one add at a time was most of a nasm-x64 AVX-512 proof's time)."""
     memo = {} if memo is None else memo
     if t in mapping:
         return mapping[t]
@@ -487,13 +509,21 @@ def subst(t: Term, mapping: dict, memo: dict | None = None) -> Term:
     if op in ("const", "var"):
         r = t
     elif op == "lin":
-        r = const(a[1])
-        for u, k in a[0]:
-            r = add(r, mul(subst(u, mapping, memo), k))
+        parts = [(subst(u, mapping, memo), k) for u, k in a[0]]
+        if all(s is u for (s, _), (u, _) in zip(parts, a[0])):
+            r = t
+        else:
+            r = const(a[1])
+            for s, k in parts:
+                r = add(r, mul(s, k))
     elif op == "xor":
-        r = const(a[1])
-        for u in a[0]:
-            r = xor(r, subst(u, mapping, memo))
+        parts = [subst(u, mapping, memo) for u in a[0]]
+        if all(s is u for s, u in zip(parts, a[0])):
+            r = t
+        else:
+            r = const(a[1])
+            for s in parts:
+                r = xor(r, s)
     elif op == "rotl":
         r = rotl(subst(a[0], mapping, memo), a[1])
     elif op == "shr":
