@@ -172,6 +172,67 @@ def test_cache_reuses_unchanged_rows_only(tmp_path, fake, monkeypatch):
         (v.label(), "clang -O2") for v in VARIANTS if matrix.kind_of(v) == "c")
 
 
+def test_renders_and_vector_files_are_kept_between_runs(tmp_path, fake, monkeypatch):
+    """With a result cache an unchanged re-run renders nothing and makes no vector file (both are
+    kept under the cache, keyed by the package's code, verify/shard.py code_version); within a run
+    a variant is rendered once for all its rows; another seed makes the vector files again, a
+    THREEFISH_GEN_* variable or a change to the package renders again -- and a render that comes
+    out the same text still reuses the rows."""
+    made: list = []
+    make = matrix.vector_file               # the fake's
+
+    def counting(spec, path, count, seed):
+        made.append((spec.tag, seed))
+        return make(spec, path, count, seed)
+    monkeypatch.setattr(matrix, "vector_file", counting)
+    rendered: list = []
+    real = sources.render_variant
+    monkeypatch.setattr(sources, "render_variant", lambda v: rendered.append(v) or real(v))
+    cache = tmp_path / "cache"
+    first, _ = run(tmp_path, "a", cache_dir=cache)
+    n = len(first.rows)
+    assert made == [("256_v13", 5)] and sorted(map(repr, rendered)) == sorted(map(repr, VARIANTS))
+    vector_text = (tmp_path / "w" / "vectors" / "256_v13.txt").read_text()
+    (tmp_path / "w" / "vectors" / "256_v13.txt").unlink()
+    made.clear(), rendered.clear()
+    second, _ = run(tmp_path, "b", cache_dir=cache)
+    assert made == [] and rendered == [] and second.cached == n
+    assert (tmp_path / "w" / "vectors" / "256_v13.txt").read_text() == vector_text
+    # another seed: new vectors (and rows), the renders kept
+    third, _ = run(tmp_path, "c", cache_dir=cache, seed=6)
+    assert made == [("256_v13", 6)] and rendered == [] and third.cached == 0
+    # the package's code changed (a printer edited, say) or a generator switch set: everything is
+    # made again; the texts came out the same, so the rows are still reused
+    made.clear()
+    monkeypatch.setattr(shard, "_package_files", lambda: "edited")
+    fourth, _ = run(tmp_path, "d", cache_dir=cache)
+    assert made == [("256_v13", 5)] and len(rendered) == len(VARIANTS) and fourth.cached == n
+    made.clear(), rendered.clear()
+    monkeypatch.setenv("THREEFISH_GEN_CORRUPT_ALLOC", "")
+    run(tmp_path, "e", cache_dir=cache)
+    assert made and len(rendered) == len(VARIANTS)
+    # without a cache: the vectors made every run (and nothing rendered: no key, and the fake
+    # checkers build nothing)
+    made.clear(), rendered.clear()
+    run(tmp_path, "f", cache_dir=None)
+    assert made == [("256_v13", 5)] and rendered == []
+
+
+def test_code_version_covers_every_package_file(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg"
+    (pkg / "kat").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "kat" / "t.kat").write_text("00\n")
+    monkeypatch.setattr(shard, "PACKAGE", pkg)
+    files = shard._package_files.__wrapped__
+    k0 = files()
+    (pkg / "kat" / "t.kat").write_text("01\n")
+    k1 = files()
+    (pkg / "b.tmpl").write_text("")
+    k2 = files()
+    assert len({k0, k1, k2}) == 3
+
+
 def test_failures_are_never_cached(tmp_path, fake):
     cache = tmp_path / "cache"
     bad = rows_of(VARIANTS)[1]

@@ -109,11 +109,14 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     reuse PASS rows whose key is unchanged (None: run everything)."""
     # build steps the run's rows share (content-keyed, verify/objstore.py), open for this run only
     objstore.reset(Path(workdir).resolve() / "objects")
+    # renders: once per variant in memory; with a result cache, kept between runs (verify/sources.py)
+    sources.render_cache(Path(cache_dir) / "renders" if cache_dir else None)
     try:
         return _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path,
                          prove, shard, cache_dir)
     finally:
         objstore.reset(None)
+        sources.render_cache(None, in_run=False)
 
 
 def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path, prove, shard,
@@ -150,9 +153,12 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
     print(f"verify: {proc.sandbox_note()}; every build and run under CPU-time, memory, file-size and "
           f"no-core limits", file=stream)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        vec = dict(zip(specs, pool.map(
-            lambda fs: fs[0](fs[1], workdir / "vectors" / f"{VECTOR_NAMES.get(fs[0], '')}{fs[1].tag}.txt",
-                             random_count, seed), specs)))
+        def vectors_for(fs):
+            path = workdir / "vectors" / f"{VECTOR_NAMES.get(fs[0], '')}{fs[1].tag}.txt"
+            if cache:       # the same function, spec, count, seed and package code: the file of an earlier run
+                return cache.vector_file(fs[0], fs[1], path, random_count, seed)
+            return fs[0](fs[1], path, random_count, seed)
+        vec = dict(zip(specs, pool.map(vectors_for, specs)))
 
         def one(task):
             v, b = task

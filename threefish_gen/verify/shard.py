@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -141,6 +142,27 @@ def checker_version() -> str:
     return h.hexdigest()
 
 
+PACKAGE = HERE.parent
+
+
+def code_version() -> str:
+    """What decides a render and a vector file besides its variant or spec, seed and count: every
+    file of the threefish_gen package (generator, reference model, known-answer files, templates,
+    profiles), the Python that runs it and the THREEFISH_GEN_* environment variables (e.g. the
+    allocator's planted-fault switch).  Keys verify's render and vector caches."""
+    env = json.dumps(sorted((k, v) for k, v in os.environ.items() if k.startswith("THREEFISH_GEN_")))
+    return hashlib.sha256(f"{_package_files()}\0{sys.version}\0{env}".encode()).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _package_files() -> str:
+    h = hashlib.sha256()
+    for p in sorted(PACKAGE.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".tmp"):
+            h.update(str(p.relative_to(PACKAGE)).encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
 _VERSIONS: dict = {}
 _LOCK = threading.Lock()
 
@@ -183,10 +205,30 @@ def row_key(kind: str, build, texts: list[dict], vectors: Path, cpu: set, checke
 
 
 class Cache:
-    """PASS rows by key, one small JSON file each under ``root``."""
+    """PASS rows by key, one small JSON file each under ``root``; ``renders/`` (verify/sources.py)
+    and ``vectors/`` (:meth:`vector_file`) beside them."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
+
+    def vector_file(self, make, spec, path: Path, count: int, seed: int) -> Path:
+        """``make(spec, path, count, seed)`` (a vector_file function), or its file from an earlier
+        run with the same function, spec, count, seed and :func:`code_version` (the reference
+        model and known-answer files are package files)."""
+        key = hashlib.sha256(f"{code_version()}\0{make.__module__}.{make.__qualname__}\0{spec!r}\0{count}\0{seed}"
+                             .encode()).hexdigest()
+        kept = self.root / "vectors" / key[:2] / f"{key}.txt"
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kept.is_file():
+            shutil.copyfile(kept, path)
+            return path
+        out = Path(make(spec, path, count, seed))
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        tmp = kept.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        shutil.copyfile(out, tmp)
+        tmp.replace(kept)
+        return out
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
