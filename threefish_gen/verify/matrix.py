@@ -111,12 +111,14 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     objstore.reset(Path(workdir).resolve() / "objects")
     # renders: once per variant in memory; with a result cache, kept between runs (verify/sources.py)
     sources.render_cache(Path(cache_dir) / "renders" if cache_dir else None)
+    _DIGESTS.clear()
     try:
         return _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path,
                          prove, shard, cache_dir)
     finally:
         objstore.reset(None)
         sources.render_cache(None, in_run=False)
+        _DIGESTS.clear()
 
 
 def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path, prove, shard,
@@ -232,18 +234,29 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
     return report
 
 
+# digests of this run's texts (by variant) and vector files (by path), each computed once: a
+# variant has up to ten rows, a vector file hundreds (cleared by run())
+_DIGESTS: dict = {}
+
+
 def _row_key(v: Variant, b, vectors: Path) -> str:
     """The result-cache key of a row (verify/shard.py): the texts the row builds (a nasm x86-64
     variant's win64 rows build its Win64 form too), the build, the tools, the vectors, the CPU."""
     kind = kind_of(v)
-    texts = [sources.sources(v)]
-    if kind == "nasm" and get_target(v.target).recipe.word_bits == 64 and not sources.only_given():
-        # the rows of a System V variant also build its Win64 form; a Win64 variant's elf64 rows
-        # are SKIPPED (run by its ms_abi row), so its own text decides them
-        win = nasm.win64_form(v) if v.get("abi", "sysv") == "sysv" else None
-        if win is not None:
-            texts.append(sources.sources(win))
-    return vshard.row_key(kind, b, texts, vectors, cpu_flags(), CHECKERS[kind].tools)
+    texts = _DIGESTS.get(("texts", v))
+    if texts is None:
+        both = [sources.sources(v)]
+        if kind == "nasm" and get_target(v.target).recipe.word_bits == 64 and not sources.only_given():
+            # the rows of a System V variant also build its Win64 form; a Win64 variant's elf64 rows
+            # are SKIPPED (run by its ms_abi row), so its own text decides them
+            win = nasm.win64_form(v) if v.get("abi", "sysv") == "sysv" else None
+            if win is not None:
+                both.append(sources.sources(win))
+        texts = _DIGESTS[("texts", v)] = vshard.texts_digest(both)
+    digest = _DIGESTS.get(("vectors", vectors))
+    if digest is None:
+        digest = _DIGESTS[("vectors", vectors)] = vshard.file_digest(vectors)
+    return vshard.row_key(kind, b, texts, digest, cpu_flags(), CHECKERS[kind].tools)
 
 
 def merge_reports(paths: list[Path], report_path: Path | None, junit_path: Path | None = None,

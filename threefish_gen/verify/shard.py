@@ -195,10 +195,20 @@ def tools_of(build, checker_tools=()) -> list[str]:
     return sorted({t for t in tools if t})
 
 
-def row_key(kind: str, build, texts: list[dict], vectors: Path, cpu: set, checker_tools=()) -> str:
+def texts_digest(texts: list[dict]) -> str:
+    return hashlib.sha256(json.dumps(texts, sort_keys=True).encode()).hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def row_key(kind: str, build, texts: list[dict] | str, vectors: Path | str, cpu: set, checker_tools=()) -> str:
+    """``texts``: the row's texts or their :func:`texts_digest`; ``vectors``: the vector file or
+    its :func:`file_digest` (a run computes each once, verify/matrix.py)."""
     h = hashlib.sha256()
-    for part in (checker_version(), kind, repr(build), json.dumps(texts, sort_keys=True),
-                 hashlib.sha256(Path(vectors).read_bytes()).hexdigest(), " ".join(sorted(cpu)),
+    for part in (checker_version(), kind, repr(build), texts if isinstance(texts, str) else texts_digest(texts),
+                 vectors if isinstance(vectors, str) else file_digest(vectors), " ".join(sorted(cpu)),
                  *(f"{t}={tool_version(t)}" for t in tools_of(build, checker_tools))):
         h.update(part.encode() + b"\0\1")
     return h.hexdigest()
