@@ -269,11 +269,30 @@ def test_the_tools_a_checker_or_build_declares_key_its_rows(tmp_path, monkeypatc
     from threefish_gen.verify import ct, rust
     vectors = tmp_path / "v.txt"
     vectors.write_text("x\n")
-    for kind, build, tool in (("cargo", rust.RUNS[0], "rustc"), ("nasm", ct.BUILD, "wine"), ("c", ct.BUILD, "valgrind")):
+    for kind, build, tool in (("cargo", rust.RUNS[0], "rustc"), ("nasm", ct.BUILD, "wine"), ("c", ct.BUILD, "valgrind"),
+                              ("cargo", rust.RUNS[0], "@cargo-registry"), ("simde", ct.BUILD, "@simde-headers")):
         assert tool in shard.tools_of(build, matrix.CHECKERS[kind].tools)
         before = shard.row_key(kind, build, [], vectors, set(), matrix.CHECKERS[kind].tools)
         monkeypatch.setitem(shard._VERSIONS, tool, "another version")
         assert shard.row_key(kind, build, [], vectors, set(), matrix.CHECKERS[kind].tools) != before, (kind, tool)
+
+
+def test_a_folder_a_checker_reads_keys_its_rows(tmp_path, monkeypatch):
+    """The SIMDe headers and the crate registry are keyed by their files' content: one byte of
+    one header is another digest (so another key for the rows that list it)."""
+    root = tmp_path / "simde"
+    (root / "x86").mkdir(parents=True)
+    (root / "x86" / "avx512.h").write_text("#define X 1\n")
+    (root / "simde-common.h").write_text("#define V 0\n")
+    d0 = shard.tree_digest(root)
+    assert shard.tree_digest(root) == d0 and shard.tree_digest(tmp_path / "none") == "absent"
+    (root / "x86" / "avx512.h").write_text("#define X 2\n")
+    d1 = shard.tree_digest(root)
+    (root / "x86" / "new.h").write_text("")
+    assert len({d0, d1, shard.tree_digest(root)}) == 3
+    monkeypatch.setitem(shard.TREES, "@simde-headers", root)
+    monkeypatch.delitem(shard._VERSIONS, "@simde-headers", raising=False)
+    assert shard.tool_version("@simde-headers") == f"{root}: {shard.tree_digest(root)}"
 
 
 @pytest.mark.parametrize("isa", ["sse2", "avx2", "avx512"])

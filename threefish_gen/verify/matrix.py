@@ -55,7 +55,7 @@ class Checker(NamedTuple):
 # recipe.checker -> its Checker
 CHECKERS: dict = {
     "c": Checker(check_c, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
-    "simde": Checker(simd.check_simd, lambda target, v: simd.builds(v)),
+    "simde": Checker(simd.check_simd, lambda target, v: simd.builds(v), simd.TOOLS),
     "nasm": Checker(nasm.check, lambda target, v: nasm.builds(target, v), nasm.TOOLS),
     "dotnet": Checker(csharp.check_csharp, lambda target, v: csharp.RUNS, csharp.TOOLS,
                       prepare=csharp.prepare),

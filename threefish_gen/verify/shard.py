@@ -167,13 +167,39 @@ _VERSIONS: dict = {}
 _LOCK = threading.Lock()
 
 
+# Inputs a row reads that no program's --version names: a checker lists them in its TOOLS by
+# these names (a header library's or a crate registry's upgrade changes what the row builds)
+TREES = {"@simde-headers": Path("/usr/include/simde"),          # verify/simd.py: the SIMDe emulation
+         "@cargo-registry": Path("/usr/share/cargo/registry")}  # verify/rust.py: the crates cargo resolves
+
+
+def tree_digest(root: Path) -> str:
+    """The content of every file under ``root`` (links followed), or "absent"."""
+    if not root.is_dir():
+        return "absent"
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            try:
+                data = p.read_bytes()
+            except OSError as e:
+                data = f"unreadable: {e.strerror}".encode()
+            h.update(str(p.relative_to(root)).encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
 def tool_version(tool: str) -> str:
-    """``tool --version`` (first lines), once per run; "absent" where it is not installed."""
+    """``tool --version`` (first lines), once per run; "absent" where it is not installed.  A
+    name of ``TREES``: the digest of that folder's files."""
     with _LOCK:
         if tool in _VERSIONS:
             return _VERSIONS[tool]
-    path = shutil.which(tool)
-    if path is None:
+    path = shutil.which(tool) if tool not in TREES else None
+    if tool in TREES:
+        out = f"{TREES[tool]}: {tree_digest(TREES[tool])}"
+    elif path is None:
         out = "absent"
     else:
         try:
