@@ -38,8 +38,17 @@ gen: setup
 # Every variant of every target, every toolchain configuration, 1000 random vectors per size;
 # then the tests' long matrices (make test-matrix).  Both run; the exit status is non-zero when
 # either failed.
+# Incremental: verify's rows and the matrix tests each have a result cache (build/verify-cache/,
+# build/test-cache/), keyed by everything that decides them; a re-run with nothing changed runs
+# nothing, a change runs the rows and tests it can touch (verify: the rows whose rendered text,
+# harness, vectors, build or tools changed; the matrix tests: all of them, their key is the whole
+# tree, tests/result_cache.py).  SEED fixes the random vectors, so that a re-run can reuse rows
+# (SEED= : a fresh seed, every row runs); NO_CACHE=1 runs everything.
+SEED ?= 1
+NO_CACHE ?=
+VERIFY_ARGS = --set all --random 1000 $(if $(SEED),--seed $(SEED)) $(if $(NO_CACHE),--no-cache)
 verify: setup
-	@s=0; echo "$(GEN) verify --set all --random 1000"; $(GEN) verify --set all --random 1000 || s=$$?; \
+	@s=0; echo "$(GEN) verify $(VERIFY_ARGS)"; $(GEN) verify $(VERIFY_ARGS) || s=$$?; \
 	  $(MAKE) --no-print-directory test-matrix || { [ $$s -ne 0 ] || s=1; }; exit $$s
 
 # The recommended variants only, fewer random vectors (part of make test).
@@ -58,8 +67,10 @@ test: setup
 
 # The tests' long matrices (every size, optimization level, compiler or variant of a check whose
 # representative case make test runs; tests/conftest.py MATRIX says which): part of make verify.
+# Its result cache: a matrix test that passed with every input unchanged is reported "cached",
+# not run (NO_CACHE=1 or THREEFISH_GEN_NO_TEST_CACHE=1: run them all).
 test-matrix: setup
-	@$(call pytest,-m matrix)
+	@$(call pytest,-m matrix $(if $(NO_CACHE),--no-result-cache,--result-cache=build/test-cache))
 
 # The edit-run loop: the tests marked fast (no toolchain, no prover matrix; about a minute).
 # `pytest -m "not toolchain"` adds the pure-Python slow tests; tests/conftest.py says which is which.

@@ -12,6 +12,9 @@ import subprocess  # noqa: E402
 
 import pytest  # noqa: E402
 
+# the result cache of the matrix tests (make test-matrix passes --result-cache): tests/result_cache.py
+pytest_plugins = ["result_cache"]
+
 # The toolchains `make test` needs.  scripts/bootstrap.sh installs all but dotnet on Debian; a
 # missing one makes the whole run fail (a test that skips for want of a compiler proves nothing)
 # unless it is named in THREEFISH_GEN_ALLOW_SKIP (e.g. THREEFISH_GEN_ALLOW_SKIP=nasm,dotnet on a
@@ -101,6 +104,7 @@ MARKS = {
     "test_prove_rust": ("slow", {}),
     "test_prove_skein": ("slow", {}),
     "test_reference": (None, {}),
+    "test_result_cache": ("slow", {}),     # pytest subprocesses on a small project
     "test_render_safety": (None, {}),
     "test_rust": ("toolchain", {r"kernel_matches|op_for_op|render_|skein_no_wipe_and_variants": None}),
     "test_rust_simd": ("toolchain", {r"unchanged_and|op_for_op|options_and_bad|never_passed": None}),

@@ -172,6 +172,67 @@ def test_cache_reuses_unchanged_rows_only(tmp_path, fake, monkeypatch):
         (v.label(), "clang -O2") for v in VARIANTS if matrix.kind_of(v) == "c")
 
 
+def test_renders_and_vector_files_are_kept_between_runs(tmp_path, fake, monkeypatch):
+    """With a result cache an unchanged re-run renders nothing and makes no vector file (both are
+    kept under the cache, keyed by the package's code, verify/shard.py code_version); within a run
+    a variant is rendered once for all its rows; another seed makes the vector files again, a
+    THREEFISH_GEN_* variable or a change to the package renders again -- and a render that comes
+    out the same text still reuses the rows."""
+    made: list = []
+    make = matrix.vector_file               # the fake's
+
+    def counting(spec, path, count, seed):
+        made.append((spec.tag, seed))
+        return make(spec, path, count, seed)
+    monkeypatch.setattr(matrix, "vector_file", counting)
+    rendered: list = []
+    real = sources.render_variant
+    monkeypatch.setattr(sources, "render_variant", lambda v: rendered.append(v) or real(v))
+    cache = tmp_path / "cache"
+    first, _ = run(tmp_path, "a", cache_dir=cache)
+    n = len(first.rows)
+    assert made == [("256_v13", 5)] and sorted(map(repr, rendered)) == sorted(map(repr, VARIANTS))
+    vector_text = (tmp_path / "w" / "vectors" / "256_v13.txt").read_text()
+    (tmp_path / "w" / "vectors" / "256_v13.txt").unlink()
+    made.clear(), rendered.clear()
+    second, _ = run(tmp_path, "b", cache_dir=cache)
+    assert made == [] and rendered == [] and second.cached == n
+    assert (tmp_path / "w" / "vectors" / "256_v13.txt").read_text() == vector_text
+    # another seed: new vectors (and rows), the renders kept
+    third, _ = run(tmp_path, "c", cache_dir=cache, seed=6)
+    assert made == [("256_v13", 6)] and rendered == [] and third.cached == 0
+    # the package's code changed (a printer edited, say) or a generator switch set: everything is
+    # made again; the texts came out the same, so the rows are still reused
+    made.clear()
+    monkeypatch.setattr(shard, "_package_files", lambda: "edited")
+    fourth, _ = run(tmp_path, "d", cache_dir=cache)
+    assert made == [("256_v13", 5)] and len(rendered) == len(VARIANTS) and fourth.cached == n
+    made.clear(), rendered.clear()
+    monkeypatch.setenv("THREEFISH_GEN_CORRUPT_ALLOC", "")
+    run(tmp_path, "e", cache_dir=cache)
+    assert made and len(rendered) == len(VARIANTS)
+    # without a cache: the vectors made every run (and nothing rendered: no key, and the fake
+    # checkers build nothing)
+    made.clear(), rendered.clear()
+    run(tmp_path, "f", cache_dir=None)
+    assert made == [("256_v13", 5)] and rendered == []
+
+
+def test_code_version_covers_every_package_file(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg"
+    (pkg / "kat").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "kat" / "t.kat").write_text("00\n")
+    monkeypatch.setattr(shard, "PACKAGE", pkg)
+    files = shard._package_files.__wrapped__
+    k0 = files()
+    (pkg / "kat" / "t.kat").write_text("01\n")
+    k1 = files()
+    (pkg / "b.tmpl").write_text("")
+    k2 = files()
+    assert len({k0, k1, k2}) == 3
+
+
 def test_failures_are_never_cached(tmp_path, fake):
     cache = tmp_path / "cache"
     bad = rows_of(VARIANTS)[1]
@@ -208,11 +269,30 @@ def test_the_tools_a_checker_or_build_declares_key_its_rows(tmp_path, monkeypatc
     from threefish_gen.verify import ct, rust
     vectors = tmp_path / "v.txt"
     vectors.write_text("x\n")
-    for kind, build, tool in (("cargo", rust.RUNS[0], "rustc"), ("nasm", ct.BUILD, "wine"), ("c", ct.BUILD, "valgrind")):
+    for kind, build, tool in (("cargo", rust.RUNS[0], "rustc"), ("nasm", ct.BUILD, "wine"), ("c", ct.BUILD, "valgrind"),
+                              ("cargo", rust.RUNS[0], "@cargo-registry"), ("simde", ct.BUILD, "@simde-headers")):
         assert tool in shard.tools_of(build, matrix.CHECKERS[kind].tools)
         before = shard.row_key(kind, build, [], vectors, set(), matrix.CHECKERS[kind].tools)
         monkeypatch.setitem(shard._VERSIONS, tool, "another version")
         assert shard.row_key(kind, build, [], vectors, set(), matrix.CHECKERS[kind].tools) != before, (kind, tool)
+
+
+def test_a_folder_a_checker_reads_keys_its_rows(tmp_path, monkeypatch):
+    """The SIMDe headers and the crate registry are keyed by their files' content: one byte of
+    one header is another digest (so another key for the rows that list it)."""
+    root = tmp_path / "simde"
+    (root / "x86").mkdir(parents=True)
+    (root / "x86" / "avx512.h").write_text("#define X 1\n")
+    (root / "simde-common.h").write_text("#define V 0\n")
+    d0 = shard.tree_digest(root)
+    assert shard.tree_digest(root) == d0 and shard.tree_digest(tmp_path / "none") == "absent"
+    (root / "x86" / "avx512.h").write_text("#define X 2\n")
+    d1 = shard.tree_digest(root)
+    (root / "x86" / "new.h").write_text("")
+    assert len({d0, d1, shard.tree_digest(root)}) == 3
+    monkeypatch.setitem(shard.TREES, "@simde-headers", root)
+    monkeypatch.delitem(shard._VERSIONS, "@simde-headers", raising=False)
+    assert shard.tool_version("@simde-headers") == f"{root}: {shard.tree_digest(root)}"
 
 
 @pytest.mark.parametrize("isa", ["sse2", "avx2", "avx512"])

@@ -55,7 +55,7 @@ class Checker(NamedTuple):
 # recipe.checker -> its Checker
 CHECKERS: dict = {
     "c": Checker(check_c, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
-    "simde": Checker(simd.check_simd, lambda target, v: simd.builds(v)),
+    "simde": Checker(simd.check_simd, lambda target, v: simd.builds(v), simd.TOOLS),
     "nasm": Checker(nasm.check, lambda target, v: nasm.builds(target, v), nasm.TOOLS),
     "dotnet": Checker(csharp.check_csharp, lambda target, v: csharp.RUNS, csharp.TOOLS,
                       prepare=csharp.prepare),
@@ -109,11 +109,16 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     reuse PASS rows whose key is unchanged (None: run everything)."""
     # build steps the run's rows share (content-keyed, verify/objstore.py), open for this run only
     objstore.reset(Path(workdir).resolve() / "objects")
+    # renders: once per variant in memory; with a result cache, kept between runs (verify/sources.py)
+    sources.render_cache(Path(cache_dir) / "renders" if cache_dir else None)
+    _DIGESTS.clear()
     try:
         return _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path,
                          prove, shard, cache_dir)
     finally:
         objstore.reset(None)
+        sources.render_cache(None, in_run=False)
+        _DIGESTS.clear()
 
 
 def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path, prove, shard,
@@ -150,9 +155,12 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
     print(f"verify: {proc.sandbox_note()}; every build and run under CPU-time, memory, file-size and "
           f"no-core limits", file=stream)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        vec = dict(zip(specs, pool.map(
-            lambda fs: fs[0](fs[1], workdir / "vectors" / f"{VECTOR_NAMES.get(fs[0], '')}{fs[1].tag}.txt",
-                             random_count, seed), specs)))
+        def vectors_for(fs):
+            path = workdir / "vectors" / f"{VECTOR_NAMES.get(fs[0], '')}{fs[1].tag}.txt"
+            if cache:       # the same function, spec, count, seed and package code: the file of an earlier run
+                return cache.vector_file(fs[0], fs[1], path, random_count, seed)
+            return fs[0](fs[1], path, random_count, seed)
+        vec = dict(zip(specs, pool.map(vectors_for, specs)))
 
         def one(task):
             v, b = task
@@ -226,18 +234,29 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
     return report
 
 
+# digests of this run's texts (by variant) and vector files (by path), each computed once: a
+# variant has up to ten rows, a vector file hundreds (cleared by run())
+_DIGESTS: dict = {}
+
+
 def _row_key(v: Variant, b, vectors: Path) -> str:
     """The result-cache key of a row (verify/shard.py): the texts the row builds (a nasm x86-64
     variant's win64 rows build its Win64 form too), the build, the tools, the vectors, the CPU."""
     kind = kind_of(v)
-    texts = [sources.sources(v)]
-    if kind == "nasm" and get_target(v.target).recipe.word_bits == 64 and not sources.only_given():
-        # the rows of a System V variant also build its Win64 form; a Win64 variant's elf64 rows
-        # are SKIPPED (run by its ms_abi row), so its own text decides them
-        win = nasm.win64_form(v) if v.get("abi", "sysv") == "sysv" else None
-        if win is not None:
-            texts.append(sources.sources(win))
-    return vshard.row_key(kind, b, texts, vectors, cpu_flags(), CHECKERS[kind].tools)
+    texts = _DIGESTS.get(("texts", v))
+    if texts is None:
+        both = [sources.sources(v)]
+        if kind == "nasm" and get_target(v.target).recipe.word_bits == 64 and not sources.only_given():
+            # the rows of a System V variant also build its Win64 form; a Win64 variant's elf64 rows
+            # are SKIPPED (run by its ms_abi row), so its own text decides them
+            win = nasm.win64_form(v) if v.get("abi", "sysv") == "sysv" else None
+            if win is not None:
+                both.append(sources.sources(win))
+        texts = _DIGESTS[("texts", v)] = vshard.texts_digest(both)
+    digest = _DIGESTS.get(("vectors", vectors))
+    if digest is None:
+        digest = _DIGESTS[("vectors", vectors)] = vshard.file_digest(vectors)
+    return vshard.row_key(kind, b, texts, digest, cpu_flags(), CHECKERS[kind].tools)
 
 
 def merge_reports(paths: list[Path], report_path: Path | None, junit_path: Path | None = None,

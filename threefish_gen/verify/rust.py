@@ -66,7 +66,7 @@ INSTALL_CARGO = "Rust 1.66+ with cargo: apt-get install cargo, or https://rustup
 INSTALL_REGISTRY = ("Debian's " + " and ".join(f"librust-{c}-dev" for c in dict.fromkeys(sum(CRATES.values(), ())))
                     + " (scripts/bootstrap.sh installs them)")
 # tools whose version decides a row (the result cache's key, verify/shard.py row_key)
-TOOLS = ("cargo", "rustc", "cargo-clippy")
+TOOLS = ("cargo", "rustc", "cargo-clippy", "@cargo-registry")   # @: the registry's files (verify/shard.py TREES)
 BUILD_LIMIT = 900         # seconds per cargo command (times THREEFISH_GEN_TIMEOUT_SCALE)
 RUN_LIMIT = 900
 

@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -141,17 +142,64 @@ def checker_version() -> str:
     return h.hexdigest()
 
 
+PACKAGE = HERE.parent
+
+
+def code_version() -> str:
+    """What decides a render and a vector file besides its variant or spec, seed and count: every
+    file of the threefish_gen package (generator, reference model, known-answer files, templates,
+    profiles), the Python that runs it and the THREEFISH_GEN_* environment variables (e.g. the
+    allocator's planted-fault switch).  Keys verify's render and vector caches."""
+    env = json.dumps(sorted((k, v) for k, v in os.environ.items() if k.startswith("THREEFISH_GEN_")))
+    return hashlib.sha256(f"{_package_files()}\0{sys.version}\0{env}".encode()).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _package_files() -> str:
+    h = hashlib.sha256()
+    for p in sorted(PACKAGE.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".tmp"):
+            h.update(str(p.relative_to(PACKAGE)).encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
 _VERSIONS: dict = {}
 _LOCK = threading.Lock()
 
 
+# Inputs a row reads that no program's --version names: a checker lists them in its TOOLS by
+# these names (a header library's or a crate registry's upgrade changes what the row builds)
+TREES = {"@simde-headers": Path("/usr/include/simde"),          # verify/simd.py: the SIMDe emulation
+         "@cargo-registry": Path("/usr/share/cargo/registry")}  # verify/rust.py: the crates cargo resolves
+
+
+def tree_digest(root: Path) -> str:
+    """The content of every file under ``root`` (links followed), or "absent"."""
+    if not root.is_dir():
+        return "absent"
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            try:
+                data = p.read_bytes()
+            except OSError as e:
+                data = f"unreadable: {e.strerror}".encode()
+            h.update(str(p.relative_to(root)).encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
 def tool_version(tool: str) -> str:
-    """``tool --version`` (first lines), once per run; "absent" where it is not installed."""
+    """``tool --version`` (first lines), once per run; "absent" where it is not installed.  A
+    name of ``TREES``: the digest of that folder's files."""
     with _LOCK:
         if tool in _VERSIONS:
             return _VERSIONS[tool]
-    path = shutil.which(tool)
-    if path is None:
+    path = shutil.which(tool) if tool not in TREES else None
+    if tool in TREES:
+        out = f"{TREES[tool]}: {tree_digest(TREES[tool])}"
+    elif path is None:
         out = "absent"
     else:
         try:
@@ -173,20 +221,50 @@ def tools_of(build, checker_tools=()) -> list[str]:
     return sorted({t for t in tools if t})
 
 
-def row_key(kind: str, build, texts: list[dict], vectors: Path, cpu: set, checker_tools=()) -> str:
+def texts_digest(texts: list[dict]) -> str:
+    return hashlib.sha256(json.dumps(texts, sort_keys=True).encode()).hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def row_key(kind: str, build, texts: list[dict] | str, vectors: Path | str, cpu: set, checker_tools=()) -> str:
+    """``texts``: the row's texts or their :func:`texts_digest`; ``vectors``: the vector file or
+    its :func:`file_digest` (a run computes each once, verify/matrix.py)."""
     h = hashlib.sha256()
-    for part in (checker_version(), kind, repr(build), json.dumps(texts, sort_keys=True),
-                 hashlib.sha256(Path(vectors).read_bytes()).hexdigest(), " ".join(sorted(cpu)),
+    for part in (checker_version(), kind, repr(build), texts if isinstance(texts, str) else texts_digest(texts),
+                 vectors if isinstance(vectors, str) else file_digest(vectors), " ".join(sorted(cpu)),
                  *(f"{t}={tool_version(t)}" for t in tools_of(build, checker_tools))):
         h.update(part.encode() + b"\0\1")
     return h.hexdigest()
 
 
 class Cache:
-    """PASS rows by key, one small JSON file each under ``root``."""
+    """PASS rows by key, one small JSON file each under ``root``; ``renders/`` (verify/sources.py)
+    and ``vectors/`` (:meth:`vector_file`) beside them."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
+
+    def vector_file(self, make, spec, path: Path, count: int, seed: int) -> Path:
+        """``make(spec, path, count, seed)`` (a vector_file function), or its file from an earlier
+        run with the same function, spec, count, seed and :func:`code_version` (the reference
+        model and known-answer files are package files)."""
+        key = hashlib.sha256(f"{code_version()}\0{make.__module__}.{make.__qualname__}\0{spec!r}\0{count}\0{seed}"
+                             .encode()).hexdigest()
+        kept = self.root / "vectors" / key[:2] / f"{key}.txt"
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kept.is_file():
+            shutil.copyfile(kept, path)
+            return path
+        out = Path(make(spec, path, count, seed))
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        tmp = kept.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        shutil.copyfile(out, tmp)
+        tmp.replace(kept)
+        return out
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"

@@ -35,6 +35,9 @@ SIMD_BUILDS = (
     Build("clang simde", "clang", ("-O1", "-std=c99", *WARN, SIMDE_DEFINE)),
 )
 SIMDE_HEADER = Path("/usr/include/simde/x86/avx512.h")
+# the result cache's key (verify/shard.py row_key): the SIMDe headers' content (an upgrade of the
+# emulation changes every emulated row); the compilers and emulators are the builds' own
+TOOLS = ("@simde-headers",)
 # Every emulated build: SIMDe's portable fallback computes 64-bit lanes in *signed* types
 # (e.g. simde_mm512_sub_epi64: a_.i64 - b_.i64), undefined behaviour in C when it wraps --
 # and Threefish's adds and subtracts wrap all the time.  -fwrapv defines that arithmetic as

@@ -112,4 +112,59 @@ def sources(variant: Variant, partial: bool = False) -> dict[str, str]:
         return dict(_GIVEN[variant])
     if only_given():
         raise NotGiven(f"no file of {variant.label()} in the folder (check builds only the files it is given)")
-    return render_variant(variant)
+    return dict(_rendered(variant))
+
+
+# Renders of this run (verify/matrix.py sets them up with render_cache): the last few variants'
+# texts in memory (a variant's rows run one after another, each asks for the same text: rendered
+# once, not once a row), and where verify has a result cache, the texts on disk keyed by
+# shard.code_version() (every file of the package, the Python, the THREEFISH_GEN_* variables that
+# reach the generator) and the variant, so an unchanged re-run renders nothing.
+# Outside a run (verify/matrix.py run) every call renders afresh.
+_MEMO: dict = {}
+_MEMO_SIZE = 16
+_RENDER_DIR: list = [None]
+_IN_RUN: list = [False]
+
+
+def render_cache(folder: Path | None, in_run: bool = True) -> None:
+    """A run starts (``in_run``) or ends: the texts in memory are forgotten either way;
+    ``folder``: where renders are kept between runs (None: nowhere)."""
+    with _LOCK:
+        _MEMO.clear()
+        _RENDER_DIR[0] = folder if in_run else None
+        _IN_RUN[0] = in_run
+
+
+def _rendered(variant: Variant) -> dict[str, str]:
+    if not _IN_RUN[0]:
+        return render_variant(variant)
+    with _LOCK:
+        if variant in _MEMO:
+            return _MEMO[variant]
+    folder = _RENDER_DIR[0]
+    path = None
+    files = None
+    if folder is not None:
+        import hashlib
+        import json
+        from .shard import code_version
+        key = hashlib.sha256(f"{code_version()}\0{variant!r}".encode()).hexdigest()
+        path = Path(folder) / key[:2] / f"{key}.json"
+        try:
+            files = json.loads(path.read_text())
+        except (OSError, ValueError):
+            files = None
+    if files is None:
+        files = render_variant(variant)
+        if path is not None:
+            import json
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(files))
+            tmp.replace(path)
+    with _LOCK:
+        _MEMO[variant] = files
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+    return files
