@@ -153,3 +153,23 @@ def test_python_dash_m_and_console_script_agree():
     if exe:
         p = subprocess.run([exe, "list"], capture_output=True, text=True)
         assert p.returncode == 0 and p.stdout == cli("list").stdout
+
+
+def test_render_set_part_by_size_and_constants(tmp_path):
+    """`render --set recommended --constants V [--size S]` writes that part of the set (make gen
+    ships v1.3 only through it): every file of the full set whose name has that version (and size),
+    and nothing else; a part with no variant is one error line."""
+    full, part, part2 = tmp_path / "full", tmp_path / "part", tmp_path / "part2"
+    assert cli("render", "--set", "recommended", "--target", "c", "--out", str(full)).returncode == 0
+    p = cli("render", "--set", "recommended", "--target", "c", "--constants", "1.2", "--out", str(part))
+    assert p.returncode == 0, p.stderr
+    names = lambda d: sorted(f.name for f in d.iterdir() if not f.name.startswith("."))
+    want = [n for n in names(full) if "_v12_" in n]
+    assert want and names(part) == want and len(want) * 3 == len(names(full))
+    assert all((part / n).read_bytes() == (full / n).read_bytes() for n in want)
+    p = cli("render", "--set", "recommended", "--target", "c", "--constants", "1.3", "--size", "512",
+            "--out", str(part2))
+    assert p.returncode == 0, p.stderr
+    assert names(part2) == [n for n in names(full) if "_v13_" in n and "512_" in n] != []
+    assert_one_line_error(cli("render", "--set", "recommended", "--target", "c", "--keys", "fly",
+                              "--out", str(tmp_path / "x")))

@@ -161,7 +161,7 @@ def one_variant(t, size, version, keys, unroll, interleave, prefix, given: dict,
 @click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks, 1..4 (default: recommended)")
 @click.option("--prefix", default=None, help="symbol prefix (default names size, version and variant)")
 @click.option("--set", "which", type=click.Choice(["recommended", "tuned"]), default=None,
-              help="render every recommended variant (all sizes and versions) instead of one; tuned: the "
+              help="render every recommended variant (all sizes and versions; --size / --constants: that part) instead of one; tuned: the "
               "bulk winners of --profile (default: the shipped profile of this CPU), every version")
 @click.option("--profile", "profile", default=None, type=click.Path(dir_okay=False),
               help="a tune profile: its bulk winner's options replace the defaults (not options given here)")
@@ -194,18 +194,26 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, profi
             raise GenError(f"--{k} applies to {' and '.join(owners)}" + (" only" if len(owners) == 1 else "")
                            + f", not --target {t.name}")
     if which:
-        if any(x is not None for x in (size, version, keys, unroll, interleave, prefix, given.get("isa"),
+        if any(x is not None for x in (keys, unroll, interleave, prefix, given.get("isa"),
                                        given.get("layout"), given.get("class"))):
-            raise GenError("--set renders a fixed set; drop --size/--constants/--keys/--unroll/--interleave/"
-                           "--prefix/--isa/--layout/--class")
+            raise GenError("--set renders a fixed set (--size and --constants pick a part of it); drop --keys/"
+                           "--unroll/--interleave/--prefix/--isa/--layout/--class")
         if which == "tuned":
-            chosen, files = tuned.render_set(given)      # given options applied there
+            chosen, files = tuned.render_set(given, size and int(size), version)  # given options applied there
             t, given = registry.get(chosen[0].target), {}
         else:
             chosen = t.variants("recommended", all_specs())
         if "primitive" in given:     # --primitive picks that primitive's part of the set
             prim = given.pop("primitive")
             chosen = [v for v in chosen if v.get("primitive", "threefish") == prim]
+        if size is not None or version is not None:      # --size / --constants: that part of the set
+            keep = [v for v in chosen if (size is None or v.spec.bits == int(size))
+                    and (version is None or v.spec.version == version)]
+            if not keep:
+                raise GenError(f"the {which} set of --target {t.name} has no variant of that "
+                               + " and ".join(x for x in (size and f"--size {size}",
+                                                          version and f"--constants {version}") if x))
+            chosen = keep
         if given:            # e.g. --namespace for the C# set
             chosen = [t.variant(v.spec, v.options, v.prefix, **{**dict(v.extra), **given}) for v in chosen]
     else:

@@ -465,8 +465,9 @@ class Tuned:
                 raise GenError(f"{self.where}: winner option {k!r} is not an option of render")
         return keys or o.keys, unroll or o.unroll, o.interleave if interleave is None else interleave, values
 
-    def render_set(self, values: dict) -> tuple[list, dict]:
-        """Every version of each (target, size) winner: (variants, files with the record)."""
+    def render_set(self, values: dict, only_bits: int | None = None, only_version: str | None = None) -> tuple[list, dict]:
+        """Every version of each (target, size) winner: (variants, files with the record); ``only_bits`` /
+        ``only_version``: that size / version only."""
         from threefish_gen.gen.render import render_variant
         from threefish_gen.gen.spec import VERSIONS
         targets = [self.target] if self.target else [t for t in self.p["results"] if t in registry.TARGETS]
@@ -475,12 +476,16 @@ class Tuned:
         for name in targets:
             t = registry.get(name)
             for bits in sorted(self.p["results"].get(name, {}), key=int):
+                if only_bits is not None and int(bits) != only_bits:
+                    continue
                 w = cpu_rules.winner(self.p, name, int(bits))
                 if w is None:
                     continue
                 o, extra = cpu_rules.split_options(w["options"])
                 line = record_line(self.where, self.p, w)
                 for ver in VERSIONS:
+                    if only_version is not None and ver != only_version:
+                        continue
                     v = t.variant(get_spec(ver, int(bits)), o, "", **{**extra, **given})
                     chosen.append(v)
                     files.update(stamp(render_variant(v), line))
