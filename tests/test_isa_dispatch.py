@@ -119,7 +119,6 @@ def test_printers_read_no_description_ops():
 LOWERING_PRINTERS = {
     "printers/csharp.py": {"lanes", "packed", "scalar"},   # its vector kernels and W = 1 classes
     "printers/rust.py": {"lanes", "scalar"},               # the SIMD paths' lanes and setup
-    "printers/c.py": {"scalar"},                            # kept: ir.Scalar's description op at W = 1
 }
 
 

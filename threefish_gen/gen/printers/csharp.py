@@ -126,9 +126,9 @@ class CsPrinter:
         return [ln for op in ops for ln in ir.visit(op, v)]
 
     def scalar(self, op: ir.Scalar) -> str:
-        """The statement of a description op a vector layout keeps as is (``ir.Scalar``): its
-        W = 1 form (gen/layouts/scalar.py ``kept``), printed."""
-        (line,) = self.lines(*scalar_layout.kept(op))
+        """The statement of the W = 1 ops of one description op inside a vector program
+        (``ir.Scalar``: a key word of the setup, a subkey word of the packed body)."""
+        (line,) = self.lines(op.ops, op.names)
         return line
 
     # ---- vector kinds: the lanes layout IR (gen/layouts/lanes.py, stream form)
