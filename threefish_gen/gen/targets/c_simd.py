@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import cpu_rules, skein
 from ..errors import GenError
 from ..layouts.lay_out import lay_out
-from ..printers.c_simd.driver import (ENV_VAR, FAMILY_MACROS, GUARDS, ISAS, LAYOUTS, check_variant, family_name,
+from ..printers.c_simd.driver import (ENV_VAR, FAMILY_MACROS, GUARDS, ISAS, LAYOUTS, family_name,
                                       render_c_simd, skein_lanes_kernel)
 from ..printers.c_simd.printer import packed_width
 from ..threefish import Options
@@ -140,8 +140,20 @@ class CSimd(Target):
                 raise GenError("--primitive skein with --isa takes --layout lanes --keys fly --unroll full "
                                "--interleave 1")
             return
-        # options only: layout packed's lane shuffles are tried when the variant is rendered
-        check_variant(v)
+        # options only (cheap: no description, no printing): whether layout packed finds a lane
+        # shuffle for every step shows when the variant is rendered (one clear error, before
+        # anything is written)
+        isa, layout = v.get("isa"), v.get("layout", "lanes")
+        if isa == "auto":
+            return
+        if isa not in ISAS:
+            raise GenError(f"unknown isa {isa!r} (choose from {', '.join(ISAS)})")
+        if layout not in LAYOUTS:
+            raise GenError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
+        if layout == "hybrid" and v.options.unroll != "full":
+            raise GenError("layout hybrid interleaves straight-line code: it needs --unroll full")
+        if layout == "packed" and (v.options.keys != "fly" or v.options.unroll != "full"):
+            raise GenError("layout packed needs --keys fly --unroll full (one block, subkeys on the fly)")
 
     def skein_isas(self, v):
         if not is_skein(v):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...errors import GenError
 from ...isa.neon import ISAS as NEON_ISAS
 from ...isa.x86 import CPUID_C_CONDITION
 from ...isa.x86 import ISAS as X86_ISAS
@@ -57,33 +56,6 @@ def isa_note(isa) -> str:
 
 def lanes_of(isa_name: str) -> int:
     return ISAS[isa_name].bits // 64
-
-
-def check_variant(v: Variant) -> None:
-    """The variant's options (cheap: no description, no printing).  Whether layout packed finds a
-    lane shuffle for every step is found when the variant is rendered (:func:`packed_single`: one
-    clear error, before anything is written)."""
-    isa = v.get("isa")
-    layout = v.get("layout", "lanes")
-    if isa == "auto":
-        return
-    if isa not in ISAS:
-        raise GenError(f"unknown isa {isa!r} (choose from {', '.join(ISAS)})")
-    if layout not in LAYOUTS:
-        raise GenError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
-    if layout == "hybrid" and v.options.unroll != "full":
-        raise GenError("layout hybrid interleaves straight-line code: it needs --unroll full")
-    if layout == "packed":
-        if v.options.keys != "fly" or v.options.unroll != "full":
-            raise GenError("layout packed needs --keys fly --unroll full (one block, subkeys on the fly)")
-
-
-def required_features(v: Variant) -> set[str]:
-    """cpuinfo flags a variant needs to run natively (the dispatcher needs none)."""
-    isa = v.get("isa")
-    if isa == "auto":
-        return set()
-    return set(ISAS[isa].features)
 
 
 # --------------------------------------------------------------------------- functions
