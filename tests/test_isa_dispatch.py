@@ -117,7 +117,6 @@ def test_printers_read_no_description_ops():
 # imports the IR (``ir``) and nothing that lowers a description program.  Not converted yet, with
 # the layout modules each still imports (exactly: the list shrinks as they are converted):
 LOWERING_PRINTERS = {
-    "printers/csharp.py": {"lanes", "packed", "scalar"},   # its vector kernels and W = 1 classes
     "printers/rust.py": {"lanes", "scalar"},               # the SIMD paths' lanes and setup
 }
 
