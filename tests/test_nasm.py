@@ -152,13 +152,15 @@ def test_bad_options():
     with pytest.raises(GenError, match="strategy"):
         variant("nasm-x64", 512, strategy="greedy")
     loop = Options("fly", "loop", 1)
-    for kw in (dict(isa="avx2"), dict(isa="avx512"), dict(isa="sse2", layout="packed")):
-        with pytest.raises(GenError, match="--unroll loop for nasm-x64 needs one block's words in registers "
-                                           r"\(--isa gpr or sse2, --layout scalar\)"):
-            get_target("nasm-x64").variant(get_spec("1.3", 512), loop, **kw)
+    with pytest.raises(GenError, match=r"--unroll loop for nasm-x64 needs --layout scalar \(one block's words in "
+                                       r"registers, or lanes: --isa avx2/avx512\)"):
+        get_target("nasm-x64").variant(get_spec("1.3", 512), loop, isa="sse2", layout="packed")
+    for isa in ("avx2", "avx512"):       # the lanes loop (issue 30)
+        assert get_target("nasm-x64").variant(get_spec("1.3", 512), loop, isa=isa).options.unroll == "loop"
     with pytest.raises(GenError, match="--unroll loop for nasm-x64 needs .* --keys fly"):
         get_target("nasm-x64").variant(get_spec("1.3", 512), Options("table", "loop", 1))
-    with pytest.raises(GenError, match=r"--unroll loop for nasm-x86 needs .*\(--isa sse2, --layout scalar\)"):
+    with pytest.raises(GenError, match=r"--unroll loop for nasm-x86 needs --layout scalar \(one block's words in "
+                                       r"registers\), --keys fly"):
         get_target("nasm-x86").variant(get_spec("1.3", 512), loop, layout="packed")
     with pytest.raises(GenError, match="unknown value or group"):
         get_target("nasm-x64").allocate(variant("nasm-x64", 512, pin="zz"), "encrypt")
@@ -172,6 +174,24 @@ def test_x64_lanes(bits, strategy, isa, flag, tmp_path, vectors):
     """4 (ymm) or 8 (zmm) blocks per pass in lanes, n mod lanes and single blocks scalar: the
     harness batches n = 0..33 cover both paths.  SKIPPED where the CPU lacks the extension."""
     v = variant("nasm-x64", bits, isa=isa, strategy=strategy)
+    if flag not in vnasm.cpu_flags():
+        pytest.skip(f"CPU lacks {flag} (no emulation for assembly here)")
+    run_check(v, vnasm.X64_BUILDS[0], tmp_path, vectors)
+
+
+@needs_nasm
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+@pytest.mark.parametrize("isa,flag", [("avx2", "avx2"), ("avx512", "avx512f")])
+def test_x64_lanes_loop(bits, isa, flag, tmp_path, vectors):
+    """--unroll loop with lanes (issue 30): the lanes kernel one 8-round cycle in a counter loop
+    over its key and counter rings (vector slots), the GPR single-block/tail function unrolled;
+    the harness batches n = 0..33 cover both.  SKIPPED where the CPU lacks the extension."""
+    v = get_target("nasm-x64").variant(get_spec("1.3", bits), Options("fly", "loop", 1), "", isa=isa)
+    text = render_variant(v)[f"{v.stem}.asm"]
+    for d in ("encrypt", "decrypt"):
+        lanes = re.split(r"\n\w+:\n", text.split(f"\n{v.prefix}{d}_blocks_lanes:\n", 1)[1], 1)[0]
+        scalar = re.split(r"\n\w+:\n", text.split(f"\n{v.prefix}{d}_blocks_scalar:\n", 1)[1], 1)[0]
+        assert lanes.count("cycles of 8 rounds") == 1 and "cycles of 8 rounds" not in scalar, d
     if flag not in vnasm.cpu_flags():
         pytest.skip(f"CPU lacks {flag} (no emulation for assembly here)")
     run_check(v, vnasm.X64_BUILDS[0], tmp_path, vectors)

@@ -99,3 +99,25 @@ def test_verify_prove_row_pass_and_fail(tmp_path):
     skein = [v for v in targets.variants("all", "csharp", [get_spec("1.3", 256)]) if v.primitive != "threefish"][0]
     row = vprove.check(skein, vprove.BUILD, tmp_path)       # C# Skein: its Ubi (tests/test_prove_csharp.py)
     assert row.status == "PASS" and "not proved: the glue" in row.detail, row
+
+
+def test_shared_blocks_kernel_is_inlined_and_proved():
+    """Threefish-1024 fly at interleave 1: encrypt_blocks runs each block through encrypt's kernel
+    (issue 30: the kernel emitted once, gen/targets/c.py SHARED_MIN_BYTES); prove inlines it, so a
+    changed statement of the kernel fails encrypt and encrypt_blocks alike.  512 keeps its own loop."""
+    v = targets.variants("recommended", "c", [get_spec("1.3", 1024)])[0]
+    src = _source(v)
+    head = f"{v.prefix}encrypt_blocks_work("
+    body = src[src.index(head):].split("\n}\n", 1)[0]
+    assert f"\n        {v.prefix}encrypt_work(key, tweaks, in, out);\n" in body and "x0 += x1;" not in body, body
+    rep = prove(v, src)
+    assert not rep.failed and all("1 loop(s)" in line for line in rep.lines if "_blocks:" in line), rep.lines
+    text, line = _edit_nth(src, "x0 += x1;", "x0 += x2;")
+    rep = prove(v, text)
+    bad = [ln for ln in rep.lines if "DIFFERS" in ln]
+    assert [ln.split(":")[0] for ln in bad] == [f"{v.prefix}encrypt", f"{v.prefix}encrypt_blocks"], rep.lines
+    assert all(f"line {line}: x0 += x2;" in ln for ln in bad), bad
+    v512 = targets.variants("recommended", "c", [get_spec("1.3", 512)])[0]
+    src = _source(v512)
+    body = src[src.index(f"{v512.prefix}encrypt_blocks_work("):].split("\n}\n", 1)[0]
+    assert "x0 += x1;" in body and f"{v512.prefix}encrypt_work(" not in body

@@ -153,6 +153,26 @@ def test_rejects_a_mutated_dispatcher_path_and_other_arguments(tmp_path):
         prove(v, src.replace("    default:\n        break;\n", "", 1))
 
 
+def test_dispatcher_scalar_blocks_share_the_single_block_kernel_and_are_proved():
+    """Threefish-512's dispatcher: its scalar blocks path is a loop over the single-block kernel
+    (issue 30: the scalar kernel once per direction, not twice; 256 bits keeps its own,
+    driver.SHARED_SCALAR_MIN_BYTES); prove inlines that kernel into the loop, so a wrong stride in
+    the loop is caught on that path alone."""
+    v = targets.get("c-simd").dispatcher(get_spec("1.3", 512))
+    src = _source(v)
+    head = f"static void {v.prefix}scalar_encrypt_blocks("
+    assert src.count(head) == 1
+    body = src[src.index(head):].split("\n}\n", 1)[0]
+    assert re.search(rf"\n        {v.prefix}\w*encrypt_work\(key, tweaks, in, out\);\n", body) \
+        and "/* round 0 */" not in body, body
+    stride = "for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {"
+    i = src.index(stride, src.index(head))
+    text = src[:i] + stride.replace("in += 64", "in += 32") + src[i + len(stride):]
+    rep = prove(v, text)
+    bad = [ln for ln in rep.lines if "DIFFERS" in ln]
+    assert rep.failed and len(bad) == 1 and f"[path {v.prefix}scalar_encrypt_blocks]: DIFFERS" in bad[0], rep.lines
+
+
 def test_refuses_a_shadowing_declaration():
     """The reader keeps one flat scope: an inner declaration of an outer name is not read (exit 2)."""
     v = LANES

@@ -315,6 +315,7 @@ WIPE_CASES = [
     (("--target", "c", "--keys", "table"), 256),
     (("--target", "c", "--keys", "table"), 1024),
     (("--target", "c", "--unroll", "loop"), 512),
+    (("--target", "c"), 1024),       # encrypt_blocks through encrypt's kernel (issue 30)
     (("--target", "c-simd", "--isa", "avx2", "--keys", "table"), 512),
     (("--target", "c-simd", "--isa", "sse2", "--layout", "hybrid", "--keys", "table", "--interleave", "2"), 1024),
     (("--target", "c-simd", "--isa", "auto"), 1024),

@@ -200,7 +200,9 @@ def lower_lanes(prog: Program, isa: ISA, schedule: str = "description") -> list[
     is in lane 0; the other lanes are the machine's: gathers and scatters read block b's words
     at the lane offsets of the index registers, key words and constants are broadcast."""
     vp = lanes.lower_stream(scheduled(prog, schedule), isa.lanes, gather=True)
-    return _lower(isa, prog, _straight(vp.setup), _straight(vp.body))
+    # --unroll loop: the body's cycle loop becomes the counter loop (Lowering.loop), its key and
+    # counter rings one vector slot per word (the setup fills them; it has no loop)
+    return _lower(isa, prog, _straight(vp.setup), list(vp.body))
 
 
 # words between the lanes of a gather or scatter: the index registers hold block b's offset

@@ -85,6 +85,38 @@ class Program:
         out.stmts = callee.stmts
         return out
 
+    def _inline(self, fn: Function, callee: Function, args: list[str], no: int, text: str) -> None:
+        """A call of a single-block kernel (the blocks loop's, issue 30): its parameters assigned
+        the arguments, then its statements, every name of its own prefixed (renamed apart from
+        the caller's), its return a jump past it."""
+        if len(args) != len(callee.params):
+            raise Unsupported(f"line {no}: {callee.name} takes {len(callee.params)} arguments")
+        own = set(callee.params) | {s.a[0] for s in callee.stmts if s.kind == "assign"}
+        pre = f"{callee.name}#{len(fn.stmts)}."
+
+        def f(toks):
+            return [pre + t if t in own else t for t in toks]
+        for p, a in zip(callee.params, args):
+            fn.stmts.append(Stmt(no, text, "assign", [pre + p], "=", _tokens(a)))
+        base = len(fn.stmts)
+        end = base + len(callee.stmts)
+        for st in callee.stmts:
+            k = st.kind
+            if k == "ret":
+                fn.stmts.append(Stmt(st.no, st.text, "jmp", end))
+            elif k == "jmp":
+                fn.stmts.append(Stmt(st.no, st.text, "jmp", st.a + base))
+            elif k == "test":
+                fn.stmts.append(Stmt(st.no, st.text, "test", f(st.a), st.b + base))
+            elif k == "ifzero":
+                fn.stmts.append(Stmt(st.no, st.text, "ifzero", f(st.a)))
+            elif k == "store":
+                fn.stmts.append(Stmt(st.no, st.text, "store", f(st.a), f(st.b)))
+            elif k == "assign":
+                fn.stmts.append(Stmt(st.no, st.text, "assign", f(st.a), st.b, f(st.c)))
+            else:
+                raise Unsupported(f"line {st.no}: {callee.name} makes a call ({st.a}) where it is inlined")
+
     def _body(self, fn: Function, lines: list[str], i: int) -> int:
         """Compile statements up to the function's closing brace; returns the next line index."""
         loops = []          # (head index, step statements, line number) of the open for loops
@@ -129,6 +161,12 @@ class Program:
             if s1 == "return":
                 fn.stmts.append(Stmt(no, s, "ret"))
                 continue
+            m = re.fullmatch(r"(\w+_work)\((.*)\)", s1)
+            if m and m.group(1) in self.functions:
+                args = [a.strip() for a in m.group(2).split(",")]
+                if args != fn.params:           # not a wrapper's call (_wrapper): the kernel inlined
+                    self._inline(fn, self.functions[m.group(1)], args, no, s)
+                    continue
             fn.stmts.append(self._simple(s1, no, s))
         raise Unsupported("a function body does not end")
 

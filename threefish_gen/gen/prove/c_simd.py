@@ -406,7 +406,7 @@ class Program:
             if m.group(1).endswith(("_burn", "_burn_top")):
                 fn.stmts.append(Stmt(no, text, "callw", m.group(1), args))
                 return
-            if m.group(1).endswith("_work"):
+            if m.group(1).endswith("_work") and args == fn.params:    # a wrapper's call (_wrapper)
                 fn.stmts.append(Stmt(no, text, "callw", m.group(1), args))
                 return
             self._inline(fn, m.group(1), args, no, text)

@@ -79,6 +79,7 @@ class Nasm(Target):
     all_extra: list = []
     recommended_interleave: dict = {}   # size -> --interleave of the recommended GPR variants
     recommended_unroll: dict = {}       # size -> --unroll of the recommended Threefish scalar-layout variants (default full)
+    recommended_isa_unroll: dict = {}   # --isa -> --unroll of its recommended Threefish variants, every size (lanes)
     all_interleave: list = []     # (interleave, target options) added to verify --set all, every size
     all_loop: list = []           # (interleave, target options) of --unroll loop in verify --set all, every size
     # --set all leaves out what the allocator cannot fit by design (strategy named keeps every value
@@ -105,6 +106,8 @@ class Nasm(Target):
     def unroll_for(self, spec, values) -> str:
         scalar = (values.get("layout") or "scalar") == "scalar"
         threefish = (values.get("primitive") or "threefish") == "threefish"
+        if scalar and threefish and values.get("isa") in self.recommended_isa_unroll:
+            return self.recommended_isa_unroll[values.get("isa")]
         return self.recommended_unroll.get(spec.bits, "full") if scalar and threefish else "full"
 
     def interleave_for(self, spec, values) -> int:
@@ -135,12 +138,11 @@ class Nasm(Target):
     def validate(self, v):
         """Combinations of options (each value was checked against the schema already)."""
         no = self.options(v)
-        if v.options.unroll == "loop" and (no.lanes or no.layout != "scalar" or v.options.keys != "fly"
-                                           or is_skein(v)):
-            raise GenError(f"--unroll loop for {self.name} needs one block's words in registers (--isa "
-                           f"{' or '.join(i for i in ('gpr', 'sse2') if i in self.option('isa').choices)}, --layout "
-                           f"scalar), --keys fly and --primitive threefish (its cycle loop reads the key rings by "
-                           f"the counter)")
+        if v.options.unroll == "loop" and (no.layout != "scalar" or v.options.keys != "fly" or is_skein(v)):
+            lanes = "/".join(i for i in ("avx2", "avx512") if i in self.option("isa").choices)
+            raise GenError(f"--unroll loop for {self.name} needs --layout scalar (one block's words in registers"
+                           f"{', or lanes: --isa ' + lanes if lanes else ''}), --keys fly and --primitive threefish "
+                           f"(its cycle loop reads the key rings by the counter)")
         if no.words != "gpr" and no.rotate != self.option("rotate").default:   # rorx, shld, mix: GPR forms
             raise GenError(f"--rotate {no.rotate} needs the words in GPRs (--isa gpr)")
         if no.layout == "packed":
@@ -193,7 +195,17 @@ class Nasm(Target):
         return self.parts(v)[0]
 
     def _needs(self, v):
-        return [(d, v.options, n) for d in DIRECTIONS for n in sorted({1, v.options.interleave})]
+        needs = [(d, v.options, n) for d in DIRECTIONS for n in sorted({1, v.options.interleave})]
+        if self.options(v).lanes and v.options.unroll == "loop":
+            needs += [(d, self._scalar_options(v), 1) for d in DIRECTIONS]
+        return needs
+
+    @staticmethod
+    def _scalar_options(v) -> Options:
+        """The options of a lanes file's scalar GPR function (single blocks, the tail): unrolled,
+        also under --unroll loop, which loops the lanes kernel only (issue 30: the GPR loop
+        made single blocks 6-14% slower on Zen 3, the lanes loop none)."""
+        return Options(v.options.keys, "full", 1)
 
     def _lower(self, v, programs):
         no = self.options(v)
@@ -204,6 +216,7 @@ class Nasm(Target):
                 continue
             if no.lanes and part == "scalar":
                 isa = asm.isa_for(no.machine, no.abi, "rol", "gpr")
+                prog = programs.get((d, self._scalar_options(v), 1), prog)
                 out[(d, part)] = (isa, asm.lower(prog, isa), "belady")
                 continue
             # named keeps every value in one register for its whole life: subkey sums are not kept
@@ -305,6 +318,9 @@ class Nasm(Target):
         if self.recommended_unroll:
             lines.append(f"  {self.name} Threefish: " + ", ".join(
                 f"{bits}: --unroll {u}" for bits, u in sorted(self.recommended_unroll.items())) + " (else full)")
+        if self.recommended_isa_unroll:
+            lines.append(f"  {self.name} Threefish lanes: " + ", ".join(
+                f"--isa {isa}: --unroll {u}" for isa, u in sorted(self.recommended_isa_unroll.items())) + " (every size)")
         if self.recommended_interleave:
             lines.append(f"  {self.name} words in GPRs: " + ", ".join(
                 f"{bits}: --interleave {il}" for bits, il in sorted(self.recommended_interleave.items())))

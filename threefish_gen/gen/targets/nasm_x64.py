@@ -27,6 +27,10 @@ class NasmX64(Nasm):
     # win for 256 bits; from 512 bits on the second block's words spill and 1 is faster), and the
     # interleaved variants verify --set all adds (each size)
     recommended_interleave = {256: 2}
+    # --isa avx2 lanes: the 8-round cycle loop (its GPR single-block/tail function stays unrolled),
+    # measured on Zen 3 at 0.67-0.98x the unrolled kernel's bulk time, chained the same code
+    # (docs/bench.md, "NASM lanes loop"); AVX-512 stays unrolled until a CPU with it times the loop
+    recommended_isa_unroll = {"avx2": "loop"}
     unallocatable = {(("strategy", "named"),): (1024,)}     # 16 words + key + tweak > 15 GPRs
     all_interleave = [(2, (("abi", "sysv"), ("strategy", "belady"))), (4, (("abi", "sysv"), ("strategy", "belady")))]
     # --unroll loop (the 8-round cycle loop): words in GPRs with every strategy, both ABIs, 2 blocks;
@@ -34,7 +38,9 @@ class NasmX64(Nasm):
     all_loop = [(1, (("abi", "sysv"), ("strategy", "belady"))), (1, (("abi", "win64"), ("strategy", "belady"))),
                 (1, (("abi", "sysv"), ("strategy", "linear-scan"))), (1, (("abi", "sysv"), ("strategy", "named"))),
                 (2, (("abi", "sysv"), ("strategy", "belady"))),
-                (1, (("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady")))]
+                (1, (("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady"))),
+                (1, (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady"))),
+                (1, (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady")))]
 
     # Skein (--primitive skein): the UBI blocks loop with words in GPRs, in both ABIs as the
     # Threefish GPR variants (recommended_extra); the passes and printer: gen/targets/nasm.py

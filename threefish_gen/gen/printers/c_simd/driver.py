@@ -164,6 +164,27 @@ def blocks_function(laid, prefix: str, helpers: str, spec, options, direction: s
     return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False, helpers=used)
 
 
+# The dispatcher's scalar blocks path calls the single-block kernel per block (scalar_blocks) from
+# this block size up, and keeps a kernel of its own (the key schedule once per call) below it.
+# Measured (issue 30; Zen 3, AVX2, gcc 12 -O2, 1 MiB of blocks under THREEFISH_GEN_ISA=scalar, best
+# of 41 x 15 alternated rounds): Threefish-1024 1.000x, Threefish-512 1.006x, Threefish-256 1.050x
+# (4 key words' schedule and a call per 32-byte block), so 256 keeps its own.
+SHARED_SCALAR_MIN_BYTES = 64
+
+
+def scalar_blocks(prefix: str, spec, direction: str, kernel: str) -> dict:
+    """The dispatcher's scalar encrypt_blocks / decrypt_blocks: one block at a time through the
+    single-block kernel ``kernel`` (the work function of encrypt / decrypt), so the scalar kernel
+    is emitted once per direction, not twice (issue 30); each block redoes the key schedule (Nw
+    loads and xors, a few percent of a scalar block; the SIMD paths, which take n blocks where the
+    CPU has them, are not touched).  n = 0 touches no pointer (the loop does not run)."""
+    nb = spec.block_bytes
+    lines = [open_line(f"for (; n > 0; n--, tweaks += 16, in += {nb}, out += {nb}) {{"),
+             Line(f"    {kernel}(key, tweaks, in, out);", calls=[(kernel, 4)]), close_line()]
+    return dict(name=f"{prefix}scalar_{direction}_blocks", kind="blocks", lines=lines, static=False,
+                helpers=set(), kernel=kernel)
+
+
 def op_counts(v: Variant, laid, subs=()) -> dict[str, float]:
     """Vector operations per block of the bulk encrypt loop, by class (for bench reports);
     the dispatcher reports its highest path's counts (``subs``: its paths)."""
@@ -300,8 +321,13 @@ def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, 
     public = [scalar_single(laid, single_pfx, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
     for f in public:
         f["wrap"] = True       # scalar_encrypt: a work function and a wiping wrapper (the tails')
-    regions = [dict(isa=None, functions=public + [
-        blocks_function(laid, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes") for d in ("encrypt", "decrypt")])]
+    work = "_work" if v.get("wipe", True) else ""     # the single-block kernel (templates/c/wipe.j2 lead)
+    if v.spec.block_bytes >= SHARED_SCALAR_MIN_BYTES:
+        scalar = [scalar_blocks(v.prefix, v.spec, d, f"{single_pfx}{d}{work}") for d in ("encrypt", "decrypt")]
+    else:
+        scalar = [blocks_function(laid, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes")
+                  for d in ("encrypt", "decrypt")]
+    regions = [dict(isa=None, functions=public + scalar)]
     paths, used = {}, set()
     for s in every:
         isa, layout = s.get("isa"), s.get("layout", "lanes")
@@ -382,6 +408,10 @@ def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, 
     # the public *_blocks dispatch, then wipe below it: the deepest path's frame (paths that are
     # not inlined lie below the dispatching function's own frame: 1 KiB more)
     blocks = [f for r in regions for f in r["functions"] if f["kind"] != "one"]
+    kernels = {f"{f['name']}_work": f for f in public} | {f["name"]: f for f in public}
+    for f in blocks:     # the scalar blocks: its loop's frame, then the single-block kernel's below it
+        if f.get("kernel"):
+            f["burn"] = {k: b + kernels[f["kernel"]]["burn"][k] for k, b in f["burn"].items()}
     dispatch["burn"] = {k: max(f["burn"][k] for f in blocks) + 1024 for k in blocks[0]["burn"]}
     ctx["burn"] = max(ctx["burn"], dispatch["burn"]["other"])
     ctx["burn_opt"] = max(ctx["burn_opt"], dispatch["burn"]["opt"])
