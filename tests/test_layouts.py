@@ -194,3 +194,43 @@ def test_layouts_import_no_printer_verify_or_cli():
             if isinstance(node, ast.ImportFrom):
                 mod = "." * node.level + (node.module or "")
                 assert not any(x in mod for x in ("printers", "verify", "cli", "render")), (path.name, mod)
+
+
+W1_OPS = (ir.Load, ir.Store, ir.Mov, ir.Add, ir.Sub, ir.Xor, ir.Rotl, ir.Rotr, ir.Note)
+
+
+def _scalars(ops):
+    for op in ir.walk(ops):
+        if isinstance(op, ir.Scalar):
+            yield op
+
+
+@pytest.mark.parametrize("bits", SIZES)
+def test_vector_layouts_compute_words_in_w1_ir_ops(bits):
+    """What a vector layout computes on 64-bit words (the setup's key words, the packed body's
+    subkey words) is W = 1 layout IR, not a description op: each ``ir.Scalar`` holds IR ops of
+    one lane and one word, and names exactly the description values it defines."""
+    spec = Spec("1.3", bits)
+    progs = [(lanes.lower(describe(spec, o, "encrypt", 1), 4), o) for o in OPTION_SETS]
+    progs += [(packed.lower(describe(spec, Options("fly", "full"), d, 1), 2, natural=True), None) for d in DIRECTIONS]
+    seen = 0
+    for vp, _ in progs:
+        for s in _scalars(vp.setup + vp.body):
+            seen += 1
+            assert s.ops and all(type(op) in W1_OPS for op in s.ops), s
+            for op in s.ops:
+                assert len(getattr(op, "words", (0,))) == 1 and len(getattr(op, "counts", (0,))) == 1, op
+            written = {op.dst for op in s.ops if isinstance(getattr(op, "dst", None), str)}
+            assert set(s.names) <= written and len(s.names) <= 1, s
+            assert all(w in s.names or "@" in w for w in written), s     # others: expression temporaries
+    assert seen > 4 * spec.nw
+
+
+def test_the_ir_holds_no_description_op():
+    """gen/layouts/ir.py takes only the shared operands from the description language."""
+    import ast
+    from pathlib import Path
+    tree = ast.parse(Path(ir.__file__).read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.module or "").endswith("dsl")
+             for a in n.names}
+    assert names <= {"Mem", "Idx"}, names

@@ -133,7 +133,7 @@ class CTools(TargetTools):
 class CSimdTools(TargetTools):
     def op_counts(self, v):
         t = self.target
-        got = dict(simd_op_counts(v, t.describe(v).run(v, None), t.subs(v)))
+        got = dict(simd_op_counts(v, t.laid(v), t.subs(v)))
         if v.options.unroll == "loop" and got:
             got["static"] = 1     # counted over the emitted loop body, not per executed block
         return got

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ABI:
     name: str
+    title: str                     # the convention's name in the notes of a rendered file
     word: int                      # bytes per general-purpose register / stack argument
     int_args: tuple                # integer/pointer argument registers, in order (rest: stack)
     callee_saved: tuple            # general-purpose registers a function must preserve (pushed)
@@ -67,13 +68,13 @@ class ABI:
         return self.callee_saved + self.callee_saved_vector
 
 
-SYSV = ABI("sysv", 8, ("rdi", "rsi", "rdx", "rcx", "r8", "r9"),
+SYSV = ABI("sysv", "System V", 8, ("rdi", "rsi", "rdx", "rcx", "r8", "r9"),
            ("rbx", "rbp", "r12", "r13", "r14", "r15"),
            volatile=("rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"),
            gprs=("rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "rbx", "rbp", "r12", "r13", "r14", "r15"),
            red_zone=128,
            dispatch_pushes=("rbx", "rbp", "r12", "r13", "r14"), object_format="elf64")
-WIN64 = ABI("win64", 8, ("rcx", "rdx", "r8", "r9"),
+WIN64 = ABI("win64", "Win64", 8, ("rcx", "rdx", "r8", "r9"),
             ("rbx", "rbp", "rdi", "rsi", "r12", "r13", "r14", "r15"),
             tuple(f"xmm{i}" for i in range(6, 16)),
             volatile=("rax", "rcx", "rdx", "r8", "r9", "r10", "r11"),
@@ -81,7 +82,7 @@ WIN64 = ABI("win64", 8, ("rcx", "rdx", "r8", "r9"),
             shadow_space=32, unwind=True,
             dispatch_pushes=("rbx", "rsi", "rdi", "r12", "r13"), dispatch_frame=48, wrapper_frame=56,
             object_format="win64", c_attribute="ms_abi")
-CDECL = ABI("cdecl", 4, (), ("ebx", "esi", "edi", "ebp"), volatile=("eax", "ecx", "edx"),
+CDECL = ABI("cdecl", "32-bit cdecl", 4, (), ("ebx", "esi", "edi", "ebp"), volatile=("eax", "ecx", "edx"),
             gprs=("eax", "ecx", "edx", "ebx", "esi", "edi"), stack_align=4, stack_pointer="esp", frame_pointer="ebp",
             object_format="elf32")
 ABIS = {a.name: a for a in (SYSV, WIN64, CDECL)}

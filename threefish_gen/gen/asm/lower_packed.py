@@ -30,7 +30,7 @@ allocator (any strategy) assigns registers and spills through 16-byte aligned st
 """
 from __future__ import annotations
 
-from ..dsl import Idx, values
+from ..dsl import Idx
 from ..errors import GenError
 from ..isa import x86
 from ..layouts import ir, packed
@@ -104,7 +104,7 @@ def lower_packed(prog: Program, isa: ISA) -> list:
     low = Lowering(isa)
     out = low.out
     out.append(MOp("guard", src="n", text="if n == 0 return"))  # before any load: n = 0 touches no pointer
-    setup_vals = set(values([s.op for s in vp.setup]))
+    setup_vals = {n for s in vp.setup for n in s.names}
     count: dict = {}
 
     def new(stem: str) -> str:

@@ -43,9 +43,9 @@ class Lowering:
             ir.visit(op, self)
 
     def scalar(self, op) -> None:
-        """A description op a vector layout keeps as is (``ir.Scalar``), through its W = 1 form."""
+        """The W = 1 ops of one description op inside a vector program (``ir.Scalar``)."""
         names = self.names
-        self.run(*scalar.kept(op))
+        self.run(op.ops, op.names)
         self.names = names
 
     def operand(self, a):

@@ -9,7 +9,7 @@ against gen/reference.py.
 """
 from __future__ import annotations
 
-from ..dsl import MASK64, Mem, Op, bytes_from_words, words_from_bytes
+from ..dsl import MASK64, Mem, bytes_from_words, words_from_bytes
 from ..errors import GenError
 from . import ir
 
@@ -45,19 +45,32 @@ class Machine:
             return self.word(t.array, t.index.at(c))
         return t.at(c) & MASK64
 
-    def scalar(self, op: Op, c: int) -> None:
-        k, a = op.kind, op.a
-        if k == "note":
-            return
-        if k == "store":
-            self.word(a.array, a.index.at(c), self.env[op.dst])
-        elif k in ("rotl", "rotr"):
-            self.env[op.dst] = _rotl(self.env[op.dst], a if k == "rotl" else 64 - a)
-        else:
-            v = self.term(a, c)
-            x = self.env.get(op.dst)
-            self.env[op.dst] = {"mov": lambda: v, "add": lambda: (x + v) & MASK64,
-                                "sub": lambda: (x - v) & MASK64, "xor": lambda: x ^ v}[k]()
+    def scalar(self, ops, c: int) -> None:
+        """The W = 1 ops of an ``ir.Scalar`` on 64-bit words (values in ``env``, arrays in memory)."""
+        for op in ops:
+            if isinstance(op, ir.Note):
+                continue
+            if isinstance(op, ir.Load):
+                (w,) = op.words
+                self.env[op.dst] = self.word(op.array, w)
+            elif isinstance(op, ir.Store):
+                (w,) = op.words
+                self.word(op.array, w, self.env[op.src])
+            elif isinstance(op, ir.Mov):
+                v = self.term(op.a, c)
+                if isinstance(op.dst, Mem):
+                    self.word(op.dst.array, op.dst.index.at(c), v)
+                else:
+                    self.env[op.dst] = v
+            elif isinstance(op, ir.ARITH):
+                x, v = self.env[op.a], self.term(op.b, c)
+                self.env[op.dst] = {ir.Add: lambda: (x + v) & MASK64, ir.Sub: lambda: (x - v) & MASK64,
+                                    ir.Xor: lambda: x ^ v}[type(op)]()
+            elif isinstance(op, ir.ROT):
+                (n,) = op.left_counts
+                self.env[op.dst] = _rotl(self.env[op.src], n)
+            else:  # pragma: no cover
+                raise GenError(f"layout interpreter: {op!r} is not a W = 1 op")
 
     # ---- vectors
     def operand(self, a, c: int) -> list:
@@ -86,7 +99,7 @@ class Machine:
         elif isinstance(op, ir.Note):
             pass
         elif isinstance(op, ir.Scalar):
-            self.scalar(op.op, c)
+            self.scalar(op.ops, c)
         elif isinstance(op, ir.Load):
             self.put(op.dst, [None if w is None else self.word(op.array, w) for w in op.words], c)
         elif isinstance(op, ir.Store):

@@ -29,7 +29,10 @@ op              meaning                                 fields
 ``Rotr``        dst lane k = src lane k >>> counts[k]   dst, src, counts
 ``Insert``      dst lane k = sum of terms[k]            dst, terms (scalar terms per lane:
                 (mod 2^64)                              subkey words, constants)
-``Scalar``      one description op on 64-bit words     op (:class:`~gen.dsl.Op`, kept as is)
+``Scalar``      W = 1 ops on 64-bit words inside a      ops (Load/Store/Mov/Add/Sub/Xor/Rotl/
+                vector program (key words, subkey       Rotr/Note of one word), names (the
+                words): one description op's            values they define; other destinations
+                                                        are expression temporaries)
 ``Block``       ops whose destinations outside          body
                 ``VProgram.values`` are temporaries
                 local to the block
@@ -46,7 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from ..dsl import Idx, Mem, Op
+from ..dsl import Idx, Mem
 
 Operand = Union[str, Mem, Idx]
 
@@ -174,9 +177,12 @@ class Insert:
 
 @dataclass(frozen=True)
 class Scalar:
-    """one description op on 64-bit words, kept as is"""
+    """W = 1 ops (one 64-bit word per value) inside a vector program: what one description op
+    computes on words (gen/layouts/scalar.py ``words``); ``names``: the values they define
+    (declared), any other destination an expression temporary read by the next op"""
 
-    op: Op
+    ops: tuple
+    names: tuple
 
 
 @dataclass(frozen=True)
@@ -296,8 +302,8 @@ def xor_into(op, nxt) -> bool:
 class VProgram:
     """One lowered description program.
 
-    ``setup`` holds the description's once-per-call ops (scalar words: :class:`Scalar` ops in a
-    vector layout, W = 1 ops of their own in layout scalar, gen/layouts/scalar.py),
+    ``setup`` holds the description's once-per-call ops (scalar words: :class:`Scalar` ops, W = 1
+    ops inside a vector layout, W = 1 ops of their own in layout scalar, gen/layouts/scalar.py),
     ``prologue`` the vector ops run once per call after it (broadcast key words),
     ``body`` the ops of one pass of ``blocks`` blocks."""
 

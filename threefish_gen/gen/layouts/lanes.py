@@ -9,8 +9,8 @@ word permutation stays free renaming).  What changes:
   (one row of up to L words loaded per block, then the L x L transpose network of
   gen/layouts/transpose.py as two-source lane shuffles), stores to ``out`` become
   :func:`scatter` blocks (the same network: a transpose is its own inverse);
-* key words computed once per call (the description's ``setup``, kept as scalar
-  ops) are broadcast to every lane in the program's prologue (``bk0`` = <k0, k0,
+* key words computed once per call (the description's ``setup``, computed on
+  64-bit words at W = 1, ``ir.Scalar``) are broadcast to every lane in the program's prologue (``bk0`` = <k0, k0,
   ...>), so are setup arrays (``bkr``);
 * arrays local to the body (the subkey table ``ks`` of keys table) become
   arrays of vectors.
@@ -23,7 +23,7 @@ from __future__ import annotations
 from ..dsl import Idx, Loop, Mem, Op, array_sizes, flat, values
 from ..errors import GenError
 from ..threefish import Program
-from . import ir, transpose
+from . import ir, scalar, transpose
 
 NAME = "lanes"
 CALLER_ARRAYS = {"in": None, "tweak": 2, "out": None}   # words per block (None: Nw)
@@ -130,7 +130,7 @@ def lower(prog: Program, lanes: int) -> ir.VProgram:
             out.append(ir.Loop(item.count, tuple(body)))
         else:
             out.extend(convert(item, False))
-    vp.setup = [ir.Scalar(op) if isinstance(op, Op) else _scalar_loop(op) for op in prog.setup]
+    vp.setup = [scalar.words(op) if isinstance(op, Op) else _scalar_loop(op) for op in prog.setup]
     vp.body = out
     vp.values = [vname(n) for n in values(prog.body)]
     sizes = array_sizes(prog.body)
@@ -143,7 +143,7 @@ def lower(prog: Program, lanes: int) -> ir.VProgram:
 
 
 def _scalar_loop(lp: Loop) -> ir.Loop:
-    return ir.Loop(lp.count, tuple(ir.Scalar(op) for op in lp.body))
+    return ir.Loop(lp.count, tuple(scalar.words(op) for op in lp.body))
 
 
 # --------------------------------------------------------------------------- edges

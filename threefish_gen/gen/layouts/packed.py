@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..dsl import Mem
 from ..errors import GenError
-from . import ir
+from . import ir, scalar
 
 NAME = "packed"
 
@@ -136,7 +136,7 @@ def lower(prog, lanes: int, natural: bool = False) -> ir.VProgram:
         raise GenError(f"packed layout: {half} words per half do not fill vectors of {L} lanes")
     steps = _steps(prog)
     vp = ir.VProgram(NAME, L, 1, nw)
-    vp.setup = [ir.Scalar(op) for op in prog.setup]
+    vp.setup = [scalar.words(op) for op in prog.setup]
     names = {h: ([h] if natural and G == 1 else [f"{h}{g}" for g in range(G)]) for h in "AB"}
     vp.values = names["A"] + names["B"] + ([f"V{r}" for r in range(2 * G)] if natural else [])
     vp.scalars = list(dict.fromkeys(st[1].dst for st in steps if st[0] == "scalar"))
@@ -155,7 +155,7 @@ def lower(prog, lanes: int, natural: bool = False) -> ir.VProgram:
     for k, st in enumerate(steps):
         kind = st[0]
         if kind == "scalar":
-            body.append(ir.Scalar(st[1]))
+            body.append(scalar.words(st[1]))
         elif kind == "load":
             rows = [f"V{r}" if natural else f"r{r}" for r in range(2 * G)]
 

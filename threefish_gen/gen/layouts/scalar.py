@@ -66,10 +66,11 @@ def op(o: Op, caller=CALLER) -> list:
     return [_ARITH[k](o.dst, o.dst, a)]
 
 
-def kept(s: ir.Scalar) -> tuple[list, set]:
-    """A description op a vector layout keeps as is (``ir.Scalar``: a key word of the setup) as
-    W = 1 ops, and the names they declare (its destination; not an expression temporary)."""
-    return op(s.op), {s.op.dst}
+def words(o: Op) -> ir.Scalar:
+    """A description op a vector layout computes on 64-bit words (a key word of the setup, a
+    subkey word of the packed body): its W = 1 ops, as an ``ir.Scalar`` with the value they
+    define (declared; any other destination is an expression temporary)."""
+    return ir.Scalar(tuple(op(o)), tuple(values([o])))
 
 
 def ops(seq, caller=CALLER) -> list:

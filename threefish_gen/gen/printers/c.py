@@ -11,7 +11,7 @@ from ..dsl import Idx, Mem
 from ..errors import GenError
 from ..isa import neon, x86
 from ..isa.common import sites_of
-from ..layouts import ir, scalar
+from ..layouts import ir
 from . import Line, indent
 
 # One C statement per description operation.  {d} destination, {a} operand.
@@ -119,9 +119,9 @@ class CPrinter:
         return out
 
     def scalar(self, op: ir.Scalar) -> Line:
-        """The C statement of a description op a vector layout keeps as is (``ir.Scalar``): its
-        W = 1 form (gen/layouts/scalar.py ``kept``), printed."""
-        (line,) = self.lines(*scalar.kept(op))
+        """The C statement of the W = 1 ops of one description op inside a vector program
+        (``ir.Scalar``: a key word of the setup, a subkey word of the packed body)."""
+        (line,) = self.lines(op.ops, set(op.names))
         return line
 
 

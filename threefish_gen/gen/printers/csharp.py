@@ -25,9 +25,6 @@ from ..dsl import Idx, Mem
 from ..errors import GenError
 from ..isa.dotnet import KINDS, OPERATORS, PACKED_VEC, VECTORS, lanes_shuffle, packed_rotate, packed_shuffle
 from ..layouts import ir
-from ..layouts import packed as packed_layout
-from ..layouts import lanes as lanes_layout
-from ..layouts import scalar as scalar_layout
 from . import Line, render_template
 
 LAYOUTS = ("scalar", "lanes", "packed")
@@ -126,9 +123,9 @@ class CsPrinter:
         return [ln for op in ops for ln in ir.visit(op, v)]
 
     def scalar(self, op: ir.Scalar) -> str:
-        """The statement of a description op a vector layout keeps as is (``ir.Scalar``): its
-        W = 1 form (gen/layouts/scalar.py ``kept``), printed."""
-        (line,) = self.lines(*scalar_layout.kept(op))
+        """The statement of the W = 1 ops of one description op inside a vector program
+        (``ir.Scalar``: a key word of the setup, a subkey word of the packed body)."""
+        (line,) = self.lines(op.ops, op.names)
         return line
 
     # ---- vector kinds: the lanes layout IR (gen/layouts/lanes.py, stream form)
@@ -417,25 +414,6 @@ def functions(spec, options, layout: str, laid: dict) -> dict:
     return out
 
 
-def lay_out(v, programs: dict) -> dict:
-    """The layout pass: per direction the one-block and interleaved programs in layout scalar (the
-    W = 1 layout IR, gen/layouts/scalar.py), the lanes layout of both for every vector kind
-    (``lanes``), the natural packed layout (``packed``)."""
-    o, layout = v.options, v.get("layout", "scalar")
-    out = {}
-    for d in ("encrypt", "decrypt"):
-        one, multi = programs[(d, o, 1)], programs[(d, o, o.interleave)]
-        f = {"one": scalar_layout.lower(one), "multi": scalar_layout.lower(multi), "lanes": {}}
-        if layout == "lanes":
-            f["lanes"] = {kind: tuple(lanes_layout.lower_stream(p, KINDS[kind]["lanes"]) for p in (multi, one))
-                          for kind in ("v512", "v256")}
-        if layout == "packed":
-            f["packed"] = packed_layout.lower(one, PACKED_VEC[v.spec.nw][1], natural=True)
-        out[d] = f
-    out["counts"] = scalar_layout.op_counts(programs[("encrypt", o, 1)])
-    return out
-
-
 def render(v, laid: dict) -> dict[str, str]:
     """{Class.cs: text} from the layout pass's output."""
     layout = v.get("layout", "scalar")
@@ -536,9 +514,11 @@ def skein_ubi(vp) -> dict:
             "state_out": state_out}
 
 
-def skein_render(v, vp) -> dict[str, str]:
+def skein_render(v, laid) -> dict[str, str]:
     """TARGETS['csharp'] with --primitive skein: {Class.cs: text} (templates/csharp/skein.cs.j2);
-    ``vp``: the UBI block as one W = 1 body."""
+    ``laid``: the UBI block as one W = 1 body (``ubi``), the UBI lanes kernels' programs
+    (``lanes``: [(vector kind, lanes VProgram)], gen/targets/csharp.py ``skein_layout``)."""
+    vp = laid["ubi"]
     namespace = check_identifier(v.get("namespace", "ThreefishGen"), "namespace", dotted=True)
     cls = check_identifier(v.prefix, "class name")
     spec, o = v.spec, v.options
@@ -554,7 +534,7 @@ def skein_render(v, vp) -> dict[str, str]:
     if wipe:
         notes.append("wipe: every public method clears the stack below it (Burn), stackalloc'd secrets and "
                      "Incremental's pinned arrays are cleared (Dispose) (--no-wipe: no wipe)")
-    lanes = skein_lanes(spec)
+    lanes = skein_lanes(laid["lanes"], spec.nw)
     parts = skein_burn_parts(spec, ubi, lanes)
     ctx = dict(spec=spec, namespace=namespace, cls=cls, command=command, notes=notes, nw=spec.nw,
                nb=spec.block_bytes, nb_log2=spec.block_bytes.bit_length() - 1, ivs=ivs, ubi=ubi, wipe=wipe,
@@ -584,21 +564,19 @@ def skein_burn_parts(spec, ubi: dict, lanes=()) -> dict[str, int]:
             "spans": sum(skein_stackalloc(spec).values())}
 
 
-def skein_lanes(spec) -> list[dict]:
-    """The UBI block of L independent messages at once (HashMany, tree leaves): gen/skein.py
-    ubi_lanes_program (the Threefish description with the chaining value per lane) in the lanes
-    layout's gather/transpose form (gen/layouts/lanes.lower), printed by the Threefish lanes
-    kernels' printer, for Vector512 (8 lanes, AVX-512F) and Vector256 (4 lanes, AVX2).  The
-    kernel reads ``src`` = L chaining values then L message blocks, ``tweaks`` = L tweaks (16
-    bytes each) and writes ``dst`` = the L new chaining values."""
+def skein_lanes(kernels, nw: int) -> list[dict]:
+    """The UBI block of L independent messages at once (HashMany, tree leaves): ``kernels``,
+    [(vector kind, VProgram)]: gen/skein.py ubi_lanes_program (the Threefish description with the
+    chaining value per lane) in the lanes layout's gather/transpose form (gen/layouts/lanes.lower)
+    for Vector512 (8 lanes, AVX-512F) and Vector256 (4 lanes, AVX2), printed by the Threefish
+    lanes kernels' printer.  The kernel reads ``src`` = L chaining values then L message blocks,
+    ``tweaks`` = L tweaks (16 bytes each) and writes ``dst`` = the L new chaining values."""
     out = []
-    prog = skein.ubi_lanes_program(spec)
-    for kind in ("v512", "v256"):
+    for kind, vp in kernels:
         L = KINDS[kind]["lanes"]
-        vp = lanes_layout.lower(prog, L)
         if vp.prologue or vp.setup or vp.arrays:     # pragma: no cover - keys fly, unroll full
             raise GenError("C# Skein lanes: the UBI lanes program has setup or arrays")
-        p = CsPrinter(kind, {"in": "src", "tweak": "tweaks", "out": "dst"}, spec.nw)
+        p = CsPrinter(kind, {"in": "src", "tweak": "tweaks", "out": "dst"}, nw)
         out.append({"kind": kind, "lanes": L, "bits": 64 * L, "type": KINDS[kind]["type"],
                     "decl": p.declare(vp.values), "code": p.ir_lines(vp.body)})
     return out

@@ -122,9 +122,11 @@ class Frame:
     def arg(self, name: str) -> str:
         i = ra.POINTERS.index(name)
         abi = self.isa.abi
-        if abi.word == 8:   # x86-64 (win64: 5th argument above the return address and shadow space)
-            return f"qword [rsp + {abi.stack_arg(i, self.size + abi.word * len(self.pushes))}]"
-        return f"dword [ebp + {abi.stack_arg(i, abi.word)}]"     # above the saved ebp
+        size = "qword" if abi.word == 8 else "dword"
+        if abi.frame_pointer:   # above the saved frame pointer (cdecl: the caller's stack, 4-aligned)
+            return f"{size} [{abi.frame_pointer} + {abi.stack_arg(i, abi.word)}]"
+        # from the stack pointer, above this frame, the pushes, the return address (and Win64's shadow space)
+        return f"{size} [{abi.stack_pointer} + {abi.stack_arg(i, self.size + abi.word * len(self.pushes))}]"
 
     def slot(self, s: Slot, cls: str) -> str:
         if s.key[0] == "arg":

@@ -3,18 +3,22 @@ and AArch64 NEON (``--isa neon``, gen/isa/neon.py).
 
 Layouts ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus scalar blocks in one loop),
 ``packed`` (one block over the lanes); ``--isa auto`` is the run-time dispatcher over the
-recommended paths below and scalar C.  Rendering: gen/printers/c_simd/ (driver.py lowers and
-prints each function and fills the templates, printer.py walks the layout IR)."""
+recommended paths below and scalar C.  Compile: describe (exactly the programs the functions print,
+:func:`needs`) -> lay out (each of them in the layouts its functions read, :func:`lowerings`:
+gen/layouts/) -> print (gen/printers/c_simd/: driver.py prints each function from those layout IR
+programs and fills the templates, printer.py walks the layout IR)."""
 from __future__ import annotations
 
+from .. import cpu_rules, skein
 from ..errors import GenError
-from .. import cpu_rules
-from ..printers.c_simd.driver import (ENV_VAR, FAMILY_MACROS, GUARDS, ISAS, LAYOUTS, check_variant, family_name, needs,
+from ..layouts.lay_out import lay_out
+from ..printers.c_simd.driver import (ENV_VAR, FAMILY_MACROS, GUARDS, ISAS, LAYOUTS, family_name,
                                       render_c_simd, skein_lanes_kernel)
 from ..printers.c_simd.printer import packed_width
 from ..threefish import Options
-from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein,
-                   ubi_pass, without_default_annotate)
+from ..variant import Variant
+from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target,
+                   describe_pass, is_skein, run_passes, ubi_pass, without_default_annotate)
 from .c import RECOMMENDED as RECOMMENDED_C
 from .c import render_skein, skein_context
 
@@ -46,6 +50,52 @@ RECOMMENDED_NEON = {
     512: [("neon", "lanes", Options("fly", "loop", 1))],
     1024: [("neon", "lanes", Options("fly", "loop", 1))],
 }
+
+
+def lowerings(v: Variant, subs=()) -> dict:
+    """{(direction, options, blocks): [(layout, lanes), ...]}: the description programs the
+    functions of a variant print (``subs``: the dispatcher's paths), each with the layouts its
+    functions read it in: W = 1 (``("scalar", 1)``: the single-block function, the key words of
+    every *_blocks function and its scalar tail), the lanes of the path's ISA (its vector loops:
+    the one-block program, the interleaved one, hybrid's one-block vector part), hybrid's
+    interleaved scalar blocks at W = 1, layout packed's one block over its vectors."""
+    shapes: dict = {}
+
+    def want(shape, layout, lanes=1):
+        got = shapes.setdefault(shape, [])
+        if (layout, lanes) not in got:
+            got.append((layout, lanes))
+
+    def path(o, layout, isa):
+        for d in DIRECTIONS:
+            want((d, o, 1), "scalar")
+            if isa is None:
+                continue
+            L = ISAS[isa].bits // 64
+            if layout == "packed":
+                one = Options("fly", "full", 1)
+                want((d, one, 1), "scalar")
+                want((d, one, 1), "packed", packed_width(ISAS[isa], v.spec.nw) // 64)
+            if layout == "hybrid":
+                want((d, Options(o.keys, o.unroll, 1), 1), "lanes", L)
+                want((d, Options(o.keys, o.unroll, o.interleave), o.interleave), "scalar")
+            elif o.interleave > 1:
+                want((d, o, o.interleave), "lanes", L)
+            want((d, o, 1), "lanes", L)
+
+    if v.get("isa") == "auto":
+        path(v.options, "lanes", None)
+        for s in subs:
+            path(s.options, s.get("layout", "lanes"), s.get("isa"))
+    else:
+        path(v.options, v.get("layout", "lanes"), v.get("isa"))
+    return shapes
+
+
+def needs(v: Variant, subs=()) -> list:
+    """The (direction, options, blocks) programs the functions of a variant print: the describe
+    pass makes exactly these (``subs``: the dispatcher's paths)."""
+    return list(lowerings(v, subs))
 
 
 class CSimd(Target):
@@ -90,8 +140,20 @@ class CSimd(Target):
                 raise GenError("--primitive skein with --isa takes --layout lanes --keys fly --unroll full "
                                "--interleave 1")
             return
-        # options only: layout packed's lane shuffles are tried when the variant is rendered
-        check_variant(v)
+        # options only (cheap: no description, no printing): whether layout packed finds a lane
+        # shuffle for every step shows when the variant is rendered (one clear error, before
+        # anything is written)
+        isa, layout = v.get("isa"), v.get("layout", "lanes")
+        if isa == "auto":
+            return
+        if isa not in ISAS:
+            raise GenError(f"unknown isa {isa!r} (choose from {', '.join(ISAS)})")
+        if layout not in LAYOUTS:
+            raise GenError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
+        if layout == "hybrid" and v.options.unroll != "full":
+            raise GenError("layout hybrid interleaves straight-line code: it needs --unroll full")
+        if layout == "packed" and (v.options.keys != "fly" or v.options.unroll != "full"):
+            raise GenError("layout packed needs --keys fly --unroll full (one block, subkeys on the fly)")
 
     def skein_isas(self, v):
         if not is_skein(v):
@@ -210,9 +272,22 @@ class CSimd(Target):
     def describe(self, v) -> Pass:
         return describe_pass(lambda v: needs(v, self.subs(v)))
 
+    def layout_pass(self, v, progs) -> dict:
+        """The layout pass: {((direction, options, blocks), layout, lanes): VProgram}, every
+        program in every layout its functions read (:func:`lowerings`), the only input of the
+        print pass."""
+        return {(shape, layout, lanes): lay_out(progs[shape], layout, lanes)
+                for shape, want in lowerings(v, self.subs(v)).items() for layout, lanes in want}
+
+    def laid(self, v) -> dict:
+        """What the print pass reads: the describe and layout passes, run (bench's op counts)."""
+        return run_passes(self.passes(v)[:2], v)
+
     def render_skein(self, v, prog):
         ctx = skein_context(v, prog)
-        kernels = [skein_lanes_kernel(v.prefix, v.spec, isa) for isa in self.skein_isas(v)]
+        lanes_prog = skein.ubi_lanes_program(v.spec)
+        kernels = [skein_lanes_kernel(v.prefix, lay_out(lanes_prog, "lanes", ISAS[isa].bits // 64), isa)
+                   for isa in self.skein_isas(v)]
         families = list(dict.fromkeys(k["family"] for k in kernels))
         x86 = [i for i, k in enumerate(kernels, 1) if k["family"] == "x86"]
         ctx["simd"] = dict(kernels=kernels, max_lanes=max(k["lanes"] for k in kernels), families=families,
@@ -232,16 +307,19 @@ class CSimd(Target):
                                      "(gen/printers/c_simd/)", "UBI Program", "Skein .c + .h (templates/c/skein.*.j2)",
                                      self.render_skein)]
         if v.get("isa") == "auto":
-            what = "layout scalar + each path's layout (gen/layouts/) and print SIMD C dispatcher"
+            what, printed = "layout scalar + each path's layouts (gen/layouts/)", "SIMD C dispatcher"
         else:
-            what = f"layout {v.get('layout')} (gen/layouts/) and print SIMD C ({v.get('isa')})"
+            layout = v.get("layout")
+            what = f"layout scalar + {'lanes + packed' if layout == 'packed' else layout} (gen/layouts/)"
+            printed = f"SIMD C ({v.get('isa')})"
         return [self.describe(v),
-                Pass(what + " (gen/printers/c_simd/)", "Program",
-                     ".c + .h (templates/c_simd/)", self.render_simd)]
+                Pass(what, "Program", "VPrograms (W = 1 and vector)", self.layout_pass),
+                Pass(f"print {printed} (gen/printers/c_simd/)", "VPrograms", ".c + .h (templates/c_simd/)",
+                     self.render_simd)]
 
-    def render_simd(self, v, progs):
+    def render_simd(self, v, laid):
         auto = v.get("isa") == "auto"
-        return render_c_simd(v, progs, self.paths(v.spec) if auto else [], self.rule_paths(v.spec) if auto else [],
+        return render_c_simd(v, laid, self.paths(v.spec) if auto else [], self.rule_paths(v.spec) if auto else [],
                              self.single_rule_paths(v.spec) if auto else [])
 
     # ---------------------------------------------------------------- recipe

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import re
 
-from .. import __version__
+from .. import __version__, skein
 from ..errors import GenError
+from ..isa.dotnet import KINDS, PACKED_VEC
+from ..layouts import lanes as lanes_layout
+from ..layouts import packed as packed_layout
 from ..layouts import scalar as scalar_layout
 from ..printers import csharp as printer
 from ..spec import Spec
@@ -117,15 +120,15 @@ class CSharp(Target):
     def passes(self, v):
         if is_skein(v):
             return [ubi_pass(),
-                    Pass("layout scalar (gen/layouts/scalar.py)", "UBI Program",
-                         "VProgram (W = 1: setup and body fused, one block)",
-                         lambda v, prog: scalar_layout.lower(prog, fuse=True)),
+                    Pass("layout scalar (gen/layouts/scalar.py) + UBI lanes kernels (gen/layouts/lanes.py)",
+                         "UBI Program", "VProgram (W = 1: setup and body fused, one block) + lanes VPrograms",
+                         skein_layout),
                     Pass("print C# Skein (gen/printers/csharp.py)", "VProgram",
                          ".cs (templates/csharp/skein.cs.j2)", printer.skein_render)]
         o = v.options
         return [describe_pass(lambda v: [(d, o, n) for d in DIRECTIONS for n in sorted({1, o.interleave})]),
                 Pass(f"layout {v.get('layout')} (gen/layouts/)", "Program",
-                     "VProgram (W = 1) + lanes VPrograms per vector kind | packed VProgram", printer.lay_out),
+                     "VProgram (W = 1) + lanes VPrograms per vector kind | packed VProgram", layout_pass),
                 Pass("print C# (gen/printers/csharp.py)", "laid-out programs", ".cs (templates/csharp/)",
                      printer.render)]
 
@@ -160,5 +163,32 @@ CSPROJ_PACKAGE = """<Project Sdk="Microsoft.NET.Sdk">
 </Project>
 """
 
+
+def layout_pass(v, programs: dict) -> dict:
+    """The layout pass: per direction the one-block and interleaved programs in layout scalar (the
+    W = 1 layout IR, gen/layouts/scalar.py), the lanes layout of both for every vector kind
+    (``lanes``), the natural packed layout (``packed``)."""
+    o, layout = v.options, v.get("layout", "scalar")
+    out = {}
+    for d in ("encrypt", "decrypt"):
+        one, multi = programs[(d, o, 1)], programs[(d, o, o.interleave)]
+        f = {"one": scalar_layout.lower(one), "multi": scalar_layout.lower(multi), "lanes": {}}
+        if layout == "lanes":
+            f["lanes"] = {kind: tuple(lanes_layout.lower_stream(p, KINDS[kind]["lanes"]) for p in (multi, one))
+                          for kind in ("v512", "v256")}
+        if layout == "packed":
+            f["packed"] = packed_layout.lower(one, PACKED_VEC[v.spec.nw][1], natural=True)
+        out[d] = f
+    out["counts"] = scalar_layout.op_counts(programs[("encrypt", o, 1)])
+    return out
+
+
+def skein_layout(v, prog) -> dict:
+    """The Skein layout pass: the UBI block with setup and body fused at W = 1 (``ubi``), and the
+    UBI block of L messages (gen/skein.py ubi_lanes_program) in the lanes of each vector kind the
+    class runs many messages in (``lanes``: Vector512, Vector256)."""
+    lanes_prog = skein.ubi_lanes_program(v.spec)
+    return {"ubi": scalar_layout.lower(prog, fuse=True),
+            "lanes": [(kind, lanes_layout.lower(lanes_prog, KINDS[kind]["lanes"])) for kind in ("v512", "v256")]}
 
 TARGET = CSharp()

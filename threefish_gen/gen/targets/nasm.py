@@ -65,9 +65,6 @@ class NasmOptions:
         return self.lanes or self.interleave > 1
 
 
-# the calling conventions as a Skein render's notes name them
-ABI_NAMES = {"sysv": "System V", "win64": "Win64", "cdecl": "32-bit cdecl"}
-
 # --interleave N: N independent blocks per pass of the GPR loop (the dispatch splits n with a
 # shift, so N is a power of two); nasm-x86 keeps --interleave 1 (see Nasm.interleave_why)
 INTERLEAVE = (1, 2, 4)
@@ -370,6 +367,6 @@ class Nasm(Target):
         # the loop's calling convention in its C declaration where the host's default differs (Win64)
         ctx["asm_attr"] = abi.c_attribute
         ctx["notes"] = ctx["notes"] + [f"UBI blocks loop: {v.stem}.asm (nasm -f {abi.object_format}), "
-                                       f"{ABI_NAMES[abi.name]}, {self.skein_words}"]
+                                       f"{abi.title}, {self.skein_words}"]
         files.update(render_skein(v, ctx))
         return files

@@ -1,6 +1,7 @@
 """The SIMD C target ``c-simd`` (``render --target c-simd --isa ISA --layout L``) from the
-described programs to its files: each function lowered through the layouts (gen/layouts/),
-printed by printer.py, and the files filled from templates/c_simd/.
+laid-out programs to its files: each function printed by printer.py from the layout IR programs
+the target's layout pass made (gen/targets/c_simd.py ``layout_pass``: {(shape, layout, lanes):
+VProgram}), and the files filled from templates/c_simd/.
 
 Target options (``Variant.extra``):
 
@@ -19,16 +20,12 @@ Target options (``Variant.extra``):
 """
 from __future__ import annotations
 
-from ... import skein
-from ...errors import GenError
+from dataclasses import replace
+
 from ...isa.neon import ISAS as NEON_ISAS
 from ...isa.x86 import CPUID_C_CONDITION
 from ...isa.x86 import ISAS as X86_ISAS
 from ...layouts import ir
-from ...layouts import lanes as lanes_layout
-from ...layouts import packed as packed_layout
-from ...layouts import scalar as scalar_layout
-from ...threefish import Options
 from ...variant import Variant
 from .. import Line, render_template
 from ..c import CPrinter, annotate_text, close_line, decl, indent, open_line, section, wipe_bounds, without_notes
@@ -61,80 +58,33 @@ def lanes_of(isa_name: str) -> int:
     return ISAS[isa_name].bits // 64
 
 
-def needs(v: Variant, subs=()) -> list:
-    """The (direction, options, blocks) programs the functions of a variant print: the describe
-    pass makes exactly these (``subs``: the dispatcher's paths)."""
-    shapes: dict = {}
-
-    def path(o, layout, isa):
-        for d in ("encrypt", "decrypt"):
-            shapes[(d, o, 1)] = None
-            if isa is None:
-                continue
-            if layout == "packed":
-                shapes[(d, Options("fly", "full", 1), 1)] = None
-            if layout == "hybrid":
-                shapes[(d, Options(o.keys, o.unroll, 1), 1)] = None
-                shapes[(d, Options(o.keys, o.unroll, o.interleave), o.interleave)] = None
-            elif o.interleave > 1:
-                shapes[(d, o, o.interleave)] = None
-
-    if v.get("isa") == "auto":
-        path(v.options, "lanes", None)
-        for s in subs:
-            path(s.options, s.get("layout", "lanes"), s.get("isa"))
-    else:
-        path(v.options, v.get("layout", "lanes"), v.get("isa"))
-    return list(shapes)
-
-
-def check_variant(v: Variant) -> None:
-    """The variant's options (cheap: no description, no printing).  Whether layout packed finds a
-    lane shuffle for every step is found when the variant is rendered (:func:`packed_single`: one
-    clear error, before anything is written)."""
-    isa = v.get("isa")
-    layout = v.get("layout", "lanes")
-    if isa == "auto":
-        return
-    if isa not in ISAS:
-        raise GenError(f"unknown isa {isa!r} (choose from {', '.join(ISAS)})")
-    if layout not in LAYOUTS:
-        raise GenError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
-    if layout == "hybrid" and v.options.unroll != "full":
-        raise GenError("layout hybrid interleaves straight-line code: it needs --unroll full")
-    if layout == "packed":
-        if v.options.keys != "fly" or v.options.unroll != "full":
-            raise GenError("layout packed needs --keys fly --unroll full (one block, subkeys on the fly)")
-
-
-def required_features(v: Variant) -> set[str]:
-    """cpuinfo flags a variant needs to run natively (the dispatcher needs none)."""
-    isa = v.get("isa")
-    if isa == "auto":
-        return set()
-    return set(ISAS[isa].features)
-
-
 # --------------------------------------------------------------------------- functions
 
 PTRS_ONE = {"key": "key", "tweak": "tweak", "in": "in", "out": "out"}
 PTRS_MANY = {"key": "key", "tweak": "tweaks", "in": "in", "out": "out"}
 
 
-def scalar_single(progs, prefix: str, helpers: str, spec, options, direction: str) -> dict:
-    vp = scalar_layout.lower(progs[(direction, options, 1)])
+def laid_out(laid: dict, direction: str, options, blocks: int, layout: str = "scalar", lanes: int = 1) -> ir.VProgram:
+    """The layout IR program of one description program (``direction``, ``options``, ``blocks``)
+    in ``layout`` with ``lanes`` lanes, as the layout pass made it (``laid``)."""
+    return laid[((direction, options, blocks), layout, lanes)]
+
+
+def scalar_single(laid, prefix: str, helpers: str, spec, options, direction: str) -> dict:
+    vp = laid_out(laid, direction, options, 1)
     pr = CPrinter(helpers, PTRS_ONE)
     setup, body = section(pr, vp, "setup"), section(pr, vp)
     lines = setup["decl"] + setup["code"] + [open_line("{")] + indent(body["decl"] + body["code"]) + [close_line()]
     return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False, helpers=pr.used)
 
 
-def packed_single(progs, prefix: str, helpers: str, spec, options, direction: str, isa_name: str,
+def packed_single(laid, prefix: str, helpers: str, spec, options, direction: str, isa_name: str,
                   stats: dict | None = None) -> dict:
-    """The single-block function of layout packed (one block spread over the lanes)."""
-    prog = progs[(direction, Options("fly", "full", 1), 1)]
+    """The single-block function of layout packed (one block spread over the lanes; its options
+    are --keys fly --unroll full, checked when the variant was made)."""
+    one = replace(options, interleave=1)
     pr = PackedPrinter(ISAS[isa_name], spec, helpers)
-    lines = pr.function_lines(prog, packed_layout.lower(prog, pr.L))
+    lines = pr.function_lines(laid_out(laid, direction, one, 1), laid_out(laid, direction, one, 1, "packed", pr.L))
     if stats is not None:
         stats.update(pr.cost)
         stats["vector bits"] = pr.w.bits
@@ -143,12 +93,11 @@ def packed_single(progs, prefix: str, helpers: str, spec, options, direction: st
                 vector=True)
 
 
-def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: str,
+def blocks_function(laid, prefix: str, helpers: str, spec, options, direction: str,
                     isa_name: str | None, layout: str, stats: dict | None = None, tail: str | None = None) -> dict:
     """encrypt_blocks / decrypt_blocks: vector passes, then one block at a time (scalar: the
     function ``tail``, by default the file's public single-block function)."""
-    one = progs[(direction, options, 1)]
-    one_w1 = scalar_layout.lower(one)          # its scalar form (W = 1): the setup and the tail
+    one_w1 = laid_out(laid, direction, options, 1)      # the one-block program at W = 1: the setup and the tail
     pr = CPrinter(helpers, PTRS_MANY)
     used = pr.used                     # word helpers the scalar parts call (the file defines those)
     setup = section(pr, one_w1, "setup")
@@ -162,14 +111,12 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
         w = vector_width(isa)
         vps = []
         if layout == "hybrid":
-            vps.append((progs[(direction, Options(options.keys, options.unroll, 1), 1)],
-                        options.interleave))
+            vps.append((laid_out(laid, direction, replace(options, interleave=1), 1, "lanes", L), options.interleave))
         elif options.interleave > 1:
-            vps.append((progs[(direction, options, options.interleave)], 0))
-        vps.append((one, 0))
+            vps.append((laid_out(laid, direction, options, options.interleave, "lanes", L), 0))
+        vps.append((laid_out(laid, direction, options, 1, "lanes", L), 0))
         loops, consts, bvals, barrs = [], {}, {}, {}
-        for prog, scalar_blocks in vps:
-            vp = lanes_layout.lower(prog, L)
+        for vp, scalar_blocks in vps:
             vpr = LanesPrinter(isa, vp, helpers, nb)
             decls = vpr.declarations()
             for op in vp.prologue:       # key words broadcast once per call, shared by the loops
@@ -177,8 +124,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
                 (bvals if is_value else barrs).setdefault(name, op)
             per = vp.blocks
             if scalar_blocks:
-                svp = scalar_layout.lower(progs[(direction, Options(options.keys, options.unroll, scalar_blocks),
-                                                 scalar_blocks)])
+                svp = laid_out(laid, direction, replace(options, interleave=scalar_blocks), scalar_blocks)
                 sdeclared = set(svp.setup_values) | set(svp.values)
                 off = per * nb
                 spr = CPrinter(helpers, {"key": "key", "tweak": f"(tweaks + {16 * per})",
@@ -239,7 +185,7 @@ def scalar_blocks(prefix: str, spec, direction: str, kernel: str) -> dict:
                 helpers=set(), kernel=kernel)
 
 
-def op_counts(v: Variant, progs, subs=()) -> dict[str, float]:
+def op_counts(v: Variant, laid, subs=()) -> dict[str, float]:
     """Vector operations per block of the bulk encrypt loop, by class (for bench reports);
     the dispatcher reports its highest path's counts (``subs``: its paths)."""
     if v.get("isa") == "auto":
@@ -247,7 +193,7 @@ def op_counts(v: Variant, progs, subs=()) -> dict[str, float]:
             return {}
         v = max(subs, key=lambda s: ISAS[s.get("isa")].level)
     stats: dict = {}
-    blocks_function(progs, v.prefix, v.prefix, v.spec, v.options, "encrypt", v.get("isa"),
+    blocks_function(laid, v.prefix, v.prefix, v.spec, v.options, "encrypt", v.get("isa"),
                     v.get("layout", "lanes"), stats)
     return stats
 
@@ -294,14 +240,14 @@ def _build_note(isa) -> str:
     return "build natively with any gcc/clang flags; define THREEFISH_GEN_SIMDE to build against SIMDe (emulated)"
 
 
-def _render_one(v: Variant, progs) -> dict[str, str]:
+def _render_one(v: Variant, laid) -> dict[str, str]:
     isa, layout = v.get("isa"), v.get("layout", "lanes")
     if layout == "packed":
-        return _render_packed(v, progs)
+        return _render_packed(v, laid)
     o = v.options
     stats: dict = {}
-    public = [scalar_single(progs, v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
-    blocks = [blocks_function(progs, v.prefix, v.prefix, v.spec, o, d, isa, layout, stats if d == "encrypt" else None)
+    public = [scalar_single(laid, v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
+    blocks = [blocks_function(laid, v.prefix, v.prefix, v.spec, o, d, isa, layout, stats if d == "encrypt" else None)
               for d in ("encrypt", "decrypt")]
     L = lanes_of(isa)
     notes = [f"{isa_note(ISAS[isa])}, "
@@ -319,13 +265,13 @@ def _render_one(v: Variant, progs) -> dict[str, str]:
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def _render_packed(v: Variant, progs) -> dict[str, str]:
+def _render_packed(v: Variant, laid) -> dict[str, str]:
     isa, o = v.get("isa"), v.options
     one: dict = {}
     bulk: dict = {}
-    public = [packed_single(progs, v.prefix, v.prefix, v.spec, o, d, isa, one if d == "encrypt" else None)
+    public = [packed_single(laid, v.prefix, v.prefix, v.spec, o, d, isa, one if d == "encrypt" else None)
               for d in ("encrypt", "decrypt")]
-    blocks = [blocks_function(progs, v.prefix, v.prefix, v.spec, o, d, isa, "lanes", bulk if d == "encrypt" else None)
+    blocks = [blocks_function(laid, v.prefix, v.prefix, v.spec, o, d, isa, "lanes", bulk if d == "encrypt" else None)
               for d in ("encrypt", "decrypt")]
     bits, nvec = one.pop("vector bits"), one.pop("vectors")
     notes = [f"{isa_note(ISAS[isa])}, "
@@ -359,7 +305,7 @@ def _same_cpus(a, b) -> bool:
     return (a.name, a.vendor, a.family, a.models) == (b.name, b.vendor, b.family, b.models)
 
 
-def _render_dispatch(v: Variant, subs, progs, rules=(), singles=()) -> dict[str, str]:
+def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, str]:
     """The dispatcher: scalar, the default paths ``subs`` (one per ISA: the default rule picks
     the highest the CPU allows) and the paths of the CPU table ``rules`` ([(Rule, path variant)],
     gen/cpu_rules.py: x86 only, chosen by cpuid vendor, family and model); ``singles``: the
@@ -372,14 +318,14 @@ def _render_dispatch(v: Variant, subs, progs, rules=(), singles=()) -> dict[str,
     every = list(dict.fromkeys(every))
     o = v.options
     single_pfx = f"{v.prefix}scalar_" if singles else v.prefix
-    public = [scalar_single(progs, single_pfx, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
+    public = [scalar_single(laid, single_pfx, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
     for f in public:
         f["wrap"] = True       # scalar_encrypt: a work function and a wiping wrapper (the tails')
     work = "_work" if v.get("wipe", True) else ""     # the single-block kernel (templates/c/wipe.j2 lead)
     if v.spec.block_bytes >= SHARED_SCALAR_MIN_BYTES:
         scalar = [scalar_blocks(v.prefix, v.spec, d, f"{single_pfx}{d}{work}") for d in ("encrypt", "decrypt")]
     else:
-        scalar = [blocks_function(progs, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes")
+        scalar = [blocks_function(laid, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes")
                   for d in ("encrypt", "decrypt")]
     regions = [dict(isa=None, functions=public + scalar)]
     paths, used = {}, set()
@@ -390,7 +336,7 @@ def _render_dispatch(v: Variant, subs, progs, rules=(), singles=()) -> dict[str,
         if pfx in used:            # a second path of one ISA and layout (a CPU rule's)
             pfx += f"{s.options.keys}_{s.options.unroll}_i{s.options.interleave}_"
         used.add(pfx)
-        fns = [blocks_function(progs, pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None,
+        fns = [blocks_function(laid, pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None,
                                tail=f"{single_pfx}{d}") for d in ("encrypt", "decrypt")]
         fam = family_name(ISAS[isa])
         regions.append(dict(isa=ISAS[isa], functions=fns, guard=fam))
@@ -403,7 +349,7 @@ def _render_dispatch(v: Variant, subs, progs, rules=(), singles=()) -> dict[str,
             continue
         isa = s.get("isa")
         pfx = f"{v.prefix}{isa}_packed_"
-        fns = [packed_single(progs, pfx, v.prefix, v.spec, s.options, d, isa) for d in ("encrypt", "decrypt")]
+        fns = [packed_single(laid, pfx, v.prefix, v.spec, s.options, d, isa) for d in ("encrypt", "decrypt")]
         for f in fns:
             f["wrap"] = True       # a work function and a wrapper wiping its frame (its own bound)
         regions.append(dict(isa=ISAS[isa], functions=fns, guard="x86"))
@@ -473,27 +419,26 @@ def _render_dispatch(v: Variant, subs, progs, rules=(), singles=()) -> dict[str,
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def render_c_simd(v: Variant, progs, subs=(), rules=(), singles=()) -> dict[str, str]:
-    """The files of one c-simd variant from the described programs ``progs`` ({(direction,
-    options, blocks): Program}, see :func:`needs`); ``subs``: the dispatcher's default paths (its
-    standalone variants), ``rules``: its CPU table [(Rule, path variant)], ``singles``: its
-    single-block table [(Rule, packed variant)].  Each function is lowered (gen/layouts/) and
-    printed (printer.py, spelled by gen/isa/x86.py and neon.py) here."""
-    files = _render_dispatch(v, subs, progs, rules, singles) if v.get("isa") == "auto" else _render_one(v, progs)
+def render_c_simd(v: Variant, laid, subs=(), rules=(), singles=()) -> dict[str, str]:
+    """The files of one c-simd variant from its laid-out programs ``laid`` ({((direction,
+    options, blocks), layout, lanes): VProgram}, gen/targets/c_simd.py ``layout_pass``); ``subs``:
+    the dispatcher's default paths (its standalone variants), ``rules``: its CPU table [(Rule,
+    path variant)], ``singles``: its single-block table [(Rule, packed variant)].  Each function
+    is printed (printer.py, spelled by gen/isa/x86.py and neon.py) here."""
+    files = _render_dispatch(v, subs, laid, rules, singles) if v.get("isa") == "auto" else _render_one(v, laid)
     annotate = v.get("annotate", "brief")
     return {name: annotate_text(text, annotate) if name.endswith(".c") else text for name, text in files.items()}
 
 
 # --------------------------------------------------------------------------- Skein
 
-def skein_lanes_kernel(prefix: str, spec, isa_name: str) -> dict:
-    """The UBI block of L messages at once (gen/skein.ubi_lanes_program in the lanes layout):
-    ``in`` = L chaining values then L message blocks, ``tweaks`` = L tweaks, ``out`` = L new
-    chaining values.  Returns dict(name, lanes, lines, isa, cost)."""
+def skein_lanes_kernel(prefix: str, vp: ir.VProgram, isa_name: str) -> dict:
+    """The UBI block of L messages at once (``vp``: gen/skein.ubi_lanes_program in the lanes
+    layout, L = the ISA's lanes): ``in`` = L chaining values then L message blocks, ``tweaks`` = L
+    tweaks, ``out`` = L new chaining values.  Returns dict(name, lanes, lines, isa, cost)."""
     isa = ISAS[isa_name]
     L = isa.bits // 64
-    vp = lanes_layout.lower(skein.ubi_lanes_program(spec), L)
-    vpr = LanesPrinter(isa, vp, prefix, spec.block_bytes)
+    vpr = LanesPrinter(isa, vp, prefix, 8 * vp.nw)
     code = vpr.lines(vp.body)
     w = vector_width(isa)
     lines = [decl(w.T, [(name, 1)], f"const {w.T} {name} = {expr};", expr) for name, expr in sorted(vpr.consts.items())]

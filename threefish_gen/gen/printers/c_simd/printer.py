@@ -16,7 +16,6 @@ from ...isa import Isa, family_of, shuffle
 from ...isa.x86 import (CPUID, ISAS, TITLES, X86, XCR0, XCR0_STATE, Width, rotl_lanes, rotl_uniform,
                        shuffle_candidates, vector_op)
 from ...layouts import ir
-from ...layouts import scalar as scalar_layout
 from ..c import CPrinter, close_line, decl, indent, note_line, open_line, section, stmt
 
 
@@ -71,9 +70,10 @@ class PackedPrinter:
         or, outside blocks, expressions inlined at their one use."""
         return _PackedLines(self, ops, declared, in_block).out
 
-    def function_lines(self, prog, vp: ir.VProgram) -> list[str]:
-        """Body of one single-block function: scalar key words, vector state, the IR body."""
-        setup = section(self.scalar, scalar_layout.lower(prog), "setup")
+    def function_lines(self, w1: ir.VProgram, vp: ir.VProgram) -> list[str]:
+        """Body of one single-block function: scalar key words (the setup of ``w1``, the same
+        program at W = 1), vector state, the IR body of ``vp``."""
+        setup = section(self.scalar, w1, "setup")
         code = self.lines(vp.body, set(vp.values))
         T = self.w.T
         decls = self.scalar.declarations(vp.scalars, {}, False)
