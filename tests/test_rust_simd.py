@@ -247,3 +247,17 @@ def test_neon_row_runs_under_qemu_and_catches_a_broken_kernel(tmp_path):
     assert bad.status == "FAIL" and "_blocks_with_tweaks" in bad.detail, bad.detail
     x86, _ = _row(tmp_path / "x86", v, "cargo release", _break_neon)
     assert x86.status == "PASS" and "path scalar" in x86.detail, x86.detail
+
+
+def test_neon_row_without_an_aarch64_std_is_skipped_with_the_reason(tmp_path, monkeypatch):
+    """No rustc with the AArch64 std (none named, none found): the NEON row is SKIPPED with the
+    reason and the ways to get one, before anything is built; a crate without the NEON path has
+    no such row."""
+    monkeypatch.setattr(rust_checker, "aarch64_rustc", lambda: None)
+    run = SIMD_RUNS["cargo aarch64 neon (qemu)"]
+    assert run in rust_checker.runs(variant(256, isa="auto")) and run in rust_checker.runs(variant(256, isa="neon"))
+    assert run not in rust_checker.runs(variant(256, isa="avx2"))
+    row = rust_checker.check(variant(256, isa="neon"), run, tmp_path / "wd", tmp_path / "none.txt")
+    assert row.status == "SKIPPED" and "no rustc with the aarch64-unknown-linux-gnu std" in row.detail, row
+    assert "rustup target add" in row.detail and "THREEFISH_GEN_RUSTC_AARCH64" in row.detail
+    assert not (tmp_path / "wd").exists()
