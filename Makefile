@@ -19,10 +19,11 @@ setup:
 # OUT_TARGETS: target:folder[:keep], keep = a part of the file names to ship (the rest of the
 # set is left out).  c-simd ships only its dispatcher files (--isa auto): they hold the
 # recommended AVX-512 and AVX2 paths and scalar C, so the standalone path files would repeat them.
+# rust ships crate folders (STEM/Cargo.toml, STEM/src/lib.rs, STEM/README.md): moved in whole.
 # build/out.one is removed before each render, so render's ownership checks never refuse there;
 # `build/out.one/*` does not match dot files, so render's record (.threefish-gen-manifest) stays
 # behind and out/ ships only the rendered files (tests/test_out.py checks the exact file list).
-OUT_TARGETS = c:c c-simd:c-simd:_auto_ nasm-x64:nasm nasm-x86:nasm csharp:csharp
+OUT_TARGETS = c:c c-simd:c-simd:_auto_ nasm-x64:nasm nasm-x86:nasm csharp:csharp rust:rust
 gen: setup
 	@rm -rf build/out.new build/out.one
 	@for tp in $(OUT_TARGETS); do \

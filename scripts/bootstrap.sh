@@ -125,4 +125,16 @@ command -v dotnet >/dev/null 2>&1 || \
 command -v cargo >/dev/null 2>&1 || \
   echo "bootstrap: no cargo on PATH: the Rust rows will be SKIPPED (install Rust 1.66+ with cargo and clippy:" \
        "https://rustup.rs, or apt-get install cargo rust-clippy where Debian's is new enough)" >&2
+# the Rust NEON row (verify/rust.py aarch64_rustc): a rustc with the AArch64 std; not installed
+# here (Debian's needs a second dpkg architecture), only looked for
+a64_std=""
+for rc in "${THREEFISH_GEN_RUSTC_AARCH64:-}" rustc /usr/bin/rustc; do
+  [ -n "$rc" ] && command -v "$rc" >/dev/null 2>&1 || continue
+  d=$("$rc" --print target-libdir --target aarch64-unknown-linux-gnu 2>/dev/null) || continue
+  compgen -G "$d/libcore-*.rlib" >/dev/null && { a64_std=$rc; break; }
+done
+[ -n "$a64_std" ] || \
+  echo "bootstrap: no rustc with the aarch64-unknown-linux-gnu std: the Rust NEON row will be SKIPPED (rustup" \
+       "target add aarch64-unknown-linux-gnu; or dpkg --add-architecture arm64 and apt-get install rustc-web" \
+       "libstd-rust-web-dev:arm64; or set THREEFISH_GEN_RUSTC_AARCH64)" >&2
 echo "$py" > build/.python

@@ -107,7 +107,7 @@ MARKS = {
     "test_result_cache": ("slow", {}),     # pytest subprocesses on a small project
     "test_render_safety": (None, {}),
     "test_rust": ("toolchain", {r"kernel_matches|op_for_op|render_|skein_no_wipe_and_variants": None}),
-    "test_rust_simd": ("toolchain", {r"unchanged_and|op_for_op|options_and_bad|never_passed": None}),
+    "test_rust_simd": ("toolchain", {r"unchanged_and|op_for_op|options_and_bad|never_passed|without_an_aarch64_std": None}),
     "test_skein": ("toolchain", {r"test_skein_golden|golden_records|ubi_program|tree_model": None,
                                  r"test_cli_|bad_isa|takes_sysv": "slow"}),
     "test_spec": (None, {}),

@@ -18,7 +18,7 @@ def out_targets():
 
 def test_out_folders_are_exactly_the_rendered_targets():
     folders = {d for _, d, _ in out_targets()}
-    assert {"c", "c-simd", "nasm", "csharp"} <= folders
+    assert {"c", "c-simd", "nasm", "csharp", "rust"} <= folders
     assert sorted(p.name for p in (ROOT / "out").iterdir()) == sorted(folders)
 
 
@@ -29,7 +29,8 @@ def test_out_is_fresh(folder):
         if d == folder:
             for v in variants("recommended", target):
                 want.update((n, t) for n, t in render_variant(v).items() if keep in n)
-    have = {p.name: p.read_text() for p in (ROOT / "out" / folder).iterdir()}
+    root = ROOT / "out" / folder      # rust: crate folders (STEM/Cargo.toml, STEM/src/lib.rs, ...)
+    have = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()}
     assert sorted(have) == sorted(want), f"out/{folder} differs in its file list: run `make gen`"
     stale = sorted(n for n in want if have[n] != want[n])
     assert not stale, f"out/{folder} is stale ({len(stale)} files, e.g. {stale[0]}): run `make gen`"

@@ -30,8 +30,9 @@ def _lines(rep):
 @pytest.mark.parametrize("v", ALL, ids=lambda v: v.stem)
 def test_every_threefish_variant_of_set_all_proves_equivalent(v):
     """keys fly/table, unroll full/loop, interleave 1/2, and the recommended --isa auto crate: its
-    blocks methods once per arm of the SIMD dispatcher (the AVX-512 and AVX2 lanes paths inlined,
-    the scalar arm) and once as built without feature simd."""
+    blocks methods once per arm of the SIMD dispatchers (the AVX-512 and AVX2 lanes paths of the
+    x86-64 module and the NEON path of the AArch64 module inlined, the scalar arm) and once as built
+    without feature simd."""
     rep = prove(v, _source(v))
     assert not rep.failed, "\n".join(rep.lines)
     assert all(": equivalent (" in line for line in rep.lines), rep.lines
@@ -43,12 +44,13 @@ def test_every_threefish_variant_of_set_all_proves_equivalent(v):
         assert len(rep.lines) == 4 and not rep.note, rep.lines
         assert all(f"1 path(s), {loops} loop(s)" in line for line in blocks), blocks
         return
-    assert rep.note == rust_reader.SIMD_NOTE and len(rep.lines) == 2 + 2 * 4, rep.lines
+    assert rep.note == rust_reader.SIMD_NOTE and len(rep.lines) == 2 + 2 * 5, rep.lines
     for d in ("encrypt", "decrypt"):
         jobs = {line.split("[")[1].split("]")[0]: line for line in blocks if f"::{d}_" in line}
-        assert sorted(jobs) == ["path avx2", "path avx512", "path scalar", "without feature simd"], jobs
+        assert sorted(jobs) == ["path avx2", "path avx512", "path neon", "path scalar", "without feature simd"], jobs
         for label, line in jobs.items():          # a lanes path: fewer blocks than a pass, or its loop first
-            want = f"2 path(s), {loops + 1} loop(s)" if label in ("path avx2", "path avx512") else f"1 path(s), {loops} loop(s)"
+            want = f"2 path(s), {loops + 1} loop(s)" if label.startswith("path ") and label != "path scalar" \
+                else f"1 path(s), {loops} loop(s)"
             assert want in line, line
     assert len(got) == 4
 
@@ -203,6 +205,42 @@ def test_simd_paths_reject_edits():
     text, _ = edit_line(src, "let s = &b[8 * i..8 * i + 32];", "let s = &b[8 * i..8 * i + 16];")
     with pytest.raises(Exception, match="the row helper ld256"):
         prove(SIMD, text)
+
+
+NEON = RUST.variant(get_spec("1.3", 256), Options("fly", "loop", 1), isa="neon")
+
+
+def test_neon_path_rejects_edits():
+    """Edits in the NEON lanes path (--isa neon: the AArch64 module alone): each DIFFERS in its
+    own job, the others stay equivalent.  encrypt: a rotation's shift-and-insert 14 -> 15 and
+    50 -> 49; decrypt: a row stored into the wrong block.  Then a broadcast key word and a zip
+    of the wrong half; a row helper that is not the template's NEON load is a reading error."""
+    src = _source(NEON)
+    assert "use core::arch::aarch64::*;" in src and "_mm" not in src
+    rot = "vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);"
+    text, _ = edit_line(src, rot, rot.replace("14)", "15)").replace("50)", "49)"))
+    dec = src.index("unsafe fn decrypt_neon")
+    store = "st128(&mut blk[1], 0, s1_1);"
+    text, _ = edit_line(text, store, "st128(&mut blk[0], 0, s1_1);", nth=src[:dec].count(store) + 1)
+    got = {line.split(": ")[0]: line for line in prove(NEON, text).lines}
+    ty = "Threefish256::"
+    assert "DIFFERS: output word" in got[f"{ty}encrypt_blocks_with_tweaks [path neon]"], got
+    assert "DIFFERS" in got[f"{ty}decrypt_blocks_with_tweaks [path neon]"], got
+    for job in ("encrypt_blocks_with_tweaks [without feature simd]", "encrypt_blocks_with_tweaks [path scalar]",
+                "decrypt_blocks_with_tweaks [path scalar]", "encrypt_block_with_tweak", "decrypt_block_with_tweak"):
+        assert ": equivalent (" in got[ty + job], got[ty + job]
+    text, _ = edit_line(src, "let bk3 = vdupq_n_u64(tf.k[2]);", "let bk3 = vdupq_n_u64(tf.k[1]);")
+    zip_ = "let s1_1 = vzip2q_u64(s0_0, s0_1);"
+    text, _ = edit_line(text, zip_, zip_.replace("vzip2q", "vzip1q"), nth=src[:dec].count(zip_) + 1)
+    got = {line.split(": ")[0]: line for line in prove(NEON, text).lines}
+    assert all("DIFFERS" in got[f"{ty}{d}_blocks_with_tweaks [path neon]"] for d in ("encrypt", "decrypt")), got
+    text, _ = edit_line(src, "let s = &b[8 * i..8 * i + 16];", "let s = &b[8 * i + 8..8 * i + 24];")
+    with pytest.raises(Exception, match="the row helper ld128"):
+        prove(NEON, text)
+    # an x86 intrinsic in the AArch64 module is a reading error, not a verdict
+    text, _ = edit_line(src, rot, "vx1 = _mm_add_epi64(vx1, vx1);")
+    with pytest.raises(Exception, match="another architecture"):
+        prove(NEON, text)
 
 
 def test_verify_prove_row(tmp_path):

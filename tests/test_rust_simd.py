@@ -1,7 +1,9 @@
-"""Target rust with SIMD paths (--isa avx2 | avx512 | auto): the lanes kernels printed in
+"""Target rust with SIMD paths (--isa avx2 | avx512 | neon | auto): the lanes kernels printed in
 core::arch, their unsafe code and the cargo checker's SIMD rows (verify/rust.py SIMD_RUNS) on
 real builds -- the AVX2 path run on this CPU against the vector files, the scalar path forced in
-the same build, the AVX-512 path only built where the CPU lacks it (status BUILT, never PASS).
+the same build, the AVX-512 path only built where the CPU lacks it (status BUILT, never PASS),
+the NEON path cross-built for AArch64 and run under qemu-aarch64 (where a rustc with the AArch64
+std is found: verify/rust.py aarch64_rustc; else those tests are skipped with the reason).
 
 make test keeps the render checks and one size (256) of the cargo rows: the run-time detected
 path passing the vectors, and a kernel broken in its AVX2 path failing that row while the forced
@@ -13,7 +15,7 @@ import pytest
 
 from test_rust import cli, expected_checks, need_cargo, variant, vectors
 from threefish_gen.gen.dsl import count_ops
-from threefish_gen.gen.isa.x86 import ISAS
+from threefish_gen.gen.isa import ISAS
 from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.threefish import Options, describe
 from threefish_gen.verify import rust as rust_checker
@@ -59,13 +61,18 @@ def test_scalar_crate_is_unchanged_and_simd_crate_confines_unsafe():
     lib = files[f"{v.stem}/src/lib.rs"]
     toml = files[f"{v.stem}/Cargo.toml"]
     assert 'default = ["simd"]' in toml and 'rust-version = "1.89"' in toml
-    assert '#![cfg_attr(not(all(feature = "simd", target_arch = "x86_64")), forbid(unsafe_code))]' in lib
-    assert "deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)" in lib
+    simd_cfg = ('all(feature = "simd", any(target_arch = "x86_64", all(target_arch = "aarch64", '
+                'target_endian = "little")))')
+    assert f'#![cfg_attr(not({simd_cfg}), forbid(unsafe_code))]' in lib
+    assert f"#![cfg_attr({simd_cfg}, deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks))]" in lib
+    assert lib.count(f"        #[cfg({simd_cfg})]\n        let (blocks, tweaks) = {{") == 2
+    assert '#[cfg(all(feature = "simd", target_arch = "x86_64"))]\nmod simd {' in lib
+    assert '#[cfg(all(feature = "simd", target_arch = "aarch64", target_endian = "little"))]\nmod simd {' in lib
     lines = lib.splitlines()
     blocks = [i for i, ln in enumerate(lines) if "unsafe {" in ln]
-    # the row helpers the kernels call (tweaks: 128-bit loads; AVX2 rows 256, AVX-512 rows 512) and
-    # the two paths' calls in each direction's dispatch
-    assert len(blocks) == 5 + 2 * 2
+    # the x86 row helpers the kernels call (tweaks: 128-bit loads; AVX2 rows 256, AVX-512 rows 512),
+    # the NEON module's (ld128, st128), and the three paths' calls in each direction's dispatch
+    assert len(blocks) == 5 + 2 + 3 * 2
     wrapped = set()
     for i in blocks:
         assert lines[i - 1].strip().startswith("// SAFETY:") or lines[i - 2].strip().startswith("// SAFETY:"), lines[i]
@@ -73,22 +80,30 @@ def test_scalar_crate_is_unchanged_and_simd_crate_confines_unsafe():
         assert inner, lines[i]
         wrapped.add(inner.group(1))
     assert wrapped == {"_mm_loadu_si128", "_mm256_loadu_si256", "_mm256_storeu_si256", "_mm512_loadu_si512",
-                       "_mm512_storeu_si512", "encrypt_avx512", "decrypt_avx512", "encrypt_avx2", "decrypt_avx2"}, wrapped
-    for isa, feature in (("avx2", "avx2"), ("avx512", "avx512f,avx512vl")):
+                       "_mm512_storeu_si512", "encrypt_avx512", "decrypt_avx512", "encrypt_avx2", "decrypt_avx2",
+                       "vreinterpretq_u64_u8", "vst1q_u8", "encrypt_neon", "decrypt_neon"}, wrapped
+    assert "unsafe { vreinterpretq_u64_u8(vld1q_u8(s.as_ptr())) }" in lib
+    for isa, feature in (("avx2", "avx2"), ("avx512", "avx512f,avx512vl"), ("neon", "neon")):
         f = function(lib, f"encrypt_{isa}")
         assert f'#[target_feature(enable = "{feature}")]\n    unsafe fn encrypt_{isa}' in lib
         assert "unsafe {" not in f and "as_ptr" not in f        # the kernels touch no pointer
 
 
 @pytest.mark.parametrize("bits", [256, 512, 1024])
-@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+@pytest.mark.parametrize("isa", ["avx2", "avx512", "neon"])
 def test_lanes_kernel_is_the_description_op_for_op(bits, isa):
-    """--unroll full: the AVX2 / AVX-512 encrypt kernel has one vector add, xor and rotation per
-    description add, xor and rotation of one block's body (the lanes layout is one vector op per
+    """--unroll full: the AVX2 / AVX-512 / NEON encrypt kernel has one vector add, xor and rotation
+    per description add, xor and rotation of one block's body (the lanes layout is one vector op per
     word op), counted from the description, not from the printer's own IR."""
     v = variant(bits, Options("fly", "full", 1), isa=isa)
     f = function(lib_of(v), f"encrypt_{isa}")
     want = count_ops(describe(v.spec, v.options, "encrypt", 1).body)
+    if isa == "neon":         # a shift-and-insert pair, a 32-bit swap or a byte table lookup per rotation
+        assert f.count("vaddq_u64(") == want["add"] and f.count("veorq_u64(") == want["xor"]
+        rot = f.count("vsriq_n_u64(") + f.count("vrev64q_u32(") + f.count("vqtbl1q_u8(")
+        assert rot == want["rotl"] + want.get("rotr", 0) and f.count("vshlq_n_u64(") == f.count("vsriq_n_u64(")
+        assert "_mm" not in f
+        return
     p = {"avx2": "_mm256_", "avx512": "_mm512_"}[isa]
     assert f.count(f"{p}add_epi64(") == want["add"]
     assert f.count(f"{p}xor_si{256 if isa == 'avx2' else 512}(") == want["xor"]
@@ -107,9 +122,12 @@ def test_simd_options_and_bad_input(tmp_path):
     lib = lib_of(v)
     assert "for c in 0..9 {" in function(lib, "encrypt_avx2") and "for c in 0..9" not in function(
         lib, "encrypt_block_with_tweak")
+    assert "for c in 0..9 {" in function(lib, "encrypt_neon")
     assert v.stem == "tf512_v13_rust_auto_fly_full"
+    assert variant(512, isa="neon").stem == "tf512_v13_rust_neon_fly_full"
     for args, needle in ((["--isa", "avx2", "--primitive", "skein"], "takes no --isa"),
-                         (["--isa", "neon"], "not available for rust")):
+                         (["--isa", "neon", "--primitive", "skein"], "takes no --isa"),
+                         (["--isa", "sse2"], "not available for rust")):
         p = cli("render", "--target", "rust", "--size", "512", "--constants", "1.3", *args, "--out", str(tmp_path))
         assert p.returncode != 0 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
         assert len(p.stderr.strip().splitlines()) == 1, p.stderr
@@ -189,10 +207,57 @@ def test_simd_row(tmp_path, case):
     run = next(r for r in rust_checker.runs(v) if r.name == name)
     vec, records = vectors(tmp_path, bits, count=5)
     row = rust_checker.check(v, run, tmp_path / "wd", vec)
-    if run.needs and not set(ISAS[run.needs].features) <= cpu_flags():
+    if run.target and rust_checker.aarch64_missing():
+        assert row.status == "SKIPPED", row.detail
+        pytest.skip(row.detail)
+    if run.needs and not run.target and not set(ISAS[run.needs].features) <= cpu_flags():
         assert row.status == "BUILT" and "not run" in row.detail, row.detail
         return
     assert row.status == "PASS", row.detail
     if run.expect is not None:
         want = best_path(isas) if run.expect == rust_checker.CPU else run.expect
         assert f"path {want}" in row.detail, row.detail
+
+
+def _break_neon(t: str) -> str:
+    """The NEON encrypt kernel with its first shift-and-insert rotation by one bit more."""
+    f = function(t, "encrypt_neon")
+    m = re.search(r"vsriq_n_u64\(vshlq_n_u64\((\w+), (\d+)\), \1, (\d+)\)", f)
+    a, b = int(m.group(2)), int(m.group(3))
+    wrong = f.replace(m.group(0), f"vsriq_n_u64(vshlq_n_u64({m.group(1)}, {a + 1}), {m.group(1)}, {b - 1})", 1)
+    return t.replace(f, wrong)
+
+
+@pytest.mark.toolchain
+def test_neon_row_runs_under_qemu_and_catches_a_broken_kernel(tmp_path):
+    """256, --isa neon: the harness cross-built for AArch64 and run under qemu-aarch64 takes the
+    NEON path and passes every record at every misalignment and the batches n = 0..33; with the
+    NEON kernel's first rotation broken the row fails (on x86-64 the same crate builds scalar, the
+    release row passes it: only the NEON path can see the break)."""
+    need_cargo()
+    why = rust_checker.aarch64_missing()
+    if why:
+        pytest.skip(why)
+    v = variant(256, Options("fly", "loop", 1), isa="neon")
+    run = "cargo aarch64 neon (qemu)"
+    row, records = _row(tmp_path / "ok", v, run)
+    assert row.status == "PASS" and row.checks == expected_checks(records) + 1, row.detail
+    assert "path neon" in row.detail and "qemu-aarch64" in row.detail, row.detail
+    bad, _ = _row(tmp_path / "bad", v, run, _break_neon)
+    assert bad.status == "FAIL" and "_blocks_with_tweaks" in bad.detail, bad.detail
+    x86, _ = _row(tmp_path / "x86", v, "cargo release", _break_neon)
+    assert x86.status == "PASS" and "path scalar" in x86.detail, x86.detail
+
+
+def test_neon_row_without_an_aarch64_std_is_skipped_with_the_reason(tmp_path, monkeypatch):
+    """No rustc with the AArch64 std (none named, none found): the NEON row is SKIPPED with the
+    reason and the ways to get one, before anything is built; a crate without the NEON path has
+    no such row."""
+    monkeypatch.setattr(rust_checker, "aarch64_rustc", lambda: None)
+    run = SIMD_RUNS["cargo aarch64 neon (qemu)"]
+    assert run in rust_checker.runs(variant(256, isa="auto")) and run in rust_checker.runs(variant(256, isa="neon"))
+    assert run not in rust_checker.runs(variant(256, isa="avx2"))
+    row = rust_checker.check(variant(256, isa="neon"), run, tmp_path / "wd", tmp_path / "none.txt")
+    assert row.status == "SKIPPED" and "no rustc with the aarch64-unknown-linux-gnu std" in row.detail, row
+    assert "rustup target add" in row.detail and "THREEFISH_GEN_RUSTC_AARCH64" in row.detail
+    assert not (tmp_path / "wd").exists()

@@ -123,6 +123,7 @@ class CargoRun:
     isa_env: str | None = None
     expect: str | None = None
     needs: str | None = None
+    target: str | None = None         # a cross build (--target TRIPLE), run under qemu-user (AARCH64)
 
     @property
     def thorough(self) -> bool:
@@ -130,6 +131,8 @@ class CargoRun:
         return self.name != "cargo release"
 
     def missing(self) -> str | None:
+        if self.target is not None and (why := aarch64_missing()):
+            return why
         if self.valgrind and shutil.which("valgrind") is None:
             return "valgrind not installed (apt-get install valgrind)"
         if shutil.which("cargo") is None:
@@ -177,7 +180,45 @@ SIMD_RUNS = (
     CargoRun("cargo std avx512", "release", ("std",), isa_env="avx512", expect="avx512", needs="avx512"),
     CargoRun("clippy -D warnings", "clippy"),
     CargoRun("valgrind memcheck", features=("std",), valgrind=True, expect=CPU),
+    CargoRun("cargo aarch64 neon (qemu)", "release", ("std",), rustflags="-D warnings", expect="neon", needs="neon",
+             target="aarch64-unknown-linux-gnu"),
 )
+
+# The NEON path's row: the harness cross-built for little-endian AArch64 (--target, linked by
+# aarch64-linux-gnu-gcc) and run under qemu-aarch64.  It needs a rustc with that target's core and
+# std: rustup's (rustup target add aarch64-unknown-linux-gnu), or Debian's rustc-web with its arm64
+# std (dpkg --add-architecture arm64; apt-get install rustc-web libstd-rust-web-dev:arm64), or the
+# rustc $THREEFISH_GEN_RUSTC_AARCH64 names; without one the row is SKIPPED with the reason.
+AARCH64 = "aarch64-unknown-linux-gnu"
+AARCH64_LINKER = "aarch64-linux-gnu-gcc"
+AARCH64_RUNNER = ("qemu-aarch64", "-L", "/usr/aarch64-linux-gnu")
+RUSTC_AARCH64_ENV = "THREEFISH_GEN_RUSTC_AARCH64"
+
+
+def aarch64_rustc() -> str | None:
+    """A rustc that has AArch64's core and std (its target-libdir holds libcore), or None."""
+    import subprocess
+    for rustc in (os.environ.get(RUSTC_AARCH64_ENV), shutil.which("rustc"), "/usr/bin/rustc"):
+        if not rustc or not (shutil.which(rustc) or Path(rustc).is_file()):
+            continue
+        try:
+            out = subprocess.run([rustc, "--print", "target-libdir", "--target", AARCH64], capture_output=True,
+                                 text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if out.returncode == 0 and glob.glob(os.path.join(out.stdout.strip(), "libcore-*.rlib")):
+            return rustc
+    return None
+
+
+def aarch64_missing() -> str | None:
+    for tool in (AARCH64_LINKER, AARCH64_RUNNER[0]):
+        if shutil.which(tool) is None:
+            return f"{tool} not installed (scripts/bootstrap.sh installs it)"
+    if aarch64_rustc() is None:
+        return (f"no rustc with the {AARCH64} std (rustup target add {AARCH64}; or Debian: dpkg --add-architecture "
+                f"arm64, apt-get install rustc-web libstd-rust-web-dev:arm64; or ${RUSTC_AARCH64_ENV})")
+    return None
 
 
 def runs(v: Variant) -> tuple:
@@ -201,7 +242,7 @@ def expected_path(v: Variant, run: CargoRun) -> tuple[str | None, str | None]:
     """(the path the row's harness must report, the $THREEFISH_GEN_ISA it runs with).  ``CPU``:
     the highest path this CPU has -- where verify hides CPU flags (THREEFISH_GEN_HIDE_CPU_FLAGS)
     the run is capped there too, since the crate's own detection sees the real CPU."""
-    from threefish_gen.gen.isa.x86 import ISAS
+    from threefish_gen.gen.isa import ISAS
     from .cpu import cpu_flags, hidden_flags
     if run.expect != CPU:
         return run.expect, run.isa_env
@@ -402,12 +443,15 @@ def check(variant: Variant, run: CargoRun, workdir: Path, vectors: Path):
         return Row(label, run.name, "PASS", f"clippy clean ({which}, -D warnings); doc example runs",
                    time.monotonic() - t0, 1)
     args = ["build", "--offline", "--quiet"] + (["--release"] if run.profile == "release" else [])
+    if run.target:
+        args += ["--target", run.target]
+        env.update(RUSTC=aarch64_rustc(), CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=AARCH64_LINKER)
     rc, out = _cargo(args, harness, env, "cargo build")
     if rc:
         return Row(label, run.name, "FAIL", "cargo build failed: " + _errors(out), time.monotonic() - t0)
-    exe = workdir / "target" / ("release" if run.profile == "release" else "debug") / "harness"
+    exe = workdir / "target" / (run.target or "") / ("release" if run.profile == "release" else "debug") / "harness"
     expect, isa_env = expected_path(variant, run) if simd_isas(variant) else (None, None)
-    if run.needs is not None and not _cpu_has(run.needs):
+    if run.needs is not None and run.target is None and not _cpu_has(run.needs):
         return Row(label, run.name, "BUILT", f"built ({run.profile} build); the {run.needs} path cannot run here "
                    "(CPU lacks " + ", ".join(_lacking(run.needs)) + "): only built, not run", time.monotonic() - t0)
     if run.valgrind:
@@ -420,7 +464,7 @@ def check(variant: Variant, run: CargoRun, workdir: Path, vectors: Path):
                 [ln for ln in lines if ln.startswith("B ")]
         vectors = workdir / "vectors-memcheck.txt"
         vectors.write_text("\n".join(keep) + "\n")
-    argv = [*(MEMCHECK if run.valgrind else ()), str(exe), str(vectors)]
+    argv = [*(MEMCHECK if run.valgrind else ()), *(AARCH64_RUNNER if run.target else ()), str(exe), str(vectors)]
     env = None
     if expect is not None:
         env = {k: v for k, v in os.environ.items() if k != "THREEFISH_GEN_ISA"}
@@ -431,6 +475,7 @@ def check(variant: Variant, run: CargoRun, workdir: Path, vectors: Path):
     if not ok:
         return Row(label, run.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
     feats = f" with features {', '.join(run.features)}" if run.features else ""
+    feats += f", {run.target} under qemu-aarch64" if run.target else ""
     subset = (", ".join(f"the first {n} {k}" for k, n in SKEIN_MEMCHECK.items()) + " records, every M and E"
               if is_skein(variant) else f"{MEMCHECK_RECORDS} records + the batches")
     tool = f" under valgrind memcheck, {subset}" if run.valgrind else ""
@@ -443,7 +488,7 @@ def check(variant: Variant, run: CargoRun, workdir: Path, vectors: Path):
 
 
 def _lacking(isa: str) -> list:
-    from threefish_gen.gen.isa.x86 import ISAS
+    from threefish_gen.gen.isa import ISAS
     from .cpu import cpu_flags
     return sorted(set(ISAS[isa].features) - cpu_flags())
 

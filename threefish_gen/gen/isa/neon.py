@@ -108,6 +108,10 @@ SEMANTICS = {
     "vqtbl1q_u8": _tbl,
     LOAD: lambda m, w, a: m.load(a[0], 2),
     STORE: lambda m, w, a: m.store(a[0], m.vec(a[1])),
+    # the Rust crate's row helpers (RUST_LOAD, RUST_STORE): 16 bytes, any alignment, read as two
+    # little-endian words (the crate's NEON module is built for little-endian AArch64 only)
+    "vld1q_u8": lambda m, w, a: m.load(a[0], 2),
+    "vst1q_u8": lambda m, w, a: m.store(a[0], m.vec(a[1])),
 }
 
 
@@ -140,6 +144,10 @@ class NeonWidth:
         """A vector of two 64-bit C expressions, lane 0 first."""
         return call("vcombine_u64", *(call("vcreate_u64", Scalar(f"(uint64_t)({v})")) for v in vals))
 
+    def const_words(self, words) -> str:
+        """A vector of two 64-bit integers, lane 0 first."""
+        return self.const([f"UINT64_C({x:#018x})" for x in words])
+
     def set1(self, expr: str) -> str:
         return call("vdupq_n_u64", Scalar(f"(uint64_t)({expr})"))
 
@@ -165,6 +173,65 @@ class NeonWidth:
         return call(STORE, Scalar(f"(uint8_t *)({addr})"), val).then(";")
 
 
+# --------------------------------------------------------------------------- Rust (core::arch::aarch64)
+
+# The Rust target's NEON path (gen/printers/rust.py ``LanesPrinter``) spells these same
+# intrinsics: core::arch::aarch64 names them as C does and takes an immediate in its C argument
+# position (``rustc_legacy_const_generics``: ``vshlq_n_u64(x, 13)``, ``vextq_u64(a, b, 1)``), so the
+# shuffle candidates and rotations below print the same text for both languages.  What differs:
+#
+# * a scalar operand is already a ``u64`` (no cast), a usize index is cast ``as u64``;
+# * constants are Rust integer literals in ``vcreate_u64`` (no ``UINT64_C``);
+# * memory: the kernel touches no pointer; a row is read and written through the crate's helpers
+#   ``ld128(&array, word)`` / ``st128(&mut array, word, v)``, each a bounds-checked slice of the
+#   byte array and one ``unsafe`` block around ``vld1q_u8`` / ``vst1q_u8`` (any alignment; the
+#   bytes as little-endian words: the module is compiled for little-endian AArch64 only).
+RUST_LOAD, RUST_STORE = "ld128", "st128"
+RUST_FEATURE = "neon"        # the target feature of the kernels and helpers (every AArch64 target has it)
+
+
+def rust_memory(bits: int = 128) -> dict:
+    """The crate's row helpers (as gen/isa/x86.py ``rust_memory``: names, vector type, target
+    feature, the intrinsic calls they wrap on the bounds-checked slice ``s`` and the vector ``v``)."""
+    if bits != 128:
+        raise ValueError(f"neon: no {bits}-bit rows")
+    return dict(bits=128, bytes=16, T=NeonWidth.T, feature=RUST_FEATURE, load_name=RUST_LOAD, store_name=RUST_STORE,
+                load=call("vreinterpretq_u64_u8", call("vld1q_u8", Scalar("s.as_ptr()"))),
+                store=call("vst1q_u8", Scalar("s.as_mut_ptr()"), call("vreinterpretq_u8_u64", "v")))
+
+
+def rust_u64(expr, index: bool = False) -> str:
+    """A Rust operand of ``vdupq_n_u64``: a u64 value as it is; a usize index (``index``) cast."""
+    text = str(expr)
+    if not index or text.isdigit():
+        return text
+    return f"{text} as u64" if text.isidentifier() else f"({text}) as u64"
+
+
+@dataclass(frozen=True)
+class RustNeonWidth(NeonWidth):
+    """The NEON width spelled in Rust: :class:`NeonWidth`'s intrinsics, Rust's literals and the
+    crate's row helpers for memory (``addr``: ``"&array, word"`` of the helper)."""
+
+    def const_words(self, words) -> str:
+        return call("vcombine_u64", *(call("vcreate_u64", Scalar(f"{x:#018x}")) for x in words))
+
+    def set1(self, expr: str) -> str:
+        return call("vdupq_n_u64", Scalar(rust_u64(expr)))
+
+    def set1_index(self, expr: str) -> str:
+        """Every lane a usize expression of the loop counter."""
+        return call("vdupq_n_u64", Scalar(rust_u64(expr, index=True)))
+
+    def loadu(self, addr: str, words: int | None = None) -> str:
+        self._whole(words)
+        return CExpr(f"{RUST_LOAD}({addr})")
+
+    def storeu(self, addr: str, val: str, words: int | None = None) -> str:
+        self._whole(words)
+        return CExpr(f"{RUST_STORE}({addr}, {val});")
+
+
 # --------------------------------------------------------------------------- lane shuffles
 
 def _cand(fmt: str, name: str, args: tuple):
@@ -188,14 +255,15 @@ def shuffle_candidates(isa: Isa, width: NeonWidth):
 
 # --------------------------------------------------------------------------- rotations
 
-def byte_rotate_table(counts) -> str:
+def byte_rotate_table(counts, width=None) -> str:
     """vqtbl1q_u8 table rotating lane w left by counts[w] bits (multiples of 8), as a uint64x2_t
-    (byte i of the vector is bits 8i.. of lane i // 8 on little-endian AArch64)."""
-    lanes = []
+    (byte i of the vector is bits 8i.. of lane i // 8 on little-endian AArch64), spelled by
+    ``width`` (C by default; :class:`RustNeonWidth` for the Rust crate)."""
+    words = []
     for w, n in enumerate(counts):
         idx = [8 * w + (i - n // 8) % 8 for i in range(8)]
-        lanes.append(f"UINT64_C({sum(b << (8 * i) for i, b in enumerate(idx)):#018x})")
-    return NeonWidth.const(lanes)
+        words.append(sum(b << (8 * i) for i, b in enumerate(idx)))
+    return (width or NeonWidth()).const_words(words)
 
 
 def _table_lookup(x: str, table: str) -> str:
@@ -208,7 +276,7 @@ def rotl_uniform(isa: Isa, width: NeonWidth, x: str, n: int, consts: dict) -> tu
     if n == 32:
         return call("vreinterpretq_u64_u32", call("vrev64q_u32", call("vreinterpretq_u32_u64", x))), "shuffle"
     if n % 8 == 0:
-        consts[f"rot{n}"] = byte_rotate_table((n,) * width.lanes)
+        consts[f"rot{n}"] = byte_rotate_table((n,) * width.lanes, width)
         return _table_lookup(x, f"rot{n}"), "shuffle"
     return call("vsriq_n_u64", call("vshlq_n_u64", x, n), x, 64 - n), "shifts"
 
@@ -231,6 +299,9 @@ def rotl_lanes(isa: Isa, width: NeonWidth, x: str, counts: tuple, consts: dict) 
 class Neon:
     """The NEON family: the names the SIMD C printers ask an ISA's family for."""
     width = NeonWidth
+    rust_width = RustNeonWidth
+    rust_memory = staticmethod(rust_memory)
+    rust_row_bits = (128,)
     shuffle_candidates = staticmethod(shuffle_candidates)
     rotl_uniform = staticmethod(rotl_uniform)
     rotl_lanes = staticmethod(rotl_lanes)

@@ -348,6 +348,10 @@ class RustWidth(Width):
     def set1(self, expr: str) -> str:
         return call(self.bits, "set1_epi64" if self.bits == 512 else "set1_epi64x", Scalar(rust_i64(expr)))
 
+    def set1_index(self, expr: str) -> str:
+        """Every lane a usize expression of the loop counter (cast as any operand)."""
+        return self.set1(expr)
+
     def loadu(self, addr: str, words: int | None = None) -> str:
         w = Width(64 * (words or self.lanes))
         load = CExpr(f"{rust_memory(w.bits)['load_name']}({addr})")
@@ -605,6 +609,9 @@ class X86:
     """The x86 instruction family: what the SIMD C printers ask an ISA's family for.  Other
     families (gen/isa/neon.py) provide the same names."""
     width = Width
+    rust_width = RustWidth
+    rust_memory = staticmethod(rust_memory)
+    rust_row_bits = (128, 256, 512)      # the widths of the Rust row helpers (rust_memory)
     shuffle_candidates = staticmethod(shuffle_candidates)
     index_permute = staticmethod(index_permute)
     rotl_uniform = staticmethod(rotl_uniform)

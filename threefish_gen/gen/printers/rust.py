@@ -13,10 +13,11 @@ before any is stored, as the description orders them), or, in the interleaved bo
 are fields of the key schedule struct; arrays the body stores (the subkey tables of keys table) are
 locals of the method.
 
-SIMD paths (``render --target rust --isa avx2 | avx512 | auto``): :class:`LanesPrinter` prints the
-lanes layout IR (gen/layouts/lanes.py: L blocks word-sliced, the IR the SIMD C target prints its
-lanes kernels from) as Rust statements on ``core::arch`` vectors; every vector operation is spelled
-by the ISA module (gen/isa/x86.py ``RustWidth``, the shuffle candidates and rotations), this
+SIMD paths (``render --target rust --isa avx2 | avx512 | neon | auto``): :class:`LanesPrinter`
+prints the lanes layout IR (gen/layouts/lanes.py: L blocks word-sliced, the IR the SIMD C target
+prints its lanes kernels from) as Rust statements on ``core::arch`` vectors; every vector operation
+is spelled by the ISA's module through its family (gen/isa/x86.py ``RustWidth``, gen/isa/neon.py
+``RustNeonWidth``: ``rust_width``, ``rust_memory``, the shuffle candidates and rotations), this
 module only walks the IR (``ir.visit``) and writes Rust's statements around the spellings.
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 from ..dsl import Idx, Mem
 from ..errors import GenError
 from ..isa import family_of, shuffle
-from ..isa.x86 import RustWidth, rust_memory, vector_op
+from ..isa.x86 import vector_op
 from ..layouts import ir
 from ..layouts import lanes as lanes_layout
 from ..layouts import scalar as scalar_layout
@@ -278,13 +279,13 @@ def assigned_counts(ops, weight: int = 1) -> dict[str, int]:
 
 class LanesPrinter:
     """Prints the lanes layout IR of one pass (gen/layouts/lanes.py) as Rust statements on the
-    vectors of an x86 ISA (an IR visitor: one method per kind of op, each returning its lines).
-    Spellings: gen/isa/x86.py (:class:`RustWidth`, shuffle candidates, rotations)."""
+    vectors of an ISA, x86 or NEON (an IR visitor: one method per kind of op, each returning its
+    lines).  Spellings: the ISA family's module (``rust_width``, shuffle candidates, rotations)."""
 
     def __init__(self, isa, vp: ir.VProgram, nw: int, notes: bool = True):
         self.isa, self.vp, self.nw, self.notes = isa, vp, nw, notes
         self.fam = family_of(isa)
-        self.w = RustWidth(isa.bits)
+        self.w = self.fam.rust_width(isa.bits)
         self.consts: dict[str, str] = {}
         self.cost: dict[str, int] = {}
         self.declared = set(vp.values)
@@ -299,7 +300,9 @@ class LanesPrinter:
         (affine in the loop counter: a usize expression)."""
         if isinstance(a, (str, Mem)):
             return a if isinstance(a, str) else f"{a.array}[{index(a.index)}]"
-        return self.w.set1(index(a) if a.scale else f"{a.base:#x}" if a.base > 0xFFFF else str(a.base))
+        if a.scale:
+            return self.w.set1_index(index(a))
+        return self.w.set1(f"{a.base:#x}" if a.base > 0xFFFF else str(a.base))
 
     def count(self, kind, n=1):
         self.cost[kind] = self.cost.get(kind, 0) + n
@@ -398,7 +401,7 @@ def simd_path(isa, progs: list, schedule: dict, setup, notes: bool = True) -> di
     arrays (name -> size, made once, wiped after), loops: [(blocks per pass, lines)], cost: vector
     ops per block of the first pass)."""
     L = isa.bits // 64
-    w = RustWidth(isa.bits)
+    w = family_of(isa).rust_width(isa.bits)
     bvals: dict[str, None] = {}
     barrs: dict[str, None] = {}
     arrays: dict[str, int] = {}
@@ -443,13 +446,14 @@ def simd_path(isa, progs: list, schedule: dict, setup, notes: bool = True) -> di
                 cost=cost)
 
 
-def memory_helpers(paths) -> list[dict]:
-    """The crate's row helpers (gen/isa/x86.py ``rust_memory``: a load and a store per vector
-    width) that the printed SIMD functions ``paths`` (simd_path results) call."""
+def memory_helpers(isa, paths) -> list[dict]:
+    """The crate's row helpers of the family of ``isa`` (its ISA module's ``rust_memory``: a load
+    and a store per vector width) that the printed SIMD functions ``paths`` (simd_path results) call."""
     text = "\n".join(line for f in paths for _, code in f["loops"] for line in code)
     out = []
-    for bits in (128, 256, 512):
-        h = rust_memory(bits)
+    fam = family_of(isa)
+    for bits in fam.rust_row_bits:
+        h = fam.rust_memory(bits)
         h["load_used"], h["store_used"] = f"{h['load_name']}(" in text, f"{h['store_name']}(" in text
         if h["load_used"] or h["store_used"]:
             out.append(h)

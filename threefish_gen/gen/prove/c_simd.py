@@ -579,6 +579,16 @@ class LaneMachine:
             raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
         return sem(LaneTerms(self, name), w, a)
 
+    def _neon(self, name: str, a: list):
+        """A NEON intrinsic: its lane terms from gen/isa/neon.py's SEMANTICS (a reinterpretation:
+        the same lanes)."""
+        if neon.is_reinterpret(name):
+            return a[0]
+        sem = neon.SEMANTICS.get(name)
+        if sem is None:
+            raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
+        return sem(LaneTerms(self, name), 2, a)
+
     def _set_vector(self, name: str, v: tuple) -> None:
         """A vector value into register ``name``: a lane moved from another vector (a shuffle, a
         copy) makes no new term, its line is kept in ``moves`` (engine.first_divergence)."""
@@ -671,10 +681,7 @@ class SimdMachine(CFamilyMachine, LaneMachine):
         xc = x86.parse(name)
         if xc is not None:
             return self._x86(xc[0], xc[1], a, name)
-        sem = neon.SEMANTICS.get(name)
-        if sem is None:
-            raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
-        return sem(LaneTerms(self, name), 2, a)
+        return self._neon(name, a)
 
     # ---------------------------------------------------------------- statements
 

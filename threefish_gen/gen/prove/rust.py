@@ -29,9 +29,12 @@ Memory: a block is read and written in place.  A byte array of a mutable slice (
 word.  An index out of bounds (a helper's word index, an array element, ``blk[j]``) panics: the
 method DIFFERS.
 
-SIMD paths (``--isa avx2 | avx512 | auto``, feature ``simd``): a blocks method first runs
+SIMD paths (``--isa avx2 | avx512 | neon | auto``, feature ``simd``): a blocks method first runs
 ``simd::encrypt(self, blocks, tweaks)`` (under ``#[cfg(all(feature = "simd", target_arch =
-"x86_64"))]``) and goes on with ``blocks[done..]``.  That dispatcher's ``match level()`` is not
+"x86_64"))]``, the AArch64 module's cfg, or their union: ``STATEMENT_CFGS``) and goes on with
+``blocks[done..]``; each architecture's ``mod simd`` (``MODULE_CFGS``) has its own dispatchers,
+path functions and row helpers, and every module's arms are jobs (NEON intrinsics read through
+gen/isa/neon.py's semantics, an intrinsic of the other architecture is a reading error).  That dispatcher's ``match level()`` is not
 followed (the CPU test: ``is_x86_feature_detected!``, ``$THREEFISH_GEN_ISA``, target features):
 each of its arms is a job of its own, the path function it calls inlined (``[path avx2]``, the
 ``_ => 0`` arm ``[path scalar]``), and the build without feature simd a job too.  A path function
@@ -51,7 +54,7 @@ import functools
 import re
 from pathlib import Path
 
-from ..isa import x86
+from ..isa import neon, x86
 from .c_simd import LaneMachine, _Parser as CParser
 from .cfamily import CFamilyMachine, Stmt, heads, skip, strip_comments, tokens
 from .engine import ProveError, Unsupported, base_of, literal
@@ -62,14 +65,20 @@ BINARY = {"*": 7, "+": 6, "-": 6, "<<": 5, ">>": 5, "&": 4, "^": 3, "|": 2}
 _TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F_]+(?:u64|usize|u32)?|\d[\d_]*(?:u64|usize|u32)?|[A-Za-z_]\w*|<<|>>|"
                     r"[-+*^|&!()\[\],.:;])")
 _SUFFIX = re.compile(r"_?(?:u64|usize|u32)$")
-_VECTOR_TYPES = ("__m128i", "__m256i", "__m512i")
+_VECTOR_TYPES = ("__m128i", "__m256i", "__m512i", *neon.TYPES)
 _CHUNKS = re.compile(r"(\w+)\.(chunks_exact_mut|chunks_exact)\((\w+)\)")
 
 # the statement of a blocks method that runs the SIMD paths first (feature simd), and the module
-CFG_SIMD = '#[cfg(all(feature = "simd", target_arch = "x86_64"))]'
+# (templates/rust/simd.rs.j2: one `mod simd` per architecture, x86-64 and little-endian AArch64, each
+# with its own dispatchers, path functions and row helpers; the statement's cfg is either one or both)
+_X86_CFG, _A64_CFG = 'target_arch = "x86_64"', 'target_arch = "aarch64", target_endian = "little"'
+MODULE_CFGS = {f'#[cfg(all(feature = "simd", {_X86_CFG}))]': "x86_64",
+               f'#[cfg(all(feature = "simd", {_A64_CFG}))]': "aarch64"}
+STATEMENT_CFGS = set(MODULE_CFGS) | {f'#[cfg(all(feature = "simd", any({_X86_CFG}, all({_A64_CFG}))))]'}
 NO_SIMD = "without feature simd"
 SIMD_NOTE = ("the CPU test that picks a SIMD path (simd::level(): is_x86_feature_detected!, $THREEFISH_GEN_ISA, "
-             "target features): each path it can pick is proved, and the build without feature simd")
+             "target features; on AArch64 target feature neon): each path it can pick is proved, and the build "
+             "without feature simd")
 # the crate's helpers, modelled by name: their bodies must be the templates'
 HELPERS = ("load64", "store64", "wipe", "wipe_vectors")
 TEMPLATES = [Path(__file__).resolve().parents[2] / f"templates/rust/{name}" for name in ("lib.rs.j2", "simd.rs.j2")]
@@ -181,7 +190,8 @@ class Program:
         self.methods: dict[str, tuple] = {}       # name -> (parameters text, first body line index)
         self.simd_fns: dict[str, tuple] = {}      # the SIMD module's path functions, alike
         self.arms: dict[str, list] = {}           # dispatcher (encrypt, decrypt) -> [(arm, callee or value)]
-        self.rows: dict[str, tuple] = {}          # row helper -> (words, store?)
+        self.rows: dict[tuple, tuple] = {}        # (module, row helper) -> (words, store?)
+        self.modules: list[str] = []              # the SIMD modules' architectures, in file order
         self.helpers: dict[str, str] = {}
         self.functions: dict[str, tuple] = {}     # the file's other functions (name -> parameters, body)
         self.ty = None
@@ -209,8 +219,12 @@ class Program:
             if self.ty and s == f"impl {self.ty} {{":
                 i = self._impl(i + 1, self.methods, r"pub\s+fn\s+(\w+)\s*\((.*)\)\s*(?:->\s*Self\s*)?\{")
                 continue
-            if s == "mod simd {" and i and self.raw[i - 1].strip() == CFG_SIMD:
-                i = self._simd_module(i + 1)
+            if s == "mod simd {" and i and self.raw[i - 1].strip() in MODULE_CFGS:
+                arch = MODULE_CFGS[self.raw[i - 1].strip()]
+                if arch in self.modules:
+                    raise Unsupported(f"line {i + 1}: a second mod simd for {arch}")
+                self.modules.append(arch)
+                i = self._simd_module(i + 1, len(self.modules) - 1)
                 continue
             m = re.fullmatch(r"fn\s+(\w+)\s*\((.*)\)\s*\{", s)
             if m:                           # a function of the file (Skein: ubi, ubi_block)
@@ -260,9 +274,9 @@ class Program:
             i = skip(lines, i) if s.endswith("{") else i + 1
         raise Unsupported("an impl block does not end")
 
-    def _simd_module(self, i: int) -> int:
-        """``mod simd``: the row helpers (read), wipe_vectors (the template's), the dispatchers
-        (their arms) and the path functions."""
+    def _simd_module(self, i: int, module: int) -> int:
+        """``mod simd`` (the ``module``-th): the row helpers (read), wipe_vectors (the template's),
+        the dispatchers (their arms, added to those of the other modules) and the path functions."""
         lines = self.lines
         fns: dict = {}
         end = self._impl(i, fns, r"(?:pub\(super\)\s+)?(?:unsafe\s+)?fn\s+(\w+)\s*(?:<[^>]*>)?\s*\((.*)\)\s*"
@@ -271,10 +285,19 @@ class Program:
             if name == "wipe_vectors":
                 self._helper(start - 1)
             elif re.fullmatch(r"(ld|st)(128|256|512)", name):
-                self.rows[name] = _row_helper(name, params, lines[start:skip(lines, start - 1) - 1], start)
+                self.rows[(module, name)] = _row_helper(name, params, lines[start:skip(lines, start - 1) - 1], start,
+                                                        self.modules[module])
             elif name in ("encrypt", "decrypt"):
-                self.arms[name] = _arms(lines[start:skip(lines, start - 1) - 1], params, start)
+                have = self.arms.setdefault(name, [])
+                for label, (how, what) in _arms(lines[start:skip(lines, start - 1) - 1], params, start):
+                    if how == "value" and ("scalar", (how, what, None)) in have:
+                        continue            # every module's `_ => 0`: one job
+                    if any(lab == label for lab, _ in have):
+                        raise Unsupported(f"line {start}: a second arm {label}")
+                    have.append((label, (how, what, module if how == "call" else None)))
             elif name != "level":
+                if name in self.simd_fns:
+                    raise Unsupported(f"line {start}: a second SIMD function {name}")
                 self.simd_fns[name] = (params, start)
         return end
 
@@ -317,11 +340,18 @@ class Program:
         return fn
 
 
-def _row_helper(name: str, params: str, body: list, no: int) -> tuple:
-    """A row helper read from its body: ``let s = &b[8 * i..8 * i + BYTES];`` and one unaligned
-    load (or store of ``v``) of a vector of BYTES at ``s``: (words, store?)."""
+def _row_helper(name: str, params: str, body: list, no: int, arch: str = "x86_64") -> tuple:
+    """A row helper of the module of ``arch`` read from its body: ``let s = &b[8 * i..8 * i +
+    BYTES];`` and one unaligned load (or store of ``v``) of a vector of BYTES at ``s``: (words,
+    store?)."""
     store = name.startswith("st")
     text = _squash(body)
+    if arch == "aarch64":
+        neon_row = _neon_row(name, params, text, store)
+        if neon_row is None:
+            raise Unsupported(f"line {no}: the row helper {name} is not a bounds-checked unaligned "
+                              f"{'store' if store else 'load'} of its vector")
+        return neon_row
     m = re.fullmatch(r"let s = &(mut )?b\[8 \* i\.\.8 \* i \+ (\d+)\]; unsafe \{ (_mm\w+)\(s\.as(_mut)?_ptr\(\)\.cast\(\)"
                      r"(, v)?\) \}", text)
     want = "b: &mut [u8], i: usize, v: __m{}i" if store else "b: &[u8], i: usize"
@@ -334,6 +364,24 @@ def _row_helper(name: str, params: str, body: list, no: int) -> tuple:
     if int(name[2:]) != 64 * parsed[1]:
         raise Unsupported(f"line {no}: {name} moves {64 * parsed[1]} bits")
     return parsed[1], store
+
+
+def _neon_row(name: str, params: str, text: str, store: bool):
+    """A NEON row helper (gen/isa/neon.py ``rust_memory``): 16 bytes of a bounds-checked slice
+    through ``vld1q_u8`` / ``vst1q_u8`` (any alignment; little-endian words: the module's cfg),
+    reinterpreted as two u64 lanes: (2, store?); None if the body is not a NEON one."""
+    h = neon.rust_memory(128)
+    if name != (h["store_name"] if store else h["load_name"]):
+        return None
+    if store:
+        want_text = f"let s = &mut b[8 * i..8 * i + 16]; unsafe {{ {h['store']} }}"
+        want_params = f"b: &mut [u8], i: usize, v: {h['T']}"
+    else:
+        want_text = f"let s = &b[8 * i..8 * i + 16]; unsafe {{ {h['load']} }}"
+        want_params = "b: &[u8], i: usize"
+    if text != want_text or " ".join(params.split()) != want_params:
+        return None
+    return 2, store
 
 
 def _arms(body: list, params: str, no: int) -> list:
@@ -393,6 +441,7 @@ class _Compiler:
         self.iterated: dict = {}        # chunked slice -> the iterator that ran it out
         self.ret = None                 # in an inlined path function: (result register, jumps to its end)
         self.simd = False               # in a function of the SIMD module (intrinsics, row helpers in reach)
+        self.module = None              # which SIMD module (its row helpers)
 
     def emit(self, no, text, kind, a=None, b=None, c=None) -> Stmt:
         st = Stmt(no, text, kind, a, b, c)
@@ -459,10 +508,13 @@ class _Compiler:
         if k == "call":
             args = tuple(self.resolve(a, no) for a in e[2])
             simd = self.simd
-            if simd and x86.parse(e[1]) is not None:
+            if simd and (x86.parse(e[1]) is not None or e[1] in neon.SEMANTICS or neon.is_reinterpret(e[1])) \
+                    and (self.module, e[1]) not in self.prog.rows:
+                if (x86.parse(e[1]) is None) != (self.prog.modules[self.module] == "aarch64"):
+                    raise Unsupported(f"line {no}: {e[1]} in the SIMD module of another architecture")
                 return ("vcall", e[1], args)
-            if simd and e[1] in self.prog.rows:
-                return ("row", e[1], args)
+            if simd and (self.module, e[1]) in self.prog.rows:
+                return ("row", (self.module, e[1]), args)
             # the helpers in reach: the crate's (load64, store64, wipe), in the SIMD module its own
             # wipe_vectors and the crate's wipe as super::wipe
             name = ({"super::wipe": "wipe", "wipe_vectors": "wipe_vectors"} if simd else
@@ -538,7 +590,7 @@ class _Compiler:
             if s == "}":
                 return i
             if s.startswith("#"):
-                if self.prog.raw[no - 1].strip() != CFG_SIMD:
+                if self.prog.raw[no - 1].strip() not in STATEMENT_CFGS:
                     raise Unsupported(f"line {no}: the attribute {self.prog.raw[no - 1].strip()}")
                 i = self.simd_statement(i)
                 continue
@@ -645,11 +697,12 @@ class _Compiler:
                 raise Unsupported(f"line {no}: a declaration of type {ty}")
             self.emit(no, text, "let", self.bind(name, ("val", True))[1], None)
             return
-        m = re.fullmatch(r"\[\s*(?:0(?:_?u64)|(_mm\w+)\(\))\s*;\s*(\w+)\s*\]", rhs)
+        m = re.fullmatch(r"\[\s*(?:0(?:_?u64)|(_mm\w+)\(\)|(vdupq_n_u64)\(0\))\s*;\s*(\w+)\s*\]", rhs)
         if m:                               # let mut ks = [0u64; N]; let mut bk = [_mm256_setzero_si256(); N];
-            lanes = x86.parse(m.group(1))[1] if m.group(1) and x86.parse(m.group(1)) else 1
-            arr = ("arr", f"rsp0.{name}@{no}", self.prog.size(m.group(2), no), mut, 8 * lanes)
-            zero = self.expr(f"{m.group(1)}()", no) if m.group(1) else ("num", 0)
+            lanes = x86.parse(m.group(1))[1] if m.group(1) and x86.parse(m.group(1)) else 2 if m.group(2) else 1
+            arr = ("arr", f"rsp0.{name}@{no}", self.prog.size(m.group(3), no), mut, 8 * lanes)
+            zero = self.expr(f"{m.group(1)}()", no) if m.group(1) else self.expr("vdupq_n_u64(0)", no) \
+                if m.group(2) else ("num", 0)
             self.bind(name, arr)
             self.emit(no, text, "fill", arr, zero)
             return
@@ -781,17 +834,17 @@ class _Compiler:
             raise Unsupported(f"line {no}: no dispatcher simd::{m.group(4)}")
         blocks, tweaks = (self.lookup(m.group(k), no) for k in (1, 2))
         done = f"{m.group(3)}'{len(self.fn.stmts)}"
-        how, what = self.fn.arm
+        how, what, module = self.fn.arm
         if how == "value":
             self.emit(no, body, "let", done, ("num", what))
         else:
-            self.inline(what, {"blocks": blocks, "tweaks": tweaks}, done, no)
+            self.inline(what, {"blocks": blocks, "tweaks": tweaks}, done, no, module)
         for name, (ty, reg) in ((m.group(1), blocks), (m.group(2), tweaks)):
             self.emit(no, body, "subslice", reg, (ty[0], reg) + ty[1:], ("var", done))
         self.emit(no, body, "drop", [done])
         return end
 
-    def inline(self, name: str, args: dict, result: str, no: int) -> None:
+    def inline(self, name: str, args: dict, result: str, no: int, module: int) -> None:
         """A path function ``unsafe fn NAME(tf: &ThreefishN, blocks, tweaks) -> usize`` inlined:
         its parameters the struct and the caller's slices, its ``return`` and tail expression
         the result register."""
@@ -800,7 +853,7 @@ class _Compiler:
         params, start = self.prog.simd_fns[name]
         parts = [p.strip() for p in params.split(",")]
         want = [("self",), ("slice", self.prog.consts.get("BLOCK_BYTES"), True, None), ("slice", 16, False, None)]
-        saved, self.scopes, self.ret, self.simd = self.scopes, [{}], (result, []), True
+        saved, self.scopes, self.ret, self.simd, self.module = self.scopes, [{}], (result, []), True, module
         for (pname, ty), arg in zip(self.params(parts, want, name, start), (None, args["blocks"], args["tweaks"])):
             self.bind(pname, ty[:3], arg[1] if arg else None)
         self.block(start)
@@ -809,7 +862,7 @@ class _Compiler:
         own = [reg for n, (ty, reg) in self.scopes[0].items() if ty[0] not in ("arr", "self", "elemref")
                and n not in [p.split(":")[0].strip() for p in parts]]
         self.emit(start, "}", "drop", own)
-        self.scopes, self.ret, self.simd = saved, None, False
+        self.scopes, self.ret, self.simd, self.module = saved, None, False, None
 
     # ---- loops
     def for_loop(self, pat: str, it: str, no: int, text: str, i: int) -> int:
@@ -981,8 +1034,11 @@ class RustMachine(CFamilyMachine, LaneMachine):
             return self._word(self.ref(e[2][0]), self._const(e[2][1]))
         if k == "vcall":
             name = e[1]
+            args = [self.ev(a) for a in e[2]]
+            if x86.parse(name) is None:
+                return self._neon(name, args)
             op, w = x86.parse(name)
-            return self._x86(op, w, [self.ev(a) for a in e[2]], name)
+            return self._x86(op, w, args, name)
         if k == "row" and len(e[2]) == 2:
             ref, i = self.ref(e[2][0]), self._const(e[2][1])
             return tuple(self._word(ref, i + j) for j in range(self.prog.rows[e[1]][0]))

@@ -2,9 +2,10 @@
 layout scalar, one crate per variant; with ``--primitive skein`` a Skein crate (hash, MAC, UBI
 arguments, bit lengths, tree hashing, hash_many; the optional RustCrypto ``digest`` traits) whose
 UBI block is the Threefish description fused by gen/skein.ubi_program, printed by the same printer.
-With ``--isa avx2 | avx512 | auto`` the Threefish crate's ``*_blocks_with_tweaks`` also run the
-lanes layout (gen/layouts/lanes.py) in ``core::arch`` vectors (cargo feature ``simd``; the vector
-ops spelled by gen/isa/x86.py ``RustWidth``, printed by gen/printers/rust.py ``LanesPrinter``).
+With ``--isa avx2 | avx512 | neon | auto`` the Threefish crate's ``*_blocks_with_tweaks`` also run
+the lanes layout (gen/layouts/lanes.py) in ``core::arch`` vectors (cargo feature ``simd``; the
+vector ops spelled by gen/isa/x86.py ``RustWidth`` / gen/isa/neon.py ``RustNeonWidth``, printed by
+gen/printers/rust.py ``LanesPrinter``).
 
 Each variant renders a crate folder named after its stem: ``STEM/Cargo.toml``,
 ``STEM/src/lib.rs``, ``STEM/README.md`` (gen/output.py writes the nested names), so
@@ -17,7 +18,8 @@ from dataclasses import replace
 from .. import skein
 from ..dsl import count_ops
 from ..errors import GenError
-from ..isa.x86 import ISAS as X86_ISAS
+from ..isa import ISAS
+from ..isa import neon as neon_isa
 from ..layouts import scalar as scalar_layout
 from ..printers import render_template
 from ..printers import rust as printer
@@ -47,9 +49,18 @@ RUST_VERSION_SIMD = "1.89"
 # kept out of names: the crate of before); avx2 / avx512: that one path, every function with
 # the variant's options (as c-simd's standalone --isa variants); auto: both, each path with the
 # options of SIMD_OPTIONS, the scalar methods with the variant's.
-ISA_OPTION = Option("isa", "scalar (default) | avx2 | avx512 | auto (both): *_blocks_with_tweaks in core::arch "
-                    "lanes (cargo feature simd, x86-64)", ("scalar", "avx2", "avx512", "auto"), "scalar")
+ISA_OPTION = Option("isa", "scalar (default) | avx2 | avx512 | neon | auto (all three): *_blocks_with_tweaks in "
+                    "core::arch lanes (cargo feature simd; x86-64, neon: little-endian AArch64)",
+                    ("scalar", "avx2", "avx512", "neon", "auto"), "scalar")
 SIMD_ISAS = ("avx2", "avx512")
+# The AArch64 path (issue 29): NEON lanes, 2 blocks per 128-bit vector, in its own `mod simd`
+# under cfg(target_arch = "aarch64", target_endian = "little"): NEON is architectural there (no
+# run-time detection), the row helpers read little-endian words.  --isa auto has it beside the x86
+# paths, with the same SIMD_OPTIONS.
+NEON_ISAS = ("neon",)
+# The cfg of each architecture's `mod simd` (templates/rust/simd.rs.j2) and its core::arch module.
+ARCH_CFG = {"x86_64": 'target_arch = "x86_64"', "aarch64": 'target_arch = "aarch64", target_endian = "little"'}
+ARCH_TEXT = {"x86_64": "x86-64", "aarch64": "little-endian AArch64"}
 # The recommended crates (--set recommended) have both paths: bulk ran 0.39-0.51x the scalar
 # crate's cycles/byte and single blocks the same code (AMD EPYC Zen 3, AVX2 path; docs/rust.md,
 # "SIMD paths").  A render without --isa stays the scalar crate (forbid(unsafe_code)).
@@ -120,7 +131,7 @@ class Rust(Target):
         return [f"  rust {bits:>4}: --isa {RECOMMENDED_ISA} {o.describe()} (SIMD paths: {SIMD_OPTIONS[bits].describe()})"
                 for bits, o in RECOMMENDED.items()] + \
             ["  rust skein (--primitive skein): every size, --keys fly --unroll full --interleave 1",
-             "  rust: not in out/ yet (render --target rust --set recommended writes one crate folder per variant)"]
+             "  rust: out/rust (make gen): one crate folder per recommended variant"]
 
     def list_lines(self):
         return super().list_lines() + [
@@ -130,8 +141,9 @@ class Rust(Target):
             "            --primitive skein: Skein512::new(out_len) / new_keyed / with_params(&Params), update,",
             "            update_bits, finalize_into, hash, mac, hash_params, hash_bits, mac_bits, hash_many,",
             "            Skein512Tree (leaf, fan, max height); feature digest (RustCrypto digest 0.10 traits)",
-            "            --isa avx2 | avx512 | auto: *_blocks_with_tweaks in core::arch lanes (feature simd, default;",
-            "            std: run-time detection, $THREEFISH_GEN_ISA caps it; x86-64), simd_path() names the path"]
+            "            --isa avx2 | avx512 | neon | auto: *_blocks_with_tweaks in core::arch lanes (feature simd,",
+            "            default; std: run-time detection, $THREEFISH_GEN_ISA caps it; x86-64, neon: little-endian",
+            "            AArch64, no detection), simd_path() names the path"]
 
     def passes(self, v):
         if simd_paths(v):
@@ -156,8 +168,13 @@ def simd_paths(v) -> list[tuple[str, Options]]:
     """The variant's SIMD paths, highest first: (isa, options of its lanes kernel)."""
     isa = v.get("isa")
     if isa == "auto":
-        return [(i, SIMD_OPTIONS[v.spec.bits]) for i in reversed(SIMD_ISAS)]
-    return [(isa, v.options)] if isa in SIMD_ISAS else []
+        return [(i, SIMD_OPTIONS[v.spec.bits]) for i in (*reversed(SIMD_ISAS), *NEON_ISAS)]
+    return [(isa, v.options)] if isa in SIMD_ISAS + NEON_ISAS else []
+
+
+def path_arch(isa_name: str) -> str:
+    """The target_arch a SIMD path is built for."""
+    return "aarch64" if isa_name in NEON_ISAS else "x86_64"
 
 
 def simd_needs(v) -> list:
@@ -223,19 +240,32 @@ def simd_context(v, laid_simd: dict, schedule: dict, setup, notes: bool) -> dict
         return None
     paths, out_notes = [], []
     for (isa_name, o) in simd_paths(v):
-        isa = X86_ISAS[isa_name]
+        isa = ISAS[isa_name]
+        # NEON: no run-time detection, the Rust target feature "neon" (the record's features are
+        # the /proc/cpuinfo flag, "asimd")
+        features = (neon_isa.RUST_FEATURE,) if isa_name in NEON_ISAS else isa.features
         fns = {d: printer.simd_path(isa, laid_simd[isa_name][d], schedule, setup, notes) for d in DIRECTIONS}
-        paths.append(dict(name=isa_name, feature=isa.target, features=isa.features, fns=fns,
-                          min_blocks=min(p for p, _ in fns["encrypt"]["loops"])))
+        paths.append(dict(name=isa_name, feature=isa.target or neon_isa.RUST_FEATURE, features=features, fns=fns,
+                          min_blocks=min(p for p, _ in fns["encrypt"]["loops"]), isa=isa))
         cost = fns["encrypt"]["cost"]
-        out_notes.append(f"SIMD path {isa_name} ({'+'.join(isa.features)}): *_blocks_with_tweaks in lanes, "
+        out_notes.append(f"SIMD path {isa_name} ({'+'.join(features)}): *_blocks_with_tweaks in lanes, "
                          f"{isa.bits // 64} blocks word-sliced in {isa.bits}-bit vectors, passes of "
                          + ", then ".join(str(p) for p, _ in fns["encrypt"]["loops"])
                          + f" blocks; keys {o.keys}, unroll {o.unroll}; vector ops per block (encrypt): "
                          + ", ".join(f"{k} {n:g}" for k, n in sorted(cost.items())))
     levels = ["scalar"] + [p["name"] for p in reversed(paths)]
-    return dict(paths=paths, levels=levels, env_var=ENV_VAR, notes=out_notes,
-                helpers=printer.memory_helpers([f for p in paths for f in p["fns"].values()]))
+    modules = []
+    for arch in dict.fromkeys(path_arch(p["name"]) for p in paths):
+        mine = [p for p in paths if path_arch(p["name"]) == arch]
+        modules.append(dict(arch=arch, neon=arch == "aarch64", paths=mine, cfg=f'all(feature = "simd", {ARCH_CFG[arch]})',
+                            levels=["scalar"] + [p["name"] for p in reversed(mine)],
+                            helpers=printer.memory_helpers(mine[0]["isa"], [f for p in mine for f in p["fns"].values()])))
+    archs = [m["arch"] for m in modules]
+    cfg = modules[0]["cfg"] if len(modules) == 1 else \
+        'all(feature = "simd", any(' + ", ".join(f"all({ARCH_CFG[a]})" if "," in ARCH_CFG[a] else ARCH_CFG[a]
+                                             for a in archs) + "))"
+    return dict(paths=paths, levels=levels, env_var=ENV_VAR, notes=out_notes, modules=modules, cfg=cfg,
+                arch_text=" and ".join(ARCH_TEXT[a] for a in archs))
 
 
 def _iv_rows(words, per=4) -> list[str]:
