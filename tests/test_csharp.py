@@ -91,17 +91,21 @@ needs_dotnet = pytest.mark.skipif(not HAVE_DOTNET, reason="dotnet (.NET 10 SDK) 
 
 
 @needs_dotnet
-@pytest.mark.parametrize("versions", [("1.3",), ("1.1", "1.2")], ids=["v13", "v11-v12"])
-def test_verify_matrix(versions, tmp_path):
-    """The recommended C# variants (3 per version) and, for v1.3, the scalar and packed layouts, one
-    project built once, run under every JIT setting: KATs, random vectors vs the reference,
-    misaligned, in place, guards, batches n=0..33, argument checks, the expected kernel, and the
-    disasm check.  make test runs v1.3, make verify the other two (tests/conftest.py MATRIX)."""
+@pytest.mark.parametrize("versions, sizes", [(("1.3",), (256,)), (("1.3",), (512, 1024)), (("1.1", "1.2"), SIZES)],
+                         ids=["v13-256", "v13-512-1024", "v11-v12"])
+def test_verify_matrix(versions, sizes, tmp_path):
+    """The recommended C# variants (one per version and size) and, for v1.3, the scalar and packed
+    layouts, one project built once, run under every JIT setting: KATs, random vectors vs the
+    reference, misaligned, in place, guards, batches n=0..33, argument checks, the expected kernel,
+    and the disasm check.  make test runs v1.3 at 256 bits, make verify the other sizes and
+    versions (tests/conftest.py MATRIX)."""
     from threefish_gen.verify import csharp as vcs
     from threefish_gen.verify import matrix, runner
-    specs = [get_spec(v, b) for v in versions for b in SIZES]
+    assert len([v for v in variants("recommended", "csharp", [get_spec(v, b) for v in VERSIONS for b in SIZES])
+                if v.get("primitive") is None]) == 3 * len(VERSIONS)
+    specs = [get_spec(v, b) for v in versions for b in sizes]
     chosen = [v for v in variants("recommended", "csharp", specs) if v.get("primitive") is None]  # Skein: test_skein
-    assert len(chosen) == 3 * len(versions)
+    assert len(chosen) == len(specs)
     chosen += [csharp_variant(s, lay, Options()) for s in specs if s.version == "1.3" for lay in ("scalar", "packed")]
     rep = matrix.run(chosen, random_count=100, seed=random.randrange(1 << 30), jobs=2,
                      workdir=tmp_path, report_path=tmp_path / "r.json")
