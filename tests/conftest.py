@@ -76,7 +76,7 @@ MARKS = {
     "test_c_simd": ("toolchain", {r"transpose_shuffles": None,
                                   r"render_cli|bad_options|render_is_deterministic": "slow"}),
     "test_cli": ("slow", {r"render_invocation_from_the_issue": "toolchain"}),
-    "test_csharp": (None, {r"verify_matrix|harness_catches": "toolchain"}),
+    "test_csharp": (None, {r"verify_matrix|harness_catches|disasm_row_passes": "toolchain"}),
     "test_dropin": ("toolchain", {}),
     "test_dsl": (None, {}),
     "test_examples": ("toolchain", {}),
