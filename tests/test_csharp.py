@@ -4,6 +4,7 @@ import random
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -91,17 +92,21 @@ needs_dotnet = pytest.mark.skipif(not HAVE_DOTNET, reason="dotnet (.NET 10 SDK) 
 
 
 @needs_dotnet
-@pytest.mark.parametrize("versions", [("1.3",), ("1.1", "1.2")], ids=["v13", "v11-v12"])
-def test_verify_matrix(versions, tmp_path):
-    """The recommended C# variants (3 per version) and, for v1.3, the scalar and packed layouts, one
-    project built once, run under every JIT setting: KATs, random vectors vs the reference,
-    misaligned, in place, guards, batches n=0..33, argument checks, the expected kernel, and the
-    disasm check.  make test runs v1.3, make verify the other two (tests/conftest.py MATRIX)."""
+@pytest.mark.parametrize("versions, sizes", [(("1.3",), (256,)), (("1.3",), (512, 1024)), (("1.1", "1.2"), SIZES)],
+                         ids=["v13-256", "v13-512-1024", "v11-v12"])
+def test_verify_matrix(versions, sizes, tmp_path):
+    """The recommended C# variants (one per version and size) and, for v1.3, the scalar and packed
+    layouts, one project built once, run under every JIT setting: KATs, random vectors vs the
+    reference, misaligned, in place, guards, batches n=0..33, argument checks, the expected kernel,
+    and the disasm check.  make test runs v1.3 at 256 bits, make verify the other sizes and
+    versions (tests/conftest.py MATRIX)."""
     from threefish_gen.verify import csharp as vcs
     from threefish_gen.verify import matrix, runner
-    specs = [get_spec(v, b) for v in versions for b in SIZES]
+    assert len([v for v in variants("recommended", "csharp", [get_spec(v, b) for v in VERSIONS for b in SIZES])
+                if v.get("primitive") is None]) == 3 * len(VERSIONS)
+    specs = [get_spec(v, b) for v in versions for b in sizes]
     chosen = [v for v in variants("recommended", "csharp", specs) if v.get("primitive") is None]  # Skein: test_skein
-    assert len(chosen) == 3 * len(versions)
+    assert len(chosen) == len(specs)
     chosen += [csharp_variant(s, lay, Options()) for s in specs if s.version == "1.3" for lay in ("scalar", "packed")]
     rep = matrix.run(chosen, random_count=100, seed=random.randrange(1 << 30), jobs=2,
                      workdir=tmp_path, report_path=tmp_path / "r.json")
@@ -121,25 +126,66 @@ def test_verify_matrix(versions, tmp_path):
             assert r.checks > 1000
 
 
-@needs_dotnet
-def test_harness_catches_a_wrong_rotation(tmp_path):
-    """A class with one rotation count changed must fail the harness (the checks can fail)."""
-    from threefish_gen.verify import csharp as vcs
-    from threefish_gen.verify.runner import vector_file
-    spec = get_spec("1.3", 256)
-    v = csharp_variant(spec, "scalar", Options(), cls="Broken")
-    proj = tmp_path / "proj"
-    vcs.write_project([v], proj)
-    cs = proj / "ThreefishGen.Broken.cs"
+def _break_rotation(cs: Path) -> None:
+    """One rotation count of the class changed (its low bit flipped)."""
     text = cs.read_text()
     new = re.sub(r"BitOperations\.RotateLeft\((\w+), (\d+)\)",
                  lambda m: f"BitOperations.RotateLeft({m.group(1)}, {int(m.group(2)) ^ 1})", text, count=1)
     assert new != text
     cs.write_text(new)
-    ok, out = vcs.build(proj)
-    assert ok, out
+
+
+def _plant_call(cs: Path) -> None:
+    """A real call (to a method that does nothing) planted at the top of EncryptBlock."""
+    text = cs.read_text()
+    head = "    private static void EncryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)\n    {\n"
+    assert text.count(head) == 1 and text.rstrip().endswith("}")
+    text = text.replace(head, head + "        PlantedCall();\n")
+    end = text.rstrip().rindex("}")             # the class's closing brace
+    cs.write_text(text[:end] + "\n    [MethodImpl(MethodImplOptions.NoInlining)]\n"
+                  "    private static void PlantedCall() { }\n" + text[end:])
+
+
+@pytest.fixture(scope="module")
+def edited_project(tmp_path_factory):
+    """One harness project, built once through verify's own C# path (csharp.prepare and the build
+    of the first row), for the two tests below that each built one: Broken (256 scalar, one
+    rotation changed), the lanes fly/loop and table/loop classes and Planted (table/loop lanes
+    with a real call planted in EncryptBlock).  Their tests share the xdist group csharp-edited,
+    so one worker builds it.  (spec, the project state, the harness dll, broken, good, planted)."""
+    if not HAVE_DOTNET:
+        pytest.skip("dotnet (.NET 10 SDK) not installed")
+    from threefish_gen.verify import csharp as vcs
+    spec = get_spec("1.3", 256)
+    broken = csharp_variant(spec, "scalar", Options(), cls="Broken")
+    good = [csharp_variant(spec, "lanes", Options(k, "loop", 1)) for k in ("fly", "table")]
+    planted = csharp_variant(spec, "lanes", Options("table", "loop", 1), cls="Planted")
+    write = vcs.write_project
+
+    def write_edited(vs, proj, **kw):
+        write(vs, proj, **kw)
+        _break_rotation(proj / "ThreefishGen.Broken.cs")
+        _plant_call(proj / "ThreefishGen.Planted.cs")
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(vcs, "write_project", write_edited)
+        vcs.prepare([broken, *good, planted], tmp_path_factory.mktemp("cs-edited"))
+        dll, err = vcs._ensure_built(broken)
+        state = vcs._STATE
+    assert err is None, err
+    return spec, state, dll, broken, good, planted
+
+
+@needs_dotnet
+@pytest.mark.xdist_group("csharp-edited")
+def test_harness_catches_a_wrong_rotation(edited_project, tmp_path):
+    """A class with one rotation count changed must fail the harness (the checks can fail)."""
+    from threefish_gen.verify import csharp as vcs
+    from threefish_gen.verify.runner import vector_file
+    spec, _, dll, broken, _, _ = edited_project
+    assert vcs.class_name(broken) == "ThreefishGen.Broken"
     vec = vector_file(spec, tmp_path / "v.txt", 5, 1)
-    p = subprocess.run(["dotnet", str(proj / "bin" / "harness.dll"), "ThreefishGen.Broken", str(vec)],
+    p = subprocess.run(["dotnet", str(dll), "ThreefishGen.Broken", str(vec)],
                        capture_output=True, text=True, env=vcs.dotnet_env(), timeout=300)
     assert p.returncode == 1 and "FAIL" in p.stderr and " 0 failed" not in p.stdout
 
@@ -250,29 +296,14 @@ def test_threefish256_table_loop_lanes_burn_by_hand():
 
 
 @needs_dotnet
-def test_disasm_row_passes_loop_and_table_lanes_and_fails_a_planted_call(tmp_path, monkeypatch):
+@pytest.mark.xdist_group("csharp-edited")
+def test_disasm_row_passes_loop_and_table_lanes_and_fails_a_planted_call(edited_project, tmp_path, monkeypatch):
     """The rows issue 31 reported (fly/loop and table/loop lanes) PASS the real jit disasm row; the
     same class with one real call planted in EncryptBlock FAILs it."""
     from threefish_gen.verify import csharp as vcs
     from threefish_gen.verify.runner import vector_file
-    spec = get_spec("1.3", 256)
-    good = [csharp_variant(spec, "lanes", Options(k, "loop", 1)) for k in ("fly", "table")]
-    planted = csharp_variant(spec, "lanes", Options("table", "loop", 1), cls="Planted")
-    write = vcs.write_project
-
-    def write_planted(vs, proj, **kw):
-        write(vs, proj, **kw)
-        cs = proj / "ThreefishGen.Planted.cs"
-        text = cs.read_text()
-        head = "    private static void EncryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)\n    {\n"
-        assert text.count(head) == 1 and text.rstrip().endswith("}")
-        text = text.replace(head, head + "        PlantedCall();\n")
-        end = text.rstrip().rindex("}")             # the class's closing brace
-        cs.write_text(text[:end] + "\n    [MethodImpl(MethodImplOptions.NoInlining)]\n"
-                      "    private static void PlantedCall() { }\n" + text[end:])
-
-    monkeypatch.setattr(vcs, "write_project", write_planted)
-    vcs.prepare(good + [planted], tmp_path)
+    spec, state, _, _, good, planted = edited_project
+    monkeypatch.setattr(vcs, "_STATE", state)        # the shared project, built (no row rebuilds it)
     vec = vector_file(spec, tmp_path / "v.txt", 5, 1)
     run = next(r for r in vcs.RUNS if r.disasm)
     for v in good + [planted]:

@@ -1071,35 +1071,35 @@ static partial class Harness
 """
 
 
-def _csharp_scan(tmp_path, cases, modes: tuple = SCAN_MODES, mutate=None, check: bool = True) -> dict:
-    """Builds the stack scan harness (CS_SCAN_MAIN) with every (bits, layout, options) case,
-    wiped and --no-wipe, and runs each class under fully optimized JIT and tier-0 code (no
-    tiering), once per mode (CS_SCAN_MAIN's second argument; single-block and blocks calls apart
-    by default, as scan_stack): with ``check``, the wiped ones must leave no key, tweak or subkey
-    word in any mode, and in each mode some --no-wipe one must.  ``mutate(text) -> text``
-    rewrites the wiped classes' rendered sources before the build.  Without ``check`` only the
-    wiped classes are built and run (the --no-wipe ones are there to show the scan can see a key
-    word, which only ``check`` asserts).  Returns {(bits, layout, options, wipe, jit index, mode):
-    (returncode, stdout)}."""
+def _csharp_build(proj: Path, sets: dict) -> dict:
+    """Builds one stack scan harness project (CS_SCAN_MAIN) with the classes of every set:
+    ``sets``: {tag: (cases, check, mutate)}, cases (bits, layout, options); each case wiped (namespace
+    Wiped<tag>) and, with ``check``, --no-wipe (Kept<tag>).  ``mutate(text) -> text`` rewrites the
+    set's wiped classes' rendered sources before the build.  One build for several sets: the
+    ``dotnet build`` (about 12 CPU-seconds before a class is compiled) is paid once.  Returns {tag:
+    {(bits, layout, options, wipe): variant}}."""
     from threefish_gen.gen.spec import get_spec
     from threefish_gen.gen.targets import get as get_target
     from threefish_gen.verify import csharp as vcs
     cs = get_target("csharp")
-    variants = {}
-    for bits, lay, o in cases:
-        spec = get_spec("1.3", bits)
-        for wipe in ((True, False) if check else (True,)):
-            variants[(bits, lay, o, wipe)] = cs.variant(spec, o, layout=lay,
-                                                        namespace="Wiped" if wipe else "Kept", wipe=wipe)
-    sizes = sorted({bits for bits, _, _ in cases})
+    by_set: dict = {}
+    for tag, (cases, check, _) in sets.items():
+        variants = by_set[tag] = {}
+        for bits, lay, o in cases:
+            spec = get_spec("1.3", bits)
+            for wipe in ((True, False) if check else (True,)):
+                variants[(bits, lay, o, wipe)] = cs.variant(spec, o, layout=lay,
+                                                            namespace=("Wiped" if wipe else "Kept") + tag, wipe=wipe)
+    sizes = sorted({bits for cases, _, _ in sets.values() for bits, _, _ in cases})
     secrets = sorted({w for bits in sizes for w in secret_words(bits)})
     main = CS_SCAN_MAIN.replace("SECRET", ", ".join(f"{w:#x}UL" for w in secrets))
-    proj = tmp_path / "scan"
-    vcs.write_project(list(variants.values()), proj, main=main,
+    vcs.write_project([v for variants in by_set.values() for v in variants.values()], proj, main=main,
                       csproj=vcs.CSPROJ.replace("<Optimize>true</Optimize>",
                                                 "<Optimize>true</Optimize>\n    <AllowUnsafeBlocks>true</AllowUnsafeBlocks>"))
-    if mutate is not None:
-        srcs = sorted(proj.glob("Wiped.*.cs"))
+    for tag, (_, _, mutate) in sets.items():
+        if mutate is None:
+            continue
+        srcs = sorted(proj.glob(f"Wiped{tag}.*.cs"))
         assert srcs, sorted(proj.iterdir())
         for f in srcs:
             text = f.read_text()
@@ -1108,6 +1108,18 @@ def _csharp_scan(tmp_path, cases, modes: tuple = SCAN_MODES, mutate=None, check:
             f.write_text(changed)
     ok, out = vcs.build(proj)
     assert ok, out
+    return by_set
+
+
+def _csharp_run(proj: Path, variants: dict, modes: tuple = SCAN_MODES, check: bool = True) -> dict:
+    """Runs each class of ``variants`` (one set of :func:`_csharp_build`) under fully optimized JIT
+    and tier-0 code (no tiering), once per mode (CS_SCAN_MAIN's second argument; single-block and
+    blocks calls apart by default, as scan_stack): with ``check``, the wiped ones must leave no key,
+    tweak or subkey word in any mode, and in each mode some --no-wipe one must.  Without ``check``
+    only the wiped classes are there (the --no-wipe ones show the scan can see a key word, which
+    only ``check`` asserts).  Returns {(bits, layout, options, wipe, jit index, mode): (returncode,
+    stdout)}."""
+    from threefish_gen.verify import csharp as vcs
     results = {}
     for j, jit in enumerate(({"DOTNET_TieredCompilation": "0"},
                              {"DOTNET_TieredCompilation": "1", "DOTNET_TC_QuickJitForLoops": "1",
@@ -1130,24 +1142,76 @@ def _csharp_scan(tmp_path, cases, modes: tuple = SCAN_MODES, mutate=None, check:
     return results
 
 
+def _csharp_scan(tmp_path, cases, modes: tuple = SCAN_MODES, mutate=None, check: bool = True) -> dict:
+    """One set's project built (:func:`_csharp_build`) and run (:func:`_csharp_run`)."""
+    proj = tmp_path / "scan"
+    (variants,) = _csharp_build(proj, {"": (cases, check, mutate)}).values()
+    return _csharp_run(proj, variants, modes, check)
+
+
+def _kernel_cases(bits):
+    from threefish_gen.gen.threefish import Options
+    # fly/full: spills only; table/loop: the stackalloc'd key table and the subkey ring too
+    return [(bits, lay, Options("fly", "full", 1)) for lay in ("scalar", "lanes")] + \
+        [(bits, "lanes", Options("table", "loop", 1))]
+
+
+def _table_cases(bits):
+    from threefish_gen.gen.threefish import Options
+    return [(bits, "lanes", Options(keys, "loop", 1)) for keys in ("table", "fly")]
+
+
+def _cut_cases():
+    from threefish_gen.gen.threefish import Options
+    return [(1024, lay, Options("fly", "full", 1)) for lay in ("scalar", "lanes", "packed")]
+
+
+def _cut_burn_one(text):
+    return re.sub(r"BurnOneBytes = \d+;", "BurnOneBytes = 8;", text)
+
+
+# the make-test cases of the three C# scans below (the others are in tests/conftest.py MATRIX)
+CS_SHARED = {"Kernels512": (512, "kernels"), "Tables1024": (1024, "tables")}
+
+
+@pytest.fixture(scope="module")
+def csharp_scan_project(tmp_path_factory):
+    """The make-test cases of the three C# scans, in one project built once (their tests share the
+    xdist group csharp-scan, so one worker builds it): (project folder, {tag: variants})."""
+    if shutil.which("dotnet") is None:
+        pytest.skip("dotnet not installed")
+    proj = tmp_path_factory.mktemp("csharp-scan") / "scan"
+    sets = {"Kernels512": (_kernel_cases(512), True, None), "Tables1024": (_table_cases(1024), True, None),
+            "Cut": (_cut_cases(), False, _cut_burn_one)}
+    return proj, _csharp_build(proj, sets)
+
+
+def _scan(request, tmp_path, kind, bits, cases):
+    """The scan of ``cases``: from the shared project where it holds them, else a build of its own."""
+    tag = next((t for t, kb in CS_SHARED.items() if kb == (bits, kind)), None)
+    if tag is None:
+        return _csharp_scan(tmp_path, cases)
+    proj, by_set = request.getfixturevalue("csharp_scan_project")
+    assert {(b, lay, o) for b, lay, o, wipe in by_set[tag] if wipe} == set(cases) and len(set(cases)) == len(cases)
+    return _csharp_run(proj, by_set[tag])
+
+
 @pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
+@pytest.mark.xdist_group("csharp-scan")
 @pytest.mark.parametrize("bits", [512, 1024])
-def test_csharp_wipe_leaves_no_key_word_on_the_stack(tmp_path, bits):
+def test_csharp_wipe_leaves_no_key_word_on_the_stack(tmp_path, bits, request):
     """The C# kernels' frames (what the JIT spilled, and the stackalloc'd key table and subkey
     ring of table/loop) are cleared after every public call: a scan
     of the stack below Main after Encrypt, Decrypt, EncryptBlocks and DecryptBlocks (19 blocks:
     the Vector512, Vector256 and scalar kernels) finds no key, tweak or subkey word; the same
     classes with --no-wipe leave some.  Fully optimized JIT and tier-0 code (no tiering) both."""
-    from threefish_gen.gen.threefish import Options
-    # fly/full: spills only; table/loop: the stackalloc'd key table and the subkey ring too
-    cases = [(bits, lay, Options("fly", "full", 1)) for lay in ("scalar", "lanes")]
-    cases.append((bits, "lanes", Options("table", "loop", 1)))
-    _csharp_scan(tmp_path, cases)
+    _scan(request, tmp_path, "kernels", bits, _kernel_cases(bits))
 
 
 @pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
+@pytest.mark.xdist_group("csharp-scan")
 @pytest.mark.parametrize("bits", [1024, 256])
-def test_csharp_wipe_covers_the_lanes_vector_tables(tmp_path, bits):
+def test_csharp_wipe_covers_the_lanes_vector_tables(tmp_path, bits, request):
     """The lanes loop kernels stackalloc their key table / subkey ring as vectors
     (Vector512<ulong>[n], Vector256<ulong>[n]: 64 or 32 bytes an element, not 8); Burn must
     clear them too.  Threefish-256 and -1024, --keys table and fly, --unroll loop.  On a CPU
@@ -1155,22 +1219,21 @@ def test_csharp_wipe_covers_the_lanes_vector_tables(tmp_path, bits):
     stackalloc'd vectors 0 bytes (this test passed before that fix on an AVX2-only CPU);
     tests/test_csharp.py test_kernels_hold_no_wipe_call checks BurnBytes against every kernel's
     stackalloc, Vector512 included, without running it."""
-    from threefish_gen.gen.threefish import Options
-    _csharp_scan(tmp_path, [(bits, "lanes", Options(keys, "loop", 1)) for keys in ("table", "fly")])
+    _scan(request, tmp_path, "tables", bits, _table_cases(bits))
 
 
 @pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
-def test_csharp_scan_sees_a_too_small_single_block_wipe(tmp_path):
+@pytest.mark.xdist_group("csharp-scan")
+def test_csharp_scan_sees_a_too_small_single_block_wipe(csharp_scan_project):
     """The C# scan can fail on a single-block wipe that is too small: with BurnOneBytes (what
     Encrypt/Decrypt clear after their kernel) cut to 8 in the rendered classes, the single mode
     finds key words under both JIT settings.  (The "all" mode -- both kinds of call, then one
     scan -- cannot see it: Burn after the blocks calls clears the same stack.)  Threefish-1024
     scalar and lanes (the single block in the scalar kernel) and packed (the Vector256/Vector512
-    packed kernel where the CPU has it), --keys fly --unroll full."""
-    from threefish_gen.gen.threefish import Options
-    cases = [(1024, lay, Options("fly", "full", 1)) for lay in ("scalar", "lanes", "packed")]
-    res = _csharp_scan(tmp_path, cases, modes=("single",), check=False,
-                       mutate=lambda t: re.sub(r"BurnOneBytes = \d+;", "BurnOneBytes = 8;", t))
+    packed kernel where the CPU has it), --keys fly --unroll full.  The cut classes are built in
+    the shared scan project (namespace WipedCut), beside the unchanged ones the other scans pass."""
+    proj, by_set = csharp_scan_project
+    res = _csharp_run(proj, by_set["Cut"], modes=("single",), check=False)
     shown = "\n".join(f"{k[1]} jit{k[4]} {k[5]} {'wiped' if k[3] else 'kept'}: {out.strip().splitlines()[-1]}"
                       for k, (rc, out) in res.items())
     print(shown)
