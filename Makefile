@@ -24,11 +24,15 @@ setup:
 # `build/out.one/*` does not match dot files, so render's record (.threefish-gen-manifest) stays
 # behind and out/ ships only the rendered files (tests/test_out.py checks the exact file list).
 OUT_TARGETS = c:c c-simd:c-simd:_auto_ nasm-x64:nasm nasm-x86:nasm csharp:csharp rust:rust
+# out/ ships the final constants (Skein v1.3; issue 30: out/ <= 8 MB).  The recommended files of the
+# older constants are one command away (`render --set recommended --constants 1.1|1.2 --target T`),
+# and make verify checks every version of every variant either way.
+OUT_CONSTANTS = 1.3
 gen: setup
 	@rm -rf build/out.new build/out.one
 	@for tp in $(OUT_TARGETS); do \
 	  set -- $$(echo $$tp | tr : ' '); rm -rf build/out.one; \
-	  $(GEN) render --set recommended --target $$1 --out build/out.one >/dev/null || exit 1; \
+	  $(GEN) render --set recommended --constants $(OUT_CONSTANTS) --target $$1 --out build/out.one >/dev/null || exit 1; \
 	  mkdir -p build/out.new/$$2; \
 	  for f in build/out.one/*; do case $$f in *$${3:-}*) mv $$f build/out.new/$$2/;; esac; done; \
 	done

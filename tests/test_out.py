@@ -16,6 +16,21 @@ def out_targets():
     return [tuple((item + "::").split(":")[:3]) for item in m.group(1).split()]
 
 
+def out_constants():
+    """The Makefile's OUT_CONSTANTS: the constants version make gen ships."""
+    m = re.search(r"^OUT_CONSTANTS\s*=\s*(\S+)\s*$", (ROOT / "Makefile").read_text(), re.M)
+    assert m, "Makefile has no OUT_CONSTANTS line"
+    return m.group(1)
+
+
+def test_out_ships_the_final_constants_only():
+    """out/ holds the v1.3 files (the final Skein constants), no v1.1/v1.2 file (issue 30: size)."""
+    assert out_constants() == "1.3"
+    names = [p.name for p in (ROOT / "out").rglob("*") if p.is_file() or p.parent == ROOT / "out" / "rust"]
+    assert names and not [n for n in names if re.search(r"_v1[12]_|V1[12]\b|V1[12]\.|V1[12]Lanes", n)]
+    assert sum(1 for n in names if re.search(r"_v13_|V13", n)) >= 30
+
+
 def test_out_folders_are_exactly_the_rendered_targets():
     folders = {d for _, d, _ in out_targets()}
     assert {"c", "c-simd", "nasm", "csharp", "rust"} <= folders
@@ -28,6 +43,8 @@ def test_out_is_fresh(folder):
     for target, d, keep in out_targets():
         if d == folder:
             for v in variants("recommended", target):
+                if v.spec.version != out_constants():
+                    continue
                 want.update((n, t) for n, t in render_variant(v).items() if keep in n)
     root = ROOT / "out" / folder      # rust: crate folders (STEM/Cargo.toml, STEM/src/lib.rs, ...)
     have = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()}
@@ -71,7 +88,7 @@ def test_no_path_is_shipped_twice():
     nasm-x64 lanes file (avx2, avx512) the System V scalar GPR code for its tail blocks (the same
     as the scalar sysv file).  So every repeated function must also be in a scalar file, once."""
     seen = shipped_functions()
-    assert sum(len(w) for w in seen.values()) > 200
+    assert sum(len(w) for w in seen.values()) > 100     # one constants version: 116 functions (2026-11-27)
     assert any(w[0].startswith("c-simd/") for w in seen.values())
     scalar_file = re.compile(r"^(c/.*|nasm/.*_nasmx64_sysv_belady_fly_full(_i\d)?\.asm):")
     twice = [where for where in seen.values()

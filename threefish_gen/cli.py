@@ -118,7 +118,7 @@ def list_cmd(passes):
     click.echo(f"  --keys       {' | '.join(KEYS):<14} subkeys computed on the fly, or a precomputed table")
     click.echo(f"  --unroll     {' | '.join(UNROLL):<14} every round unrolled, or a loop over 8-round cycles")
     click.echo("  --interleave 1..4           blocks processed together by encrypt_blocks/decrypt_blocks")
-    click.echo("recommended (rendered into out/ by 'make gen'):")
+    click.echo("recommended (every constants version; 'make gen' renders the v1.3 ones into out/):")
     for t in registry.TARGETS.values():
         for line in t.recommended_lines():
             click.echo(line)
