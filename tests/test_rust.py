@@ -373,7 +373,12 @@ def test_verify_target_rust_runs_every_row_matrix(tmp_path, bits, primitives):
             *[a for prim in primitives for a in ("--primitive", prim)])
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr
     rows = json.loads(report.read_text())["rows"]
-    assert all(r["status"] == "PASS" or r["status"] == "BUILT" and r["build"] == "cargo std avx512" for r in rows), rows
+    # the NEON row (cross-built for AArch64, run under qemu) is SKIPPED, with the reason, where no rustc
+    # with the AArch64 std is found (verify/rust.py aarch64_missing; tests/test_rust_simd.py covers it)
+    no_neon = rust_checker.aarch64_missing()
+    assert all(r["status"] == "PASS" or r["status"] == "BUILT" and r["build"] == "cargo std avx512"
+               or no_neon and r["status"] == "SKIPPED" and r["build"] == "cargo aarch64 neon (qemu)"
+               for r in rows), rows
     # the recommended Threefish crate has SIMD paths (--isa auto): its rows are SIMD_RUNS, the AVX-512
     # row only built on a CPU without AVX-512
     rec = get_target("rust").variants("recommended", [get_spec("1.2", bits)])[0]
@@ -437,11 +442,17 @@ def test_render_names_the_crates_bootstrap_installs_and_verify_needs():
 
 
 def test_cached_rows_are_keyed_by_the_rust_toolchain():
-    """verify's result cache reuses a PASS row only for the same cargo, rustc and clippy."""
+    """verify's result cache reuses a PASS row only for the same cargo, rustc and clippy, and the
+    same offline crate registry (Debian's librust-*-dev: '@cargo-registry', its content)."""
     from threefish_gen.verify import matrix, shard
     kind = get_target("rust").checker(variant(512))
     assert kind in matrix.CHECKERS
-    assert shard.tools_of(RUNS["cargo release"], matrix.CHECKERS[kind].tools) == ["cargo", "cargo-clippy", "rustc"]
+    assert shard.tools_of(RUNS["cargo release"], matrix.CHECKERS[kind].tools) == [
+        "@cargo-registry", "cargo", "cargo-clippy", "rustc"]
+    # the NEON row's key also names the cross linker, qemu and the AArch64 rustc (whichever is found)
+    neon = next(r for r in rust_checker.SIMD_RUNS if r.target)
+    assert {"aarch64-linux-gnu-gcc", "qemu-aarch64"} <= set(shard.tools_of(neon, matrix.CHECKERS[kind].tools))
+    assert (rust_checker.aarch64_rustc() or "rustc-aarch64-absent") in shard.tools_of(neon)
 
 
 # ---------------------------------------------------------------------------- Skein (--primitive skein)

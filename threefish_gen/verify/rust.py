@@ -126,6 +126,14 @@ class CargoRun:
     target: str | None = None         # a cross build (--target TRIPLE), run under qemu-user (AARCH64)
 
     @property
+    def tools(self) -> tuple:
+        """Tools whose version decides the row beyond the checker's (verify/shard.py tools_of): a
+        cross build's linker, emulator and the rustc with that target's std (found at key time)."""
+        if self.target is None:
+            return ()
+        return (AARCH64_LINKER, AARCH64_RUNNER[0], aarch64_rustc() or "rustc-aarch64-absent")
+
+    @property
     def thorough(self) -> bool:
         """Left out of `check`'s fast default: all but the release build."""
         return self.name != "cargo release"
