@@ -395,3 +395,34 @@ def test_csharp_skein_wipe_in_the_text_and_not_with_no_wipe():
                     assert field in dispose
         if bits == 512:
             assert "private const int BurnBytes = 8512;" in wiped
+
+
+@pytest.mark.parametrize("bits,interleave", [(256, 3), (512, 1), (1024, 1)])
+def test_lanes_loop_loops_the_vector_kernels_only(bits, interleave):
+    """Layout lanes --unroll loop (issue 30): the Vector512/Vector256 kernels run the 8-round cycle
+    loop (their key and subkey rings stackalloc'd vectors) and are smaller than the unrolled ones;
+    every other method -- the scalar Encrypt/Decrypt kernels EncryptBlock/DecryptBlock, the scalar
+    blocks kernel (tail and fallback), the public methods -- is the same text as with --unroll full,
+    so the single-block speed is the unrolled class's.  Layout scalar --unroll loop still loops
+    its scalar kernels."""
+    spec = get_spec("1.3", bits)
+
+    def methods(layout, unroll):
+        v = CSHARP.variant(spec, Options("fly", unroll, interleave), layout=layout, **{"class": "X"})
+        (text,) = render_variant(v).values()
+        return _cs_methods(text)
+
+    full, loop = methods("lanes", "full"), methods("lanes", "loop")
+    assert set(full) == set(loop)
+    kernels = {f"{d}Lanes{w}" for d in ("Encrypt", "Decrypt") for w in (256, 512)}
+    assert {k for k in full if full[k] != loop[k]} == kernels
+    for k in kernels:
+        body = "\n".join(loop[k])
+        cycles = f"for (int c = 0; c < {spec.rounds // 8}; c++)"
+        assert re.search(r"stackalloc Vector(256|512)<ulong>\[\d+\]", body) and cycles in body, k
+        assert len(body) < len("\n".join(full[k])), k
+        assert "stackalloc" not in "\n".join(full[k]) and cycles not in "\n".join(full[k]), k
+    for k in ("EncryptBlock", "DecryptBlock", "EncryptBlocksScalar", "DecryptBlocksScalar"):
+        assert "stackalloc" not in "\n".join(loop[k]) and "for (int c" not in "\n".join(loop[k]), k
+    scalar = methods("scalar", "loop")
+    assert "stackalloc ulong" in "\n".join(scalar["EncryptBlock"])

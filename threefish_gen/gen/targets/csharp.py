@@ -20,11 +20,14 @@ from ..variant import Variant
 from .base import DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein, ubi_pass
 
 # (layout, options) per block size.  'lanes' also carries the scalar one-block path; the interleave
-# per size is measured (docs/csharp.md, "Bench").
+# per size is measured (docs/csharp.md, "Bench").  1024: --unroll loop (the vector kernels loop, the
+# scalar Encrypt/Decrypt and tail stay unrolled, the same text as full): its bulk ran at 0.84-0.95x
+# the unrolled kernels' time in three paired runs on Zen 3 (every one noisy), 762 KB -> 474 KB of
+# source; 256 (1.03, 1.18) and 512 (0.97, 1.00, 1.03) stay full (docs/csharp.md, "Compact lanes classes").
 RECOMMENDED = {
     256: ("lanes", Options(keys="fly", unroll="full", interleave=3)),
     512: ("lanes", Options(keys="fly", unroll="full", interleave=1)),
-    1024: ("lanes", Options(keys="fly", unroll="full", interleave=1)),
+    1024: ("lanes", Options(keys="fly", unroll="loop", interleave=1)),
 }
 NAMESPACE = "ThreefishGen"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
