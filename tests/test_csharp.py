@@ -267,29 +267,38 @@ def test_kernels_hold_no_wipe_call():
     """The stackalloc scratch of loop/table kernels (key table, subkey ring) is cleared by Burn and
     BurnOne after the kernel returns (their size counts it), not by a call inside the kernel.
     Every kernel's scratch counts with its element size: the lanes kernels stackalloc vectors
-    (Vector512<ulong> 64 bytes an element, Vector256<ulong> 32), the scalar ones ulong."""
+    (Vector512<ulong> 64 bytes an element, Vector256<ulong> 32), the scalar ones ulong.  A lanes
+    class's scalar kernels are unrolled also under --unroll loop (issue 30: no scratch, locals),
+    so the scalar loop scratch is checked in layout scalar."""
     for bits in (256, 1024):
-        for o in (Options("table", "loop", 1), Options("fly", "loop", 2), Options("fly", "loop", 1)):
-            (text,) = render_variant(csharp_variant(get_spec("1.3", bits), "lanes", o)).values()
-            assert "stackalloc ulong" in text and "stackalloc Vector512<ulong>" in text
+        for layout, o in [("lanes", Options("table", "loop", 1)), ("lanes", Options("fly", "loop", 2)),
+                          ("lanes", Options("fly", "loop", 1)), ("scalar", Options("fly", "loop", 1)),
+                          ("scalar", Options("table", "loop", 2))]:
+            (text,) = render_variant(csharp_variant(get_spec("1.3", bits), layout, o)).values()
+            assert ("stackalloc ulong" in text) == (layout == "scalar"), (bits, layout, o)
+            assert ("stackalloc Vector512<ulong>" in text) == (layout == "lanes"), (bits, layout, o)
             assert text.count("CryptographicOperations.ZeroMemory") == 2          # Burn, BurnOne only
             per = _stackalloc_bytes(text)
-            assert {"EncryptBlock", "EncryptBlocksScalar", "EncryptLanes512", "EncryptLanes256"} <= set(per)
+            kernels = ({"EncryptLanes512", "EncryptLanes256", "DecryptLanes512", "DecryptLanes256"} if layout == "lanes"
+                       else {"EncryptBlock", "EncryptBlocksScalar", "DecryptBlock", "DecryptBlocksScalar"})
+            assert kernels <= {k for k, n in per.items() if n}, (bits, layout, o, per)
             burn = int(re.search(r"BurnBytes = (\d+);", text).group(1))
             burn_one = int(re.search(r"BurnOneBytes = (\d+);", text).group(1))
             assert burn >= 2 * max(per.values()) + 1024, (bits, o, burn, per)
-            assert burn_one >= 2 * max(per["EncryptBlock"], per["DecryptBlock"]) + 1024, (bits, o, burn_one, per)
+            one = max(per.get("EncryptBlock", 0), per.get("DecryptBlock", 0))
+            assert burn_one >= 2 * one + 1024, (bits, o, burn_one, per)
 
 
 def test_threefish256_table_loop_lanes_burn_by_hand():
     """Threefish-256 --keys table --unroll loop, lanes: each direction's Lanes512 kernel holds one
     stackalloc Vector512<ulong>[76] (the key table: 19 subkeys x 4 words, one vector a word) =
     4864 bytes, its Lanes256 one stackalloc Vector256<ulong>[76] = 2432 bytes; the scalar kernels
-    stackalloc ulong[76] = 608 bytes.  Their other locals, Lanes512: k0..k4, t0..t2, tk, x0..x3,
-    s0..s3, l0_0..l0_3, t0_0..t0_3 -- 25 Vector512<ulong> (1600 bytes; counted before the fix
-    too).  BurnBytes = 2 * (4864 + 1600) + 1024 = 13952 (was 4224: the vector tables counted 0);
+    (unrolled, issue 30) hold the table in 76 ulong locals ks_0..ks_75 = 608 bytes.  Their other
+    locals, Lanes512: k0..k4, t0..t2, tk, x0..x3, s0..s3, l0_0..l0_3, t0_0..t0_3 -- 25
+    Vector512<ulong> (1600 bytes; counted before the fix too).  BurnBytes = 2 * (4864 + 1600) + 1024 = 13952 (was 4224: the vector tables counted 0);
     BurnOneBytes (the scalar Block kernels: 608 + 13 ulong locals) = 2 * 712 + 1024 -> 2496."""
     (text,) = render_variant(csharp_variant(get_spec("1.3", 256), "lanes", Options("table", "loop", 1))).values()
+    assert "stackalloc ulong" not in text and "ulong ks_70, ks_71, ks_72, ks_73, ks_74, ks_75;" in text
     assert text.count("stackalloc Vector512<ulong>[76]") == 2 and text.count("stackalloc Vector256<ulong>[76]") == 2
     assert "private const int BurnBytes = 13952;" in text
     assert "private const int BurnOneBytes = 2496;" in text
@@ -387,3 +396,34 @@ def test_csharp_skein_wipe_in_the_text_and_not_with_no_wipe():
                     assert field in dispose
         if bits == 512:
             assert "private const int BurnBytes = 8512;" in wiped
+
+
+@pytest.mark.parametrize("bits,interleave", [(256, 3), (512, 1), (1024, 1)])
+def test_lanes_loop_loops_the_vector_kernels_only(bits, interleave):
+    """Layout lanes --unroll loop (issue 30): the Vector512/Vector256 kernels run the 8-round cycle
+    loop (their key and subkey rings stackalloc'd vectors) and are smaller than the unrolled ones;
+    every other method -- the scalar Encrypt/Decrypt kernels EncryptBlock/DecryptBlock, the scalar
+    blocks kernel (tail and fallback), the public methods -- is the same text as with --unroll full,
+    so the single-block speed is the unrolled class's.  Layout scalar --unroll loop still loops
+    its scalar kernels."""
+    spec = get_spec("1.3", bits)
+
+    def methods(layout, unroll):
+        v = CSHARP.variant(spec, Options("fly", unroll, interleave), layout=layout, **{"class": "X"})
+        (text,) = render_variant(v).values()
+        return _cs_methods(text)
+
+    full, loop = methods("lanes", "full"), methods("lanes", "loop")
+    assert set(full) == set(loop)
+    kernels = {f"{d}Lanes{w}" for d in ("Encrypt", "Decrypt") for w in (256, 512)}
+    assert {k for k in full if full[k] != loop[k]} == kernels
+    for k in kernels:
+        body = "\n".join(loop[k])
+        cycles = f"for (int c = 0; c < {spec.rounds // 8}; c++)"
+        assert re.search(r"stackalloc Vector(256|512)<ulong>\[\d+\]", body) and cycles in body, k
+        assert len(body) < len("\n".join(full[k])), k
+        assert "stackalloc" not in "\n".join(full[k]) and cycles not in "\n".join(full[k]), k
+    for k in ("EncryptBlock", "DecryptBlock", "EncryptBlocksScalar", "DecryptBlocksScalar"):
+        assert "stackalloc" not in "\n".join(loop[k]) and "for (int c" not in "\n".join(loop[k]), k
+    scalar = methods("scalar", "loop")
+    assert "stackalloc ulong" in "\n".join(scalar["EncryptBlock"])

@@ -399,16 +399,19 @@ def functions(spec, options, layout: str, laid: dict) -> dict:
         if layout == "packed":
             f["packed"] = {"setup": _section(sp1, one, "setup"), "code": packed_lines(laid[d]["packed"], nw)}
         if layout == "lanes":
+            # the vector kernels' own programs (--unroll loop: loop form, the scalar code unrolled)
+            lone, lmulti = laid[d].get("lanes_one", one), laid[d].get("lanes_multi", multi)
+            lsetup_vals = set(lone.setup_values)
             for kind in ("v512", "v256"):
                 lp = CsPrinter(kind, {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw,
-                               one.setup, multi.body, one.body)
+                               lone.setup, lmulti.body, lone.body)
                 vm, v1 = laid[d]["lanes"][kind]
                 f["lanes"].append({
                     "kind": kind, "lanes": KINDS[kind]["lanes"], "type": KINDS[kind]["type"],
-                    "arrays": lp.arrays(one.setup, multi.body, one.body),
-                    "setup": {"decl": lp.declare(one.setup_values), "code": lp.ir_lines(v1.setup)},
-                    "multi_body": _vsection(lp, vm, setup_vals),
-                    "tail_body": _vsection(lp, v1, setup_vals),
+                    "arrays": lp.arrays(lone.setup, lmulti.body, lone.body),
+                    "setup": {"decl": lp.declare(lone.setup_values), "code": lp.ir_lines(v1.setup)},
+                    "multi_body": _vsection(lp, vm, lsetup_vals),
+                    "tail_body": _vsection(lp, v1, lsetup_vals),
                 })
         out[d] = f
     return out
@@ -423,7 +426,10 @@ def render(v, laid: dict) -> dict[str, str]:
     counts = laid["counts"]
     notes = [f"layout {layout}; keys {o.keys} (subkeys "
              + ("computed on the fly" if o.keys == "fly" else "from a precomputed table")
-             + f"); unroll {o.unroll}; EncryptBlocks interleaves {o.interleave} block(s) (scalar) or lane group(s) (vector)",
+             + f"); unroll {o.unroll}"
+             + (" (vector kernels; scalar Encrypt/Decrypt and blocks tail unrolled)"
+                if layout == "lanes" and o.unroll == "loop" else "")
+             + f"; EncryptBlocks interleaves {o.interleave} block(s) (scalar) or lane group(s) (vector)",
              "ops per block (encrypt): " + ", ".join(f"{k} {n:g}" for k, n in counts.items())]
     if layout == "packed":
         vec, nl = PACKED_VEC[v.spec.nw]

@@ -20,11 +20,14 @@ from ..variant import Variant
 from .base import DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein, ubi_pass
 
 # (layout, options) per block size.  'lanes' also carries the scalar one-block path; the interleave
-# per size is measured (docs/csharp.md, "Bench").
+# per size is measured (docs/csharp.md, "Bench").  1024: --unroll loop (the vector kernels loop, the
+# scalar Encrypt/Decrypt and tail stay unrolled, the same text as full): its bulk ran at 0.84-0.95x
+# the unrolled kernels' time in three paired runs on Zen 3 (every one noisy), 762 KB -> 474 KB of
+# source; 256 (1.03, 1.18) and 512 (0.97, 1.00, 1.03) stay full (docs/csharp.md, "Compact lanes classes").
 RECOMMENDED = {
     256: ("lanes", Options(keys="fly", unroll="full", interleave=3)),
     512: ("lanes", Options(keys="fly", unroll="full", interleave=1)),
-    1024: ("lanes", Options(keys="fly", unroll="full", interleave=1)),
+    1024: ("lanes", Options(keys="fly", unroll="loop", interleave=1)),
 }
 NAMESPACE = "ThreefishGen"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -109,7 +112,9 @@ class CSharp(Target):
         return ["  csharp    C# static class (net10.0, Span API); --namespace N --class C; layouts:",
                 "              scalar  ulong + BitOperations.RotateLeft; any .NET 10 runtime",
                 "              lanes   scalar one-block + EncryptBlocks/DecryptBlocks over 8 blocks in Vector512",
-                "                      (AVX-512F/VL/BW/DQ/CD) or 4 blocks in Vector256 (AVX2), picked at run time",
+                "                      (AVX-512F/VL/BW/DQ/CD) or 4 blocks in Vector256 (AVX2), picked at run time;",
+                "                      --unroll loop loops the vector kernels only (8-round cycles): the scalar",
+                "                      Encrypt/Decrypt and the blocks tail stay unrolled",
                 "              packed  Encrypt/Decrypt: one block in two vectors (A = even, B = odd words):",
                 "                      Vector128 (256; AVX-512VL vprolvq or AVX2), Vector256 (512; same),",
                 "                      Vector512 (1024; AVX-512F); needs --keys fly --unroll full"]
@@ -125,8 +130,9 @@ class CSharp(Target):
                          skein_layout),
                     Pass("print C# Skein (gen/printers/csharp.py)", "VProgram",
                          ".cs (templates/csharp/skein.cs.j2)", printer.skein_render)]
-        o = v.options
-        return [describe_pass(lambda v: [(d, o, n) for d in DIRECTIONS for n in sorted({1, o.interleave})]),
+        o, so = v.options, scalar_options(v)
+        shapes = [(d, x, n) for x in dict.fromkeys((o, so)) for d in DIRECTIONS for n in sorted({1, o.interleave})]
+        return [describe_pass(lambda v: shapes),
                 Pass(f"layout {v.get('layout')} (gen/layouts/)", "Program",
                      "VProgram (W = 1) + lanes VPrograms per vector kind | packed VProgram", layout_pass),
                 Pass("print C# (gen/printers/csharp.py)", "laid-out programs", ".cs (templates/csharp/)",
@@ -164,18 +170,33 @@ CSPROJ_PACKAGE = """<Project Sdk="Microsoft.NET.Sdk">
 """
 
 
+def scalar_options(v) -> Options:
+    """The options of the scalar code (Encrypt/Decrypt, the scalar blocks loop and tail): a lanes
+    class's are unrolled also under --unroll loop, which loops the vector kernels only (issue 30:
+    on Zen 3 the loop form's vector bulk kernels ran as fast as the unrolled ones, its scalar
+    single blocks 1.2-1.6x slower; as nasm-x64's lanes files, gen/targets/nasm.py)."""
+    o = v.options
+    if v.get("layout", "scalar") == "lanes" and o.unroll == "loop":
+        return Options(o.keys, "full", o.interleave)
+    return o
+
+
 def layout_pass(v, programs: dict) -> dict:
     """The layout pass: per direction the one-block and interleaved programs in layout scalar (the
-    W = 1 layout IR, gen/layouts/scalar.py), the lanes layout of both for every vector kind
-    (``lanes``), the natural packed layout (``packed``)."""
-    o, layout = v.options, v.get("layout", "scalar")
+    W = 1 layout IR, gen/layouts/scalar.py; scalar_options' programs), the lanes layout of both
+    for every vector kind (``lanes``; the variant's options, with their layout-scalar lowering in
+    ``lanes_one``/``lanes_multi`` where it differs), the natural packed layout (``packed``)."""
+    o, so, layout = v.options, scalar_options(v), v.get("layout", "scalar")
     out = {}
     for d in ("encrypt", "decrypt"):
-        one, multi = programs[(d, o, 1)], programs[(d, o, o.interleave)]
+        one, multi = programs[(d, so, 1)], programs[(d, so, o.interleave)]
         f = {"one": scalar_layout.lower(one), "multi": scalar_layout.lower(multi), "lanes": {}}
         if layout == "lanes":
-            f["lanes"] = {kind: tuple(lanes_layout.lower_stream(p, KINDS[kind]["lanes"]) for p in (multi, one))
+            vone, vmulti = programs[(d, o, 1)], programs[(d, o, o.interleave)]
+            f["lanes"] = {kind: tuple(lanes_layout.lower_stream(p, KINDS[kind]["lanes"]) for p in (vmulti, vone))
                           for kind in ("v512", "v256")}
+            if so != o:
+                f["lanes_one"], f["lanes_multi"] = scalar_layout.lower(vone), scalar_layout.lower(vmulti)
         if layout == "packed":
             f["packed"] = packed_layout.lower(one, PACKED_VEC[v.spec.nw][1], natural=True)
         out[d] = f
