@@ -8,19 +8,22 @@ from threefish_gen.gen.targets import variants
 from threefish_gen.gen.render import render_variant
 
 
+def makefile_value(name):
+    """The value of the Makefile's ``NAME = value`` line."""
+    m = re.search(rf"^{name}\s*=\s*(.+?)\s*$", (ROOT / "Makefile").read_text(), re.M)
+    assert m, f"Makefile has no {name} line"
+    return m.group(1)
+
+
 def out_targets():
     """(target, folder, keep) triples, read from the Makefile's OUT_TARGETS (what `make gen`
     renders): keep = the part of a file name that ships ('' = every file of the set)."""
-    m = re.search(r"^OUT_TARGETS\s*=\s*(.+)$", (ROOT / "Makefile").read_text(), re.M)
-    assert m, "Makefile has no OUT_TARGETS line"
-    return [tuple((item + "::").split(":")[:3]) for item in m.group(1).split()]
+    return [tuple((item + "::").split(":")[:3]) for item in makefile_value("OUT_TARGETS").split()]
 
 
 def out_constants():
     """The Makefile's OUT_CONSTANTS: the constants version make gen ships."""
-    m = re.search(r"^OUT_CONSTANTS\s*=\s*(\S+)\s*$", (ROOT / "Makefile").read_text(), re.M)
-    assert m, "Makefile has no OUT_CONSTANTS line"
-    return m.group(1)
+    return makefile_value("OUT_CONSTANTS")
 
 
 def test_out_ships_the_final_constants_only():
@@ -40,10 +43,11 @@ def test_out_folders_are_exactly_the_rendered_targets():
 @pytest.mark.parametrize("folder", sorted({d for _, d, _ in out_targets()}))
 def test_out_is_fresh(folder):
     want: dict[str, str] = {}
+    shipped = out_constants()
     for target, d, keep in out_targets():
         if d == folder:
             for v in variants("recommended", target):
-                if v.spec.version != out_constants():
+                if v.spec.version != shipped:
                     continue
                 want.update((n, t) for n, t in render_variant(v).items() if keep in n)
     root = ROOT / "out" / folder      # rust: crate folders (STEM/Cargo.toml, STEM/src/lib.rs, ...)

@@ -206,7 +206,8 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, profi
         if "primitive" in given:     # --primitive picks that primitive's part of the set
             prim = given.pop("primitive")
             chosen = [v for v in chosen if v.get("primitive", "threefish") == prim]
-        if size is not None or version is not None:      # --size / --constants: that part of the set
+        if which != "tuned" and (size is not None or version is not None):   # --size / --constants: that
+            # part of the set (the tuned set is rendered for them alone, tune.Tuned.render_set)
             keep = [v for v in chosen if (size is None or v.spec.bits == int(size))
                     and (version is None or v.spec.version == version)]
             if not keep:
