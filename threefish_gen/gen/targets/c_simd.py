@@ -34,8 +34,8 @@ ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
 # Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
 # measurements (docs/bench.md, "Compact kernels"): (isa, layout, options).  AVX2 takes the loop over
 # 8-round cycles (--unroll loop: a third to a ninth of the source), which ran as fast as the
-# unrolled kernel or faster on the AVX2 CPU measured (Zen 3); AVX-512 stays unrolled until a CPU
-# with AVX-512 has timed the loop form (tune's candidates include it).
+# unrolled kernel or faster on the AVX2 CPU measured (Zen 3); AVX-512 stays unrolled: on the AVX-512
+# CPU measured (Zen 4) its loop was 9-13% slower (docs/bench.md, "Compact kernels").
 RECOMMENDED = {
     256: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "loop", 2))],
     512: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "loop", 1))],

@@ -29,7 +29,8 @@ class NasmX64(Nasm):
     recommended_interleave = {256: 2}
     # --isa avx2 lanes: the 8-round cycle loop (its GPR single-block/tail function stays unrolled),
     # measured on Zen 3 at 0.67-0.98x the unrolled kernel's bulk time, chained the same code
-    # (docs/bench.md, "NASM lanes loop"); AVX-512 stays unrolled until a CPU with it times the loop
+    # (docs/bench.md, "NASM lanes loop"); AVX-512 stays unrolled: on Zen 4 its loop was level at 256
+    # bits and 3-5% slower (noisy) at 512 and 1024 (docs/bench.md, "Compact kernels")
     recommended_isa_unroll = {"avx2": "loop"}
     unallocatable = {(("strategy", "named"),): (1024,)}     # 16 words + key + tweak > 15 GPRs
     all_interleave = [(2, (("abi", "sysv"), ("strategy", "belady"))), (4, (("abi", "sysv"), ("strategy", "belady")))]
