@@ -6,6 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build
+# --verify (make verify): also fetch what only verify's matrix needs (the Rust NEON row's toolchain)
+for_verify=""
+case "${1:-}" in
+  --verify) for_verify=1 ;;
+  "") ;;
+  *) echo "bootstrap: unknown argument ${1} (only --verify)" >&2; exit 2 ;;
+esac
 
 GCC_MAJOR=$(gcc -dumpversion 2>/dev/null | cut -d. -f1)
 GCC_MAJOR=${GCC_MAJOR:-12}
@@ -125,16 +132,25 @@ command -v dotnet >/dev/null 2>&1 || \
 command -v cargo >/dev/null 2>&1 || \
   echo "bootstrap: no cargo on PATH: the Rust rows will be SKIPPED (install Rust 1.66+ with cargo and clippy:" \
        "https://rustup.rs, or apt-get install cargo rust-clippy where Debian's is new enough)" >&2
-# the Rust NEON row (verify/rust.py aarch64_rustc): a rustc with the AArch64 std; not installed
-# here (Debian's needs a second dpkg architecture), only looked for
-a64_std=""
-for rc in "${THREEFISH_GEN_RUSTC_AARCH64:-}" rustc /usr/bin/rustc; do
-  [ -n "$rc" ] && command -v "$rc" >/dev/null 2>&1 || continue
-  d=$("$rc" --print target-libdir --target aarch64-unknown-linux-gnu 2>/dev/null) || continue
-  compgen -G "$d/libcore-*.rlib" >/dev/null && { a64_std=$rc; break; }
-done
+# the Rust NEON row (verify/rust.py aarch64_rustc): a rustc with the AArch64 std, looked for where
+# verify looks; with --verify (make verify) and none found, scripts/rust-aarch64.sh unpacks Debian's
+# rustc-web and its arm64 std into build/toolchains/rust-aarch64 (about 130 MB downloaded, 560 MB
+# unpacked; nothing installed system-wide); make test does not need it
+find_a64() {
+  a64_std=""
+  for rc in "${THREEFISH_GEN_RUSTC_AARCH64:-}" build/toolchains/rust-aarch64/rustc rustc /usr/bin/rustc; do
+    [ -n "$rc" ] && command -v "$rc" >/dev/null 2>&1 || continue
+    d=$("$rc" --print target-libdir --target aarch64-unknown-linux-gnu 2>/dev/null) || continue
+    compgen -G "$d/libcore-*.rlib" >/dev/null && { a64_std=$rc; break; }
+  done
+}
+find_a64
+if [ -z "$a64_std" ] && [ -n "$for_verify" ] && command -v cargo >/dev/null 2>&1; then
+  ./scripts/rust-aarch64.sh || true
+  find_a64
+fi
 [ -n "$a64_std" ] || \
-  echo "bootstrap: no rustc with the aarch64-unknown-linux-gnu std: the Rust NEON row will be SKIPPED (rustup" \
-       "target add aarch64-unknown-linux-gnu; or dpkg --add-architecture arm64 and apt-get install rustc-web" \
-       "libstd-rust-web-dev:arm64; or set THREEFISH_GEN_RUSTC_AARCH64)" >&2
+  echo "bootstrap: no rustc with the aarch64-unknown-linux-gnu std: the Rust NEON row will be SKIPPED (make verify" \
+       "fetches one: scripts/rust-aarch64.sh; or rustup target add aarch64-unknown-linux-gnu; or set" \
+       "THREEFISH_GEN_RUSTC_AARCH64)" >&2
 echo "$py" > build/.python
