@@ -1,10 +1,15 @@
 """The C printers' lines carry what the renders need, so nothing reads it back from the printed
 text: the round chunks a hybrid loop interleaves are cut from the ops at their notes, and
 --annotate none leaves out the lines the printers marked as notes."""
+import jinja2
+import pytest
+
 from threefish_gen.gen.dsl import Mem, Op
 from threefish_gen.gen.layouts import ir, scalar
-from threefish_gen.gen.printers.c import CPrinter, annotate_text, indent, note_line, without_notes
+from threefish_gen.gen.printers import asm_comment, comment_gap, env
+from threefish_gen.gen.printers.c import CPrinter, indent, note_line, without_notes
 from threefish_gen.gen.printers.c_simd.printer import interleave_code, round_chunks
+from threefish_gen.gen.printers.nasm import Commented, printed
 
 
 def test_round_chunks_cut_before_notes():
@@ -29,10 +34,25 @@ def test_notes_are_marked_and_left_out_at_none():
     # indenting keeps the mark; none drops the notes, nothing else
     assert without_notes(indent(lines)) == ["    x0 = x1;"]
     assert without_notes([note_line("/* a */"), "/* a plain comment */"]) == ["/* a plain comment */"]
-    # brief drops the padding before a comment after code; full and none keep it
-    text = "    if (x)        /* why */\n"
-    assert annotate_text(text, "brief") == "    if (x) /* why */\n"
-    assert annotate_text(text, "full") == annotate_text(text, "none") == text
+
+
+def test_comments_after_code_are_printed_at_the_level():
+    """A comment after code is printed at the --annotate level, not fixed up in the text after:
+    C keeps its column at full and none, brief has one space (a gap of one or none stays);
+    NASM's none leaves the comment out (templates: the globals gap and asm_comment)."""
+    assert [comment_gap(8, a) for a in ("full", "brief", "none")] == [" " * 8, " ", " " * 8]
+    assert [comment_gap(n, "brief") for n in (0, 1)] == ["", " "]
+    line = Commented("    jmp f.entry", 3, "tail call")
+    assert printed([line, "    ret"], "full") == ["    jmp f.entry   ; tail call", "    ret"]
+    assert printed([line], "brief") == ["    jmp f.entry ; tail call"]
+    assert printed([line], "none") == ["    jmp f.entry"]
+    assert asm_comment(0, "x", "brief") == "; x"
+    tpl = "    if (x){{ gap(8) }}/* why */\n    ret{{ asm_comment(4, 'why') }}"
+    t = env().from_string(tpl)
+    assert t.render(annotate="brief") == "    if (x) /* why */\n    ret ; why"
+    assert t.render(annotate="none") == "    if (x)        /* why */\n    ret"
+    with pytest.raises(jinja2.UndefinedError):       # a render that forgets the level fails
+        t.render()
 
 
 def test_the_c_printer_reads_the_w1_ir():

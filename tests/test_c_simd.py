@@ -189,11 +189,11 @@ def test_cpu_detection_is_printed_from_the_cpuid_table(monkeypatch):
     from threefish_gen.gen.isa import x86
     from threefish_gen.gen.printers.c_simd.printer import cpu_level_lines
     from threefish_gen.gen.printers.nasm_cpu import cpu_support
-    before = cpu_level_lines(x86.ISAS.values())
+    before = cpu_level_lines(x86.ISAS.values(), "brief")
     assert "        if (b & (1u << 5))" in before                     # AVX2: leaf 7, EBX bit 5
     assert (7, 0, "ebx", 5, "avx2") in cpu_support({"avx2"})["checks"]
     monkeypatch.setitem(x86.CPUID, "avx2", (7, 0, "ecx", 13))
-    after = cpu_level_lines(x86.ISAS.values())
+    after = cpu_level_lines(x86.ISAS.values(), "brief")
     assert [(a, b) for a, b in zip(before, after) if a != b] == [("        if (b & (1u << 5))",
                                                                   "        if (c & (1u << 13))")]
     assert (7, 0, "ecx", 13, "avx2") in cpu_support({"avx2"})["checks"]

@@ -37,6 +37,38 @@ def indent(lines, n: int = 4) -> list:
     return [ln.indented(n) if isinstance(ln, Line) else (" " * n + ln) if ln else ln for ln in lines]
 
 
+# --annotate (gen/targets/base.py ANNOTATE_OPTION) on a comment after code on one line: full and
+# none keep the column it is laid out in, brief has one space before it; NASM's none leaves the
+# comment out (C's none keeps the file's own comments: only the description's notes go).  The
+# printers print each such comment at the level (``comment_gap``, ``asm_comment``; in templates the
+# globals ``gap(n)`` and ``asm_comment(n, text)``, which read the context's ``annotate``).
+def comment_gap(spaces: int, annotate: str) -> str:
+    """The spaces between code and the comment after it: ``spaces`` (its column), at brief one."""
+    return " " if annotate == "brief" and spaces >= 2 else " " * spaces
+
+
+def asm_comment(spaces: int, text: str, annotate: str) -> str:
+    """An assembly comment after an instruction, ``spaces`` after it: ``; text`` (none: nothing)."""
+    return "" if annotate == "none" else f"{comment_gap(spaces, annotate)}; {text}"
+
+
+def _annotate_of(ctx) -> str:
+    level = ctx.resolve_or_missing("annotate")
+    if level is jinja2.runtime.missing:
+        raise jinja2.UndefinedError("a template that prints a comment after code needs 'annotate' in its context")
+    return level
+
+
+@jinja2.pass_context
+def _gap(ctx, spaces: int) -> str:
+    return comment_gap(spaces, _annotate_of(ctx))
+
+
+@jinja2.pass_context
+def _asm_comment(ctx, spaces: int, text: str) -> str:
+    return asm_comment(spaces, text, _annotate_of(ctx))
+
+
 _ENV: jinja2.Environment | None = None
 
 
@@ -54,6 +86,8 @@ def env() -> jinja2.Environment:
         )
         _ENV.globals["generator"] = f"threefish-gen {__version__}"
         _ENV.globals["generator_version"] = __version__
+        _ENV.globals["gap"] = _gap
+        _ENV.globals["asm_comment"] = _asm_comment
     return _ENV
 
 

@@ -5,8 +5,6 @@ and formatting live in ``templates/c/``.
 """
 from __future__ import annotations
 
-import re
-
 from ..dsl import Idx, Mem
 from ..errors import GenError
 from ..isa import neon, x86
@@ -334,17 +332,3 @@ def ubi_sections(prefix: str, vp) -> dict:
     the statements of one block (key schedule of h, rounds, feed-forward into h), reading the
     message block through the byte pointer ``blk`` and h, t as uint64_t arrays."""
     return section(CPrinter(prefix, {"in": "blk"}, words=("h", "t")), vp)
-
-
-# A comment padded into a column after code (the dispatcher's cpuid checks).
-_PADDED_COMMENT = re.compile(r"^([^\n]*[^\s/]) {2,}(/\*[^\n]*\*/)$", re.M)
-
-
-def annotate_text(text: str, annotate: str) -> str:
-    """C at an annotation level.  C statements are the description statements themselves, so
-    full and brief are the same text (notes such as /* round 0 */ before their statements, no
-    padding) but for the padding before a comment after code, which brief drops; none is full
-    less the notes inside the functions, which the renders leave out of the functions' lines
-    (:func:`without_notes`) and the templates out of theirs (templates/c/skein.c.j2); the
-    file's header comments stay."""
-    return _PADDED_COMMENT.sub(r"\1 \2", text) if annotate == "brief" else text

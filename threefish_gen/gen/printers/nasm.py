@@ -5,17 +5,20 @@ Instruction selection is the small tables below (``X64_OPS``, ``X86_XMM_OPS``,
 ``X86_GPR_OPS``); machines, ABIs, lowering, register allocation and its check are the
 assembly backend ``gen/asm/``.  The ABI glue (prologues, epilogues, the *_blocks dispatch,
 the single-block wrappers, the Win64 unwind data, the ELF notes) is built here from the ABI
-table (gen/asm/abi.py) as lines; ``templates/nasm/`` places them in the file's skeleton.
+table (gen/asm/abi.py) as lines; ``templates/nasm/`` places them in the file's skeleton.  A glue
+line with a comment after it is a :class:`Commented`, printed at the variant's --annotate level
+(:func:`printed`), as the function bodies are (:func:`function_lines`).
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .. import asm as ra
 from ..asm import ISA, Imm, PtrMem, Reg, RingMem, Slot
 from ..asm.abi import ABI
 from ..isa.x86 import X64_OPS, X64_ROTATES, X86_GPR_OPS, X86_PACKED_OPS, X86_XMM_OPS, YMM_OPS, ZMM_OPS
-from . import render_template
+from . import asm_comment, render_template
 from .nasm_cpu import cpu_support
 
 # Instruction tables (NASM forms of the machine-op kinds): gen/isa/x86.py.
@@ -33,6 +36,30 @@ SLOT_ALIGN = 16
 
 
 # ---------------------------------------------------------------- printing
+
+@dataclass(frozen=True)
+class Commented:
+    """A line of glue with a comment after it: ``code``, then ``spaces`` (its comment column), then
+    ``; text``.  Printed at the variant's --annotate level (:meth:`at`): full as laid out, brief
+    with one space before the comment, none without it."""
+
+    code: str
+    spaces: int
+    text: str
+
+    def at(self, annotate: str) -> str:
+        return self.code + asm_comment(self.spaces, self.text, annotate)
+
+
+def printed(lines, annotate: str) -> list[str]:
+    """Glue ``lines`` (strings and :class:`Commented` lines) as text at the --annotate level."""
+    return [ln.at(annotate) if isinstance(ln, Commented) else ln for ln in lines]
+
+
+def _column(code: str, width: int, text: str) -> Commented:
+    """``code`` with its comment at column ``width`` (right after it where the code is as wide)."""
+    return Commented(code, max(0, width - len(code)), text)
+
 
 class Frame:
     """Stack frame of one function: slot offsets, pushes, argument addresses."""
@@ -74,7 +101,7 @@ class Frame:
         f.abi, f.isa, f.pushes, f.size, f.offset, f.consts = isa.abi.name, isa, list(pushes), size, {}, []
         return f
 
-    def prologue(self) -> list[str]:
+    def prologue(self) -> list[str | Commented]:
         """Push the callee-saved registers and allocate the slots.  A stack-pointer frame labels
         each prolog operation (the offsets of the Win64 unwind codes); a frame-pointer frame
         (cdecl) saves the caller's stack pointer in the frame pointer and realigns the stack."""
@@ -325,19 +352,6 @@ def _function_lines_brief(alloc, frame: Frame, rotate: str, comments: bool) -> l
     return lines
 
 
-_PADDED_COMMENT = re.compile(r"^([^;]*[^;\s]) {2,}(; .*)$")
-_CODE_COMMENT = re.compile(r"^([^;]*[^;\s])\s*; .*$")
-
-
-def annotate_text(text: str, annotate: str) -> str:
-    """The template's own instruction comments at the level: full as written, brief without the
-    padding before ';', none without them (comment lines and the file header stay)."""
-    if annotate == "full":
-        return text
-    pat, rep = (_PADDED_COMMENT, r"\1 \2") if annotate == "brief" else (_CODE_COMMENT, r"\1")
-    return "\n".join(pat.sub(rep, ln) for ln in text.split("\n"))
-
-
 def register_map(alloc, packed: bool = False) -> list[str]:
     homes = alloc.homes
     if packed:   # versions of A0 (A0, A0.1, ...) and the temporaries (r*, e*, v*) share one row
@@ -371,15 +385,16 @@ def const_dwords(value: int, isa: ISA) -> list[int]:
     return [d for w in lanes for d in (w & 0xFFFFFFFF, w >> 32)]
 
 
-def wipe_lines(size: int, sp: str, vex: bool) -> list[str]:
+def wipe_lines(size: int, sp: str, vex: bool) -> list[str | Commented]:
     """The epilogue's wipe of the ``size`` bytes of stack slots (spilled key, tweak and state
     words): a zeroed vector register stored over them, unrolled (32-byte ymm stores after VEX
     code, else SSE2 16-byte stores; an 8- or 4-byte rest), unaligned-safe.  Two stores a cycle
     where the former loop of one 8-byte store per iteration cost a cycle per word (Threefish-1024:
     71 iterations, 0.5 c/B of a single-block call).  xmm0 is caller-saved in every ABI.  sp: the
     stack pointer the slots are addressed from."""
-    lines = [f"    {'vpxor xmm0, xmm0, xmm0' if vex else 'pxor xmm0, xmm0'}"
-             f"                  ; wipe: zero the {size} bytes of stack slots (spilled key, tweak and state words)"]
+    zero = "vpxor xmm0, xmm0, xmm0" if vex else "pxor xmm0, xmm0"
+    lines: list[str | Commented] = [
+        Commented(f"    {zero}", 18, f"wipe: zero the {size} bytes of stack slots (spilled key, tweak and state words)")]
     off = 0
     for width, reg in ((32, "ymm0"), (16, "xmm0")) if vex else ((16, "xmm0"),):
         while size - off >= width:
@@ -401,12 +416,12 @@ def wipe_lines(size: int, sp: str, vex: bool) -> list[str]:
 BLOCKS_ARGS = ("key", "tweaks", "in", "out", "n")
 
 
-def _c(ins: str, comment: str) -> str:
+def _c(ins: str, comment: str) -> Commented:
     """A glue instruction with its comment in the template's column."""
-    return f"    {ins:<40}; {comment}"
+    return _column(f"    {ins}", 44, comment)
 
 
-def lane_index_lines(lanes: int, prefix: str, block_bytes: int) -> list[str]:
+def lane_index_lines(lanes: int, prefix: str, block_bytes: int) -> list[Commented]:
     """After the prologue of a lanes function (AVX2: 4 lanes, AVX-512: 8): the gather/scatter
     lane offsets (the .rodata tables lane_block, lane_tweak) into their index registers
     (YMM_INDEX, ZMM_INDEX)."""
@@ -420,10 +435,10 @@ def lane_index_lines(lanes: int, prefix: str, block_bytes: int) -> list[str]:
         return "    " + ops[("mov", "rm")].format(d=reg, s=f"[rel {prefix}{label}]")
     # one comment column for both widths: 3 spaces after the longer (AVX-512) load
     col = len(load(ZMM_OPS, ZMM_INDEX["in"], "lane_block")) + 3
-    return [f"{load(ops, reg, label):<{col}}; {what}" for reg, label, what in rows]
+    return [_column(load(ops, reg, label), col, what) for reg, label, what in rows]
 
 
-def dispatch_lines(abi: ABI, group_fn: str, scalar_fn: str, group: int, block_bytes: int) -> list[str]:
+def dispatch_lines(abi: ABI, group_fn: str, scalar_fn: str, group: int, block_bytes: int) -> list[str | Commented]:
     """The body of a split variant's *_blocks (after its label): keep the arguments in the ABI's
     dispatch registers, call the group function on the n / group groups, then jump to the
     one-block function with the rest (pointers advanced by the blocks done).  n arrives (and goes
@@ -442,7 +457,7 @@ def dispatch_lines(abi: ABI, group_fn: str, scalar_fn: str, group: int, block_by
         if abi.unwind:
             lines.append(f".pushed_{r}:")
     if frame:
-        lines.append(f"    sub {sp}, {frame}                             ; shadow space + 5th argument, rsp 16-aligned")
+        lines.append(Commented(f"    sub {sp}, {frame}", 29, "shadow space + 5th argument, rsp 16-aligned"))
     if abi.unwind:
         lines.append(".prolog_end:")
     n_at = ""           # the stack address of n (our own argument, and the group function's)
@@ -451,29 +466,29 @@ def dispatch_lines(abi: ABI, group_fn: str, scalar_fn: str, group: int, block_by
             lines.append(_c(f"mov {keep[a]}, {args[i]}", a))
         else:
             n_at = f"{SIZE[word]} [{sp} + {abi.stack_arg(i, frame + word * len(pushes))}]"
-            lines.append(f"    mov {keep[a]}, {n_at}              ; {a} ({i + 1}th argument)")
+            lines.append(Commented(f"    mov {keep[a]}, {n_at}", 14, f"{a} ({i + 1}th argument)"))
     n = BLOCKS_ARGS.index("n")
     if n_at:            # the groups: the group function's 5th argument
         lines += [f"    mov {scratch}, {keep['n']}",
-                  f"    shr {scratch}, {shift}                               ; groups of {group}",
+                  Commented(f"    shr {scratch}, {shift}", 31, f"groups of {group}"),
                   "    jz .tail",
                   _c(f"mov {SIZE[word]} [{sp} + {abi.shadow_space + word * (n - len(args))}], {scratch}",
                      f"{n + 1}th argument: the groups")]
     else:
-        lines += [f"    shr {args[n]}, {shift}                               ; groups of {group}", "    jz .tail"]
+        lines += [Commented(f"    shr {args[n]}, {shift}", 31, f"groups of {group}"), "    jz .tail"]
     lines += [f"    call {group_fn}.entry", ".tail:", f"    mov {scratch}, {keep['n']}",
-              f"    and {scratch}, -{group}                             ; blocks done",
+              Commented(f"    and {scratch}, -{group}", 29, "blocks done"),
               f"    mov {args[0]}, {keep['key']}"]
     for i, (a, size, shl) in enumerate((("tweaks", 16, 4), ("in", block_bytes, block_shift),
                                         ("out", block_bytes, block_shift)), 1):
         lines += [f"    mov {args[i]}, {scratch}", f"    shl {args[i]}, {shl}",
                   _c(f"add {args[i]}, {keep[a]}", f"{a} += {size} * done")]
     if n_at:
-        lines += [f"    and {keep['n']}, {group - 1}                               ; blocks left",
-                  f"    mov {n_at}, {keep['n']}              ; as our own {n + 1}th argument"]
+        lines += [Commented(f"    and {keep['n']}, {group - 1}", 31, "blocks left"),
+                  Commented(f"    mov {n_at}, {keep['n']}", 14, f"as our own {n + 1}th argument")]
     else:
         lines += [f"    mov {args[n]}, {keep['n']}",
-                  f"    and {args[n]}, {group - 1}                               ; blocks left"]
+                  Commented(f"    and {args[n]}, {group - 1}", 31, "blocks left")]
     if frame:
         lines.append(f"    add {sp}, {frame}")
     lines += [f"    pop {r}" for r in reversed(pushes)]
@@ -481,7 +496,7 @@ def dispatch_lines(abi: ABI, group_fn: str, scalar_fn: str, group: int, block_by
     return lines + ([".end:"] if abi.unwind else [])
 
 
-def wrapper_lines(abi: ABI, blocks_fn: str) -> list[str]:
+def wrapper_lines(abi: ABI, blocks_fn: str) -> list[str | Commented]:
     """The body of a single-block function (after its label): the *_blocks function with n = 1.
     n in a register: set it and jump (a tail call); past the argument registers above a shadow
     space: the other arguments stay in their registers, n goes in the outgoing argument slot;
@@ -490,7 +505,7 @@ def wrapper_lines(abi: ABI, blocks_fn: str) -> list[str]:
     n = BLOCKS_ARGS.index("n")
     if n < len(args):
         reg = args[n] + "d" if args[n][1:].isdigit() else "e" + args[n][1:]    # the 32-bit move: r8d, edi
-        return [_c(f"mov {reg}, 1", "n = 1"), f"    jmp {blocks_fn}.entry   ; tail call"]
+        return [_c(f"mov {reg}, 1", "n = 1"), Commented(f"    jmp {blocks_fn}.entry", 3, "tail call")]
     call = [f"    call {blocks_fn}.entry"]
     if len(args) == n:
         frame = abi.wrapper_frame
@@ -506,7 +521,7 @@ def wrapper_lines(abi: ABI, blocks_fn: str) -> list[str]:
             + [*call, f"    add {sp}, {above}", "    ret"])
 
 
-def cpuid_saves(abi: ABI) -> tuple[list[str], list[str]]:
+def cpuid_saves(abi: ABI) -> tuple[list[str | Commented], list[str]]:
     """cpu_supported's save and restore of the callee-saved registers cpuid writes: into a
     caller-saved register no argument and cpuid use, else on the stack."""
     saved = [r for r in abi.callee_saved if r in CPUID_OUTPUTS]
@@ -517,12 +532,13 @@ def cpuid_saves(abi: ABI) -> tuple[list[str], list[str]]:
     return [f"    push {r}" for r in saved], [f"    pop {r}" for r in reversed(saved)]
 
 
-def xdata_lines(label: str, frame: Frame, explain: bool = False) -> list[str]:
+def xdata_lines(label: str, frame: Frame, explain: bool = False) -> list[str | Commented]:
     """The UNWIND_INFO of the function at ``label`` (its codes: ``frame``; explain: each code's
     meaning as a comment)."""
     lines = [f"{label}_xdata:", f"    db 1, {label}.prolog_end - {label}, {frame.unwind_slots()}, 0"]
     for at, code, what in frame.unwind_codes():
-        lines.append(f"    db {label}.{at} - {label}, {code}" + (f"   ; {what}" if explain else ""))
+        line = f"    db {label}.{at} - {label}, {code}"
+        lines.append(Commented(line, 3, what) if explain else line)
     if frame.unwind_slots() % 2:
         lines.append("    dw 0")
     return lines
@@ -573,20 +589,21 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
         if abi.unwind:
             pdata += [f"    dd {x} wrt ..imagebase, {x}.end wrt ..imagebase, {x}_xdata wrt ..imagebase"
                       for x in (public, name)]
-            xdata += (xdata_lines(public, Frame.glue(isa, abi.dispatch_pushes, abi.dispatch_frame)) if dispatch
-                      else xdata_lines(public, Frame.glue(isa, (), abi.wrapper_frame), explain=True))
-            xdata += xdata_lines(name, frame)
-        funcs.append(dict(direction=direction, part=part, name=name, frame=frame, group=group, dispatch=glue,
-                          wrapper=wrapper, prologue=frame.prologue() + lane_index_lines(
-                              isa.lanes, variant.prefix, variant.spec.block_bytes),
+            xdata += printed(xdata_lines(public, Frame.glue(isa, abi.dispatch_pushes, abi.dispatch_frame)) if dispatch
+                             else xdata_lines(public, Frame.glue(isa, (), abi.wrapper_frame), explain=True), annotate)
+            xdata += printed(xdata_lines(name, frame), annotate)
+        funcs.append(dict(direction=direction, part=part, name=name, frame=frame, group=group,
+                          dispatch=printed(glue, annotate), wrapper=printed(wrapper, annotate),
+                          prologue=printed(frame.prologue() + lane_index_lines(
+                              isa.lanes, variant.prefix, variant.spec.block_bytes), annotate),
                           # vector lanes (AVX2, AVX-512): clear the upper halves before returning to SSE code
-                          epilogue=(["    vzeroupper"] if isa.lanes > 1 else []) + frame.epilogue(),
+                          epilogue=(["    vzeroupper"] if isa.lanes > 1 else []) + printed(frame.epilogue(), annotate),
                           lines=function_lines(alloc, frame, "rol" if tail else no.rotate, annotate),
                           regmap=register_map(alloc, isa.layout == "packed") if annotate != "none" else [],
                           report=report_line(alloc), lanes=isa.lanes, vreg=isa.data_class,
                           consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts],
-                          wipe=wipe_lines(frame.size, abi.stack_pointer, isa.data_class in ("ymm", "zmm"))
-                          if no.wipe and frame.size else []))
+                          wipe=printed(wipe_lines(frame.size, abi.stack_pointer, isa.data_class in ("ymm", "zmm")),
+                                       annotate) if no.wipe and frame.size else []))
         notes.append(f"{name}: " + report_line(alloc))
     opts = [f"isa {no.words}", *([f"layout {no.layout}"] if no.layout != "scalar" else []), f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
     if no.registers:
@@ -612,24 +629,24 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
     bits = 8 * abi.word
     # the ELF property note's descriptor: pr_type, pr_datasz, the IBT | SHSTK word, padded to a word
     descsz = -(-12 // abi.word) * abi.word
-    ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
+    ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target, annotate=annotate,
                options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes, sp=abi.stack_pointer,
                directives=directives(abi), elf=abi.elf, fn_suffix=fn_suffix(abi),
                endbr=f"endbr{bits}" if abi.elf else "",     # CET: an indirect-branch target marker (ELF)
-               cpuid_save=cpuid_save, cpuid_restore=cpuid_restore,
+               cpuid_save=printed(cpuid_save, annotate), cpuid_restore=printed(cpuid_restore, annotate),
                unwind=dict(pdata=pdata, xdata=xdata) if abi.unwind else None,
                note=dict(align=abi.word, descsz=descsz, pad=(descsz - 12) // 4),
                cpu=cpu_support(cpu),
                header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
                notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "
                       + abi.object_format] + notes)
-    return {f"{variant.stem}.asm": annotate_text(render_template("nasm/threefish.asm.j2", **ctx), annotate),
+    return {f"{variant.stem}.asm": render_template("nasm/threefish.asm.j2", **ctx),
             f"{variant.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
 # ---------------------------------------------------------------- Skein (--primitive skein)
 
-def clear_volatile(alloc, isa: ISA, zeroed: tuple = ()) -> list[str]:
+def clear_volatile(alloc, isa: ISA, zeroed: tuple = ()) -> list[str | Commented]:
     """Zero the caller-saved registers the loop used (chaining-value, subkey and message words
     stay in them after the return; the C driver's next call through the PLT, the lazy-binding
     resolver, would save them on the stack below the wipe): the general-purpose ones, and where
@@ -641,8 +658,8 @@ def clear_volatile(alloc, isa: ISA, zeroed: tuple = ()) -> list[str]:
     if isa.data_class != isa.ptr_class:
         vector = sorted(alloc.used.get(isa.data_class, ()), key=ra.natural)
         regs += [f"pxor {r}, {r}" for r in vector if r not in isa.abi.callee_saved_vector and r not in zeroed]
-    return [f"    {ins}" + ("                        ; wipe: the caller-saved registers the loop used"
-                             if i == 0 else "") for i, ins in enumerate(regs)]
+    return [Commented(f"    {ins}", 24, "wipe: the caller-saved registers the loop used") if i == 0 else f"    {ins}"
+            for i, ins in enumerate(regs)]
 
 
 def skein_stack_bytes(no, allocs: dict) -> int:
@@ -665,18 +682,20 @@ def skein_render(variant, no, allocs: dict) -> dict[str, str]:
     frame = Frame(no.abi, alloc, isa)
     frame.block_bytes = variant.spec.block_bytes
     name = f"{variant.prefix}ubi_asm"
-    f = dict(name=name, frame=frame, prologue=frame.prologue(), epilogue=frame.epilogue(),
+    f = dict(name=name, frame=frame, prologue=printed(frame.prologue(), no.annotate),
+             epilogue=printed(frame.epilogue(), no.annotate),
              lines=function_lines(alloc, frame, no.rotate, no.annotate),
              regmap=register_map(alloc) if no.annotate != "none" else [], report=report_line(alloc),
              consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts],
-             wipe=(wipe_lines(frame.size, isa.abi.stack_pointer, False) if frame.size else [])
-             + clear_volatile(alloc, isa, ("xmm0",) if frame.size else ()) if no.wipe else [])
+             wipe=printed((wipe_lines(frame.size, isa.abi.stack_pointer, False) if frame.size else [])
+                          + clear_volatile(alloc, isa, ("xmm0",) if frame.size else ()), no.annotate) if no.wipe else [])
     abi = isa.abi
     # Win64: the loop's RUNTIME_FUNCTION and UNWIND_INFO (its pushes and frame), as the Threefish files
     unwind = dict(pdata=[f"    dd {name} wrt ..imagebase, {name}.end wrt ..imagebase, {name}_xdata wrt ..imagebase"],
-                  xdata=xdata_lines(name, frame, explain=True)) if abi.unwind else None
+                  xdata=printed(xdata_lines(name, frame, explain=True), no.annotate)) if abi.unwind else None
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), f=f, target=no.target,
+               annotate=no.annotate,
                directives=directives(abi), fn_suffix=fn_suffix(abi), sp=abi.stack_pointer,
                elf=abi.elf, unwind=unwind,
                options=f"abi {no.abi}, strategy {no.strategy}, rotate {no.rotate}, schedule {no.schedule}")
-    return {f"{variant.stem}.asm": annotate_text(render_template("nasm/skein.asm.j2", **ctx), no.annotate)}
+    return {f"{variant.stem}.asm": render_template("nasm/skein.asm.j2", **ctx)}

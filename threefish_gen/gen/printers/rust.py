@@ -18,7 +18,9 @@ prints the lanes layout IR (gen/layouts/lanes.py: L blocks word-sliced, the IR t
 prints its lanes kernels from) as Rust statements on ``core::arch`` vectors; every vector operation
 is spelled by the ISA's module through its family (gen/isa/x86.py ``RustWidth``, gen/isa/neon.py
 ``RustNeonWidth``: ``rust_width``, ``rust_memory``, the shuffle candidates and rotations), this
-module only walks the IR (``ir.visit``) and writes Rust's statements around the spellings.
+module only walks the IR (``ir.visit``) and writes Rust's statements around the spellings.  It
+lowers nothing: the target's layout pass (gen/targets/rust.py ``layout_simd``) hands it every
+program already in its layout (W = 1, and lanes for the SIMD paths).
 """
 from __future__ import annotations
 
@@ -27,8 +29,6 @@ from ..errors import GenError
 from ..isa import family_of, shuffle
 from ..isa.x86 import vector_op
 from ..layouts import ir
-from ..layouts import lanes as lanes_layout
-from ..layouts import scalar as scalar_layout
 
 # One Rust statement per W = 1 operation.  {d} destination, {a} operand, {n} rotation.
 RUST_STATEMENTS = {
@@ -221,10 +221,10 @@ def section(printer: RustPrinter, vp, schedule: dict) -> dict:
             "code": printer.lines(vp.body, vp.values, schedule["words"])}
 
 
-def function_bodies(progs: dict, blocks_progs: dict, notes: bool = True, simd_progs=()) -> dict:
+def function_bodies(progs: dict, blocks_progs: dict, notes: bool = True, simd_scalar=()) -> dict:
     """Code of ``new`` and of each direction's one-block and blocks methods, from their W = 1
-    programs (gen/layouts/scalar.py); ``simd_progs``: the description programs the SIMD paths
-    print (their key words and rings join the struct)."""
+    programs (gen/layouts/scalar.py); ``simd_scalar``: the W = 1 programs of the description
+    programs the SIMD paths print (their key words and rings join the struct)."""
     first = next(iter(progs.values()))
     if any(vp.setup != first.setup for vp in progs.values()):
         raise GenError("internal: the directions' key schedules differ")
@@ -232,8 +232,7 @@ def function_bodies(progs: dict, blocks_progs: dict, notes: bool = True, simd_pr
     # a SIMD path reads the struct's key words and rings; rings only its options make (--unroll
     # loop beside scalar full) it computes itself, per call (new and the struct stay the scalar
     # crate's: single blocks pay nothing for the paths)
-    for p in simd_progs:
-        svp = scalar_layout.lower(p)
+    for svp in simd_scalar:
         bodies += [svp.body, setup_suffix(first.setup, svp.setup)]
     schedule = key_schedule(first, bodies)
     single = RustPrinter({"tweak": ("tweak", 0), "in": ("block", 0), "out": ("block", 0)}, notes)
@@ -392,11 +391,13 @@ class _LanesBlock:
         return [f"{op.dst} = {op.a};"]
 
 
-def simd_path(isa, progs: list, schedule: dict, setup, notes: bool = True) -> dict:
-    """One direction's SIMD path on ``isa``: the lanes layout of ``progs`` (the interleaved
-    program first when there is one, then the one-block program: passes of L * blocks, then of
-    L), printed for the template's ``{direction}_{isa}`` function (``setup``: the scalar methods'
-    W = 1 setup, which ``new`` runs).  Returns dict(prologue: the rings the struct lacks, made from its key
+def simd_path(isa, passes: list, own, schedule: dict, setup, notes: bool = True) -> dict:
+    """One direction's SIMD path on ``isa``: ``passes``, the lanes layout IR programs of its
+    description programs (gen/layouts/lanes.py, L = the ISA's lanes; the interleaved program first
+    when there is one, then the one-block program: passes of L * blocks, then of L), printed for
+    the template's ``{direction}_{isa}`` function; ``own``: the first description program at W = 1
+    (gen/layouts/scalar.py: this path's key schedule); ``setup``: the scalar methods' W = 1 setup,
+    which ``new`` runs.  The target's layout pass lowers both.  Returns dict(prologue: the rings the struct lacks, made from its key
     words (wiped after: ``wiped_words``), then the broadcast key words and rings, consts: the rotations' byte masks, arrays: the passes' vector
     arrays (name -> size, made once, wiped after), loops: [(blocks per pass, lines)], cost: vector
     ops per block of the first pass)."""
@@ -406,9 +407,10 @@ def simd_path(isa, progs: list, schedule: dict, setup, notes: bool = True) -> di
     barrs: dict[str, None] = {}
     arrays: dict[str, int] = {}
     loops, consts, cost = [], {}, None
-    for prog in progs:
-        vp = lanes_layout.lower(prog, L)
-        lp = LanesPrinter(isa, vp, prog.spec.nw, notes)
+    for vp in passes:
+        if vp.lanes != L:
+            raise GenError(f"internal: a {vp.lanes}-lane program for {isa.name}'s {L} lanes")
+        lp = LanesPrinter(isa, vp, vp.nw, notes)
         for op in vp.prologue:
             is_value, name = ir.broadcast_dst(op)
             (bvals if is_value else barrs).setdefault(name, None)
@@ -421,7 +423,6 @@ def simd_path(isa, progs: list, schedule: dict, setup, notes: bool = True) -> di
         loops.append((vp.blocks, code))
     # the key words and rings: the struct's, or (rings the scalar options lack) made here from the
     # struct's words by the rest of this path's setup
-    own = scalar_layout.lower(progs[0])            # this path's setup at W = 1
     suffix = setup_suffix(setup, own.setup)
     written = {ir.array_written(op) for op in ir.walk(suffix)}
     made = {a: n for a, n in own.setup_arrays.items() if a in written}

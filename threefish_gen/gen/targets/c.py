@@ -132,7 +132,7 @@ def render_skein(v, ctx: dict) -> dict[str, str]:
             ctx["simd"] = dict(ctx["simd"], kernels=[dict(k, lines=cprinter.without_notes(k["lines"]))
                                                      for k in ctx["simd"]["kernels"]])
     text = render_template("c/skein.c.j2", annotate=annotate, **ctx)
-    return {f"{v.stem}.c": cprinter.annotate_text(text, annotate), f"{v.stem}.h": render_template("c/skein.h.j2", **ctx)}
+    return {f"{v.stem}.c": text, f"{v.stem}.h": render_template("c/skein.h.j2", **ctx)}
 
 
 class C(Target):
@@ -232,7 +232,7 @@ def print_c(v, laid) -> dict[str, str]:
         for f in ctx["fn"].values():
             for sec in f.values():
                 sec["code"] = cprinter.without_notes(sec["code"])
-    return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
+    return {f"{v.stem}.c": render_template("c/threefish.c.j2", annotate=annotate, **ctx),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 

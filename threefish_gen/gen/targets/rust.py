@@ -21,6 +21,7 @@ from ..errors import GenError
 from ..isa import ISAS
 from ..isa import neon as neon_isa
 from ..layouts import scalar as scalar_layout
+from ..layouts.lay_out import lay_out
 from ..printers import render_template
 from ..printers import rust as printer
 from ..printers.c_simd.driver import ENV_VAR
@@ -149,9 +150,9 @@ class Rust(Target):
         if simd_paths(v):
             return [describe_pass(simd_needs),
                     Pass("layout scalar (gen/layouts/scalar.py) + lanes per SIMD path (gen/layouts/lanes.py)",
-                         "Program", "VPrograms (W = 1: scalar methods) + Programs (SIMD paths) + op counts",
+                         "Program", "VPrograms (W = 1: scalar methods; lanes and W = 1: SIMD paths) + op counts",
                          layout_simd),
-                    Pass("print Rust (gen/printers/rust.py; vector ops spelled by gen/isa/x86.py)", "Programs",
+                    Pass("print Rust (gen/printers/rust.py; vector ops spelled by gen/isa/x86.py)", "VPrograms",
                          "STEM/Cargo.toml + STEM/src/lib.rs + STEM/README.md (templates/rust/)", print_rust)]
         if is_skein(v):
             return [ubi_pass(), Pass("print Rust Skein (gen/printers/rust.py)", "UBI Program",
@@ -188,11 +189,19 @@ def simd_needs(v) -> list:
 
 def layout_simd(v, programs) -> dict:
     """The scalar methods' programs (layout scalar: W = 1 layout IR) and each SIMD path's
-    description programs: {isa: {direction: [the interleaved program (if any), the one-block
-    program]}} (lowered to lanes when printed)."""
+    programs, {isa: {direction: {"lanes": [...], "scalar": [...]}}}: its description programs (the
+    interleaved one (if any), then the one-block one) in layout lanes for the ISA's vectors (the
+    passes the path prints) and at W = 1 (their key schedules: the struct's words and rings, and
+    the rings the path makes itself)."""
     laid = layout_scalar(v, programs)
-    laid["simd"] = {isa: {d: [programs[(d, o, n)] for n in sorted({1, o.interleave}, reverse=True)]
-                          for d in DIRECTIONS} for isa, o in simd_paths(v)}
+    laid["simd"] = {}
+    for isa, o in simd_paths(v):
+        L = ISAS[isa].bits // 64
+        laid["simd"][isa] = {}
+        for d in DIRECTIONS:
+            progs = [programs[(d, o, n)] for n in sorted({1, o.interleave}, reverse=True)]
+            laid["simd"][isa][d] = {"lanes": [lay_out(p, "lanes", L) for p in progs],
+                                    "scalar": [lay_out(p, "scalar") for p in progs]}
     return laid
 
 
@@ -217,8 +226,8 @@ def print_rust(v, laid) -> dict[str, str]:
              + f"); unroll {o.unroll}; *_blocks_with_tweaks interleaves {o.interleave} block(s)",
              "ops per block (encrypt): " + ", ".join(f"{k} {n:g}" for k, n in laid["counts"].items())]
     annotate = v.get("annotate", ANNOTATE_OPTION.default)
-    simd_progs = [p for dirs in laid.get("simd", {}).values() for ps in dirs.values() for p in ps]
-    fn = printer.function_bodies(laid["one"], laid["blocks"], notes=annotate != "none", simd_progs=simd_progs)
+    simd_scalar = [vp for dirs in laid.get("simd", {}).values() for path in dirs.values() for vp in path["scalar"]]
+    fn = printer.function_bodies(laid["one"], laid["blocks"], notes=annotate != "none", simd_scalar=simd_scalar)
     simd = simd_context(v, laid.get("simd", {}), fn["schedule"], laid["one"]["encrypt"].setup, annotate != "none")
     if simd:
         notes += simd["notes"]
@@ -244,7 +253,8 @@ def simd_context(v, laid_simd: dict, schedule: dict, setup, notes: bool) -> dict
         # NEON: no run-time detection, the Rust target feature "neon" (the record's features are
         # the /proc/cpuinfo flag, "asimd")
         features = (neon_isa.RUST_FEATURE,) if isa_name in NEON_ISAS else isa.features
-        fns = {d: printer.simd_path(isa, laid_simd[isa_name][d], schedule, setup, notes) for d in DIRECTIONS}
+        fns = {d: printer.simd_path(isa, laid_simd[isa_name][d]["lanes"], laid_simd[isa_name][d]["scalar"][0],
+                                    schedule, setup, notes) for d in DIRECTIONS}
         paths.append(dict(name=isa_name, feature=isa.target or neon_isa.RUST_FEATURE, features=features, fns=fns,
                           min_blocks=min(p for p, _ in fns["encrypt"]["loops"]), isa=isa))
         cost = fns["encrypt"]["cost"]

@@ -27,8 +27,8 @@ from ...isa.x86 import CPUID_C_CONDITION
 from ...isa.x86 import ISAS as X86_ISAS
 from ...layouts import ir
 from ...variant import Variant
-from .. import Line, render_template
-from ..c import CPrinter, annotate_text, close_line, decl, indent, open_line, section, wipe_bounds, without_notes
+from .. import Line, comment_gap, render_template
+from ..c import CPrinter, close_line, decl, indent, open_line, section, wipe_bounds, without_notes
 from .printer import (LanesPrinter, PackedPrinter, cpu_level_lines, interleave_code, round_chunks,
                       vector_width)
 
@@ -94,15 +94,17 @@ def packed_single(laid, prefix: str, helpers: str, spec, options, direction: str
 
 
 def blocks_function(laid, prefix: str, helpers: str, spec, options, direction: str,
-                    isa_name: str | None, layout: str, stats: dict | None = None, tail: str | None = None) -> dict:
+                    isa_name: str | None, layout: str, stats: dict | None = None, tail: str | None = None, *,
+                    annotate: str) -> dict:
     """encrypt_blocks / decrypt_blocks: vector passes, then one block at a time (scalar: the
-    function ``tail``, by default the file's public single-block function)."""
+    function ``tail``, by default the file's public single-block function); ``annotate``: the
+    --annotate level its comments after code are printed at."""
     one_w1 = laid_out(laid, direction, options, 1)      # the one-block program at W = 1: the setup and the tail
     pr = CPrinter(helpers, PTRS_MANY)
     used = pr.used                     # word helpers the scalar parts call (the file defines those)
     setup = section(pr, one_w1, "setup")
     setup_vals = set(one_w1.setup_values)
-    lines = setup["decl"] + ["if (n == 0)         /* before any load: n = 0 touches no pointer */",
+    lines = setup["decl"] + [f"if (n == 0){comment_gap(9, annotate)}/* before any load: n = 0 touches no pointer */",
                              "    return;"] + setup["code"]
     nb = spec.block_bytes
     if isa_name is not None:
@@ -194,14 +196,18 @@ def op_counts(v: Variant, laid, subs=()) -> dict[str, float]:
         v = max(subs, key=lambda s: ISAS[s.get("isa")].level)
     stats: dict = {}
     blocks_function(laid, v.prefix, v.prefix, v.spec, v.options, "encrypt", v.get("isa"),
-                    v.get("layout", "lanes"), stats)
+                    v.get("layout", "lanes"), stats, annotate=_annotate(v))
     return stats
 
 
 # --------------------------------------------------------------------------- targets
 
+def _annotate(v: Variant) -> str:
+    return v.get("annotate", "brief")      # the default of --annotate (gen/targets/base.py ANNOTATE_OPTION)
+
+
 def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None):
-    if v.get("annotate", "brief") == "none":      # the functions without the description's notes
+    if _annotate(v) == "none":      # the functions without the description's notes
         for r in regions:
             for f in r["functions"]:
                 f["lines"] = without_notes(f["lines"])
@@ -209,7 +215,7 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
     # the word helpers a function's scalar statements call (CPrinter.used): a file defines only
     # those (packed: every store is a vector store, so no store64)
     used = set().union(*(f["helpers"] for r in regions for f in r["functions"]))
-    return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
+    return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes, annotate=_annotate(v),
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
                 dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True), scoped_wipe=True,
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
@@ -217,7 +223,7 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
                 # the x86 cpu_level(): its body (gen/isa/x86.py's cpuid table), its top level and
                 # where cpuid can be asked
-                cpu_level=cpu_level_lines(X86_ISAS.values()), cpu_top=max(i.level for i in X86_ISAS.values()),
+                cpu_level=cpu_level_lines(X86_ISAS.values(), _annotate(v)), cpu_top=max(i.level for i in X86_ISAS.values()),
                 cpuid_condition=CPUID_C_CONDITION,
                 # a single-ISA file's cpu_supported(): NEON is architectural on AArch64 (nothing to
                 # detect), an x86 ISA's level is found by cpuid
@@ -247,8 +253,8 @@ def _render_one(v: Variant, laid) -> dict[str, str]:
     o = v.options
     stats: dict = {}
     public = [scalar_single(laid, v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
-    blocks = [blocks_function(laid, v.prefix, v.prefix, v.spec, o, d, isa, layout, stats if d == "encrypt" else None)
-              for d in ("encrypt", "decrypt")]
+    blocks = [blocks_function(laid, v.prefix, v.prefix, v.spec, o, d, isa, layout, stats if d == "encrypt" else None,
+                              annotate=_annotate(v)) for d in ("encrypt", "decrypt")]
     L = lanes_of(isa)
     notes = [f"{isa_note(ISAS[isa])}, "
              f"layout {layout}: {L} blocks word-sliced in {ISAS[isa].bits}-bit vectors"
@@ -271,8 +277,8 @@ def _render_packed(v: Variant, laid) -> dict[str, str]:
     bulk: dict = {}
     public = [packed_single(laid, v.prefix, v.prefix, v.spec, o, d, isa, one if d == "encrypt" else None)
               for d in ("encrypt", "decrypt")]
-    blocks = [blocks_function(laid, v.prefix, v.prefix, v.spec, o, d, isa, "lanes", bulk if d == "encrypt" else None)
-              for d in ("encrypt", "decrypt")]
+    blocks = [blocks_function(laid, v.prefix, v.prefix, v.spec, o, d, isa, "lanes", bulk if d == "encrypt" else None,
+                              annotate=_annotate(v)) for d in ("encrypt", "decrypt")]
     bits, nvec = one.pop("vector bits"), one.pop("vectors")
     notes = [f"{isa_note(ISAS[isa])}, "
              f"layout packed: encrypt/decrypt spread one block over {nvec} {bits}-bit vectors "
@@ -325,8 +331,8 @@ def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, 
     if v.spec.block_bytes >= SHARED_SCALAR_MIN_BYTES:
         scalar = [scalar_blocks(v.prefix, v.spec, d, f"{single_pfx}{d}{work}") for d in ("encrypt", "decrypt")]
     else:
-        scalar = [blocks_function(laid, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes")
-                  for d in ("encrypt", "decrypt")]
+        scalar = [blocks_function(laid, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes",
+                                  annotate=_annotate(v)) for d in ("encrypt", "decrypt")]
     regions = [dict(isa=None, functions=public + scalar)]
     paths, used = {}, set()
     for s in every:
@@ -337,7 +343,7 @@ def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, 
             pfx += f"{s.options.keys}_{s.options.unroll}_i{s.options.interleave}_"
         used.add(pfx)
         fns = [blocks_function(laid, pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None,
-                               tail=f"{single_pfx}{d}") for d in ("encrypt", "decrypt")]
+                               tail=f"{single_pfx}{d}", annotate=_annotate(v)) for d in ("encrypt", "decrypt")]
         fam = family_name(ISAS[isa])
         regions.append(dict(isa=ISAS[isa], functions=fns, guard=fam))
         o_ = s.options
@@ -425,9 +431,7 @@ def render_c_simd(v: Variant, laid, subs=(), rules=(), singles=()) -> dict[str, 
     the dispatcher's default paths (its standalone variants), ``rules``: its CPU table [(Rule,
     path variant)], ``singles``: its single-block table [(Rule, packed variant)].  Each function
     is printed (printer.py, spelled by gen/isa/x86.py and neon.py) here."""
-    files = _render_dispatch(v, subs, laid, rules, singles) if v.get("isa") == "auto" else _render_one(v, laid)
-    annotate = v.get("annotate", "brief")
-    return {name: annotate_text(text, annotate) if name.endswith(".c") else text for name, text in files.items()}
+    return _render_dispatch(v, subs, laid, rules, singles) if v.get("isa") == "auto" else _render_one(v, laid)
 
 
 # --------------------------------------------------------------------------- Skein

@@ -16,6 +16,7 @@ from ...isa import Isa, family_of, shuffle
 from ...isa.x86 import (CPUID, ISAS, TITLES, X86, XCR0, XCR0_STATE, Width, rotl_lanes, rotl_uniform,
                        shuffle_candidates, vector_op)
 from ...layouts import ir
+from .. import comment_gap
 from ..c import CPrinter, close_line, decl, indent, note_line, open_line, section, stmt
 
 
@@ -355,15 +356,16 @@ _CPUID_VAR = {"eax": "a", "ebx": "b", "ecx": "c", "edx": "d"}     # cpuid's outp
 _COMMENT_COLUMN = 56
 
 
-def _commented(code: str, comment: str) -> str:
-    return code + " " * max(2, _COMMENT_COLUMN - len(code)) + f"/* {comment} */"
+def _commented(code: str, comment: str, annotate: str) -> str:
+    """``code /* comment */``, the comment in its column (--annotate brief: one space after the code)."""
+    return code + comment_gap(max(2, _COMMENT_COLUMN - len(code)), annotate) + f"/* {comment} */"
 
 
 def _mask(m: int) -> str:
     return f"{m}u" if m < 10 else f"{m:#x}u"
 
 
-def cpu_level_lines(isas) -> list[str]:
+def cpu_level_lines(isas, annotate: str) -> list[str]:
     """The body of the x86 ``cpu_level()`` (gcc/clang, <cpuid.h>), indented: the highest level of
     ``isas`` (ISA records, gen/isa/x86.py ``ISAS``) the CPU and the OS support, 0 for none.  A
     level's test is the cpuid bits (x86 ``CPUID``) of its features, of SSSE3 where it is the first
@@ -371,7 +373,8 @@ def cpu_level_lines(isas) -> list[str]:
     (x86 ``XCR0``), the OS's XCR0: the first such level reads it (XGETBV, after OSXSAVE), a later
     one tests the mask read.  The levels are tested in order, in groups of one cpuid leaf: the
     first leaf's each on its own (a failed read of it is level 0), a later leaf's only where the
-    level below its first was found, and each after the first only where the level below it was."""
+    level below its first was found, and each after the first only where the level below it was.
+    ``annotate``: the --annotate level of the comments after code."""
     steps, pshufb, state = [], False, 0
     for isa in sorted(isas, key=lambda i: i.level):
         flags = list(isa.features) + (["ssse3"] if isa.pshufb and not pshufb else [])
@@ -400,18 +403,19 @@ def cpu_level_lines(isas) -> list[str]:
             pre = [f"level == {isa.level - 1}"] if g and k else []
             bits = [f"({_CPUID_VAR[CPUID[f][2]]} & (1u << {CPUID[f][3]}))" for f in flags]
             if reads:
-                lines += [_commented(f"{ind}if ({' && '.join(pre + bits)}) {{", ", ".join(f.upper() for f in flags)),
+                lines += [_commented(f"{ind}if ({' && '.join(pre + bits)}) {{", ", ".join(f.upper() for f in flags),
+                                     annotate),
                           f'{ind}    __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(edx0) : "c"(0));',
                           _commented(f"{ind}    if ((xcr0 & {_mask(test)}) == {_mask(test)})",
-                                     f"OS saves {XCR0_STATE[test]} state"),
-                          _commented(f"{ind}        level = {isa.level};", TITLES[isa.name]),
+                                     f"OS saves {XCR0_STATE[test]} state", annotate),
+                          _commented(f"{ind}        level = {isa.level};", TITLES[isa.name], annotate),
                           f"{ind}}}"]
                 continue
             terms = pre + bits + ([f"(xcr0 & {_mask(test)}) == {_mask(test)}"] if test else [])
             cond = terms[0][1:-1] if len(terms) == 1 else " && ".join(terms)    # one bit: no parentheses
             lines += [f"{ind}if ({cond})",
                       _commented(f"{ind}    level = {isa.level};",
-                                 TITLES[isa.name] + (f", {XCR0_STATE[test]} state saved" if test else ""))]
+                                 TITLES[isa.name] + (f", {XCR0_STATE[test]} state saved" if test else ""), annotate)]
         if g:
             lines.append("    }")
     return lines + ["    return level;"]
