@@ -11,9 +11,9 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 22, spills 65, reloads 32, memory operands 43, moves 112, instructions 813
+;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 22, spills 65, reloads 32, memory operands 43, moves 80, instructions 781
 ;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
-;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 22, spills 61, reloads 26, memory operands 39, moves 117, instructions 802
+;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 22, spills 61, reloads 26, memory operands 39, moves 84, instructions 769
 ;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes (value: registers it occupies):

@@ -11,9 +11,9 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 34, spills 21, reloads 0, memory operands 336, moves 50, instructions 2560
+;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 34, spills 21, reloads 0, memory operands 336, moves 1, instructions 2511
 ;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
-;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 34, spills 21, reloads 0, memory operands 336, moves 50, instructions 2560
+;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 34, spills 21, reloads 0, memory operands 336, moves 1, instructions 2511
 ;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes (value: registers it occupies):

@@ -11,9 +11,9 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 4, moves 48, instructions 277
+;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 4, moves 39, instructions 268
 ;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 10, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
-;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 0, moves 48, instructions 277
+;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 0, moves 39, instructions 268
 ;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 11, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
 ;
 ; Register map of tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes (value: registers it occupies):

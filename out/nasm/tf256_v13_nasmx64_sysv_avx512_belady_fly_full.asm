@@ -11,9 +11,9 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 19, spills 9, reloads 0, memory operands 0, moves 12, instructions 632
+;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 19, spills 9, reloads 0, memory operands 0, moves 1, instructions 621
 ;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 10, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
-;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 19, spills 9, reloads 0, memory operands 0, moves 12, instructions 632
+;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 19, spills 9, reloads 0, memory operands 0, moves 1, instructions 621
 ;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 11, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
 ;
 ; Register map of tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes (value: registers it occupies):

@@ -11,9 +11,9 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 72, instructions 429
+;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 55, instructions 412
 ;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 14, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
-;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 72, instructions 429
+;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 55, instructions 412
 ;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 15, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
 ;
 ; Register map of tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes (value: registers it occupies):

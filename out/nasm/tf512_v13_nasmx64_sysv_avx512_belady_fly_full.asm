@@ -11,9 +11,9 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 31, spills 13, reloads 0, memory operands 0, moves 26, instructions 1202
+;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 31, spills 13, reloads 0, memory operands 0, moves 1, instructions 1177
 ;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 14, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
-;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 31, spills 13, reloads 0, memory operands 0, moves 26, instructions 1202
+;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 31, spills 13, reloads 0, memory operands 0, moves 1, instructions 1177
 ;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
 ;
 ; Register map of tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes (value: registers it occupies):
