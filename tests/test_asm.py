@@ -332,8 +332,8 @@ def run_lowered(form, spec, direction, ops, isa, passes=3, seed=1):
 @pytest.mark.parametrize("form", list(FORMS))
 def test_lowered_ops_match_reference(form, bits, version):
     """The lowered machine ops of every form (packed: load/unpack, lane shuffles from the layout
-    IR, per-lane rotates, key pairs + tweak words; lanes: gathers, broadcasts, scatters from the
-    layout IR) compute Threefish: run three passes on Python integers against the reference,
+    IR, per-lane rotates, key pairs + tweak words; lanes: whole-vector loads and stores with their
+    transposes' lane moves, broadcasts, from the layout IR) compute Threefish: run three passes on Python integers against the reference,
     both schedules and key forms where the form has them."""
     spec = get_spec(version, bits)
     for d in ("encrypt", "decrypt"):
@@ -347,36 +347,54 @@ def test_lowered_ops_match_reference(form, bits, version):
 
 @pytest.mark.parametrize("form", ["x86-packed", "x64-avx512-lanes"])
 def test_lowered_ops_interpreter_catches_a_wrong_op(form):
-    """The interpreter is not blind: one shuffle or one gather offset wrong fails the check."""
+    """The interpreter is not blind: one shuffle (packed lane move, lanes transpose move) or one
+    load offset wrong fails the check."""
     spec = get_spec("1.3", 512)
     isa, ops = lowered(form, describe(spec, Options(), "encrypt", 1))
-    i = next(i for i, o in enumerate(ops) if o.kind in ("lolo", "hihi") or
-             (isinstance(o.src, ra.Addr) and o.src.array == "in"))
-    o = ops[i]
-    bad = (ra.MOp("hihi" if o.kind == "lolo" else "lolo", o.dst, o.src, text=o.text) if o.kind in ("lolo", "hihi")
-           else ra.MOp(o.kind, o.dst, ra.Addr("in", "in", o.src.index + 1, o.src.offset + 8), text=o.text))
-    got, want = run_lowered(form, spec, "encrypt", ops[:i] + [bad] + ops[i + 1:], isa)
-    assert got != want
+    swap = {"lolo": "hihi", "hihi": "lolo", "unpcklo": "unpckhi", "unpckhi": "unpcklo", "even128": "odd128",
+            "odd128": "even128"}
+    for pick in (lambda o: o.kind in swap, lambda o: isinstance(o.src, ra.Addr) and o.src.array == "in"):
+        i = next(i for i, o in enumerate(ops) if pick(o))
+        o = ops[i]
+        bad = (ra.MOp(swap[o.kind], o.dst, o.src, text=o.text) if o.kind in swap
+               else ra.MOp(o.kind, o.dst, ra.Addr("in", "in", o.src.index + 1, o.src.offset + 8), text=o.text))
+        got, want = run_lowered(form, spec, "encrypt", ops[:i] + [bad] + ops[i + 1:], isa)
+        assert got != want, (form, o)
     assert run_lowered(form, spec, "encrypt", ops, isa) == (want, want)
 
 
 def test_lanes_lowering_comes_from_the_layout_ir():
-    """nasm lanes: every in/tweak word is one strided per-lane Load of the layout IR (lane b =
-    block b), lowered (an IR visitor, no description ops in between) as the load of lane 0's
-    word; a Load that is not one word of consecutive blocks is refused."""
+    """nasm lanes: the blocks and their tweaks are whole-vector Loads of the layout IR (stream
+    order) transposed by two-source Shuffles (gen/layouts/lanes.py lower_stream with the class's
+    lane moves, gen/isa/x86.py LANE_PAIRS), the state transposed back and stored whole; a Load
+    is lowered (an IR visitor, no description ops in between) as the load of its first word, a
+    Shuffle as a copy of its first source and the two-address lane move that matches its lanes;
+    a Load that is not one vector of consecutive words is refused."""
+    from threefish_gen.gen.asm.lowering import lane_bit_moves
+    from threefish_gen.gen.isa import x86
     from threefish_gen.gen.layouts import ir, lanes
     spec = get_spec("1.3", 512)
-    vp = lanes.lower_stream(describe(spec, Options(), "encrypt", 1), 8, gather=True)
-    loads = [op for op in ir.walk(vp.body) if isinstance(op, ir.Load)]
-    assert {op.array for op in loads} == {"in", "tweak"}
-    assert next(op for op in loads if op.array == "in").words == tuple(8 * b for b in range(8))
+    vp = lanes.lower_stream(describe(spec, Options(), "encrypt", 1), 8, moves=lane_bit_moves("zmm"))
+    ops = list(ir.walk(vp.body))
+    loads = [op for op in ops if isinstance(op, ir.Load)]
+    stores = [op for op in ops if isinstance(op, ir.Store)]
+    shuffles = [op for op in ops if isinstance(op, ir.Shuffle)]
+    assert [op.array for op in loads] == ["tweak"] * 2 + ["in"] * 8 and {op.array for op in stores} == {"out"}
+    assert all(op.words == tuple(range(op.words[0], op.words[0] + 8)) for op in loads + stores)
+    assert sorted(op.words[0] for op in stores) == list(range(0, 64, 8))
+    # 3 stages of 8 lane moves for the blocks' load and for their store, 1 of 2 for the tweaks'
+    assert len(shuffles) == 50 and {op.kind for op in shuffles} == {"transpose"}
     low = ra.Lowering(ra.isa_for(*FORMS["x64-avx512-lanes"]), spec.nw)
-    low.run([loads[-1]])
-    (mop,) = low.out
-    assert (mop.kind, mop.dst, mop.src.base, mop.src.offset, mop.text) == ("mov", loads[-1].dst, "in", 56,
-                                                                           f"{loads[-1].dst} = in[7]")
-    with pytest.raises(GenError, match="not one word of consecutive blocks"):
-        low.run([ir.Load("x0", "in", tuple(range(8)))])
+    last = next(op for op in reversed(loads) if op.array == "in")
+    low.run([last, shuffles[0]])
+    mop, copy, move = low.out
+    assert (mop.kind, mop.dst, mop.src.base, mop.src.offset, mop.text) == ("mov", last.dst, "in", 8 * last.words[0],
+                                                                           f"{last.dst} = in[{last.words[0]}]")
+    assert (copy.kind, copy.dst, copy.src) == ("mov", shuffles[0].dst, shuffles[0].srcs[0])
+    assert move.kind in x86.LANE_MOVES["zmm"] and (move.dst, move.src) == (shuffles[0].dst, shuffles[0].srcs[1])
+    assert x86.lane_move_pattern("zmm", move.kind) == shuffles[0].lanes
+    with pytest.raises(GenError, match="not one vector of consecutive words"):
+        low.run([ir.Load("x0", "in", tuple(8 * b for b in range(8)))])
 
 
 # --------------------------------------------------------------------------- layering

@@ -83,6 +83,52 @@ def test_lanes_stream(L, interleave, bits, version, direction):
     _check(vp, spec, direction, seed=L + bits)
 
 
+def _nasm_moves(L):
+    from threefish_gen.gen.asm.lowering import lane_bit_moves
+    return lane_bit_moves({4: "ymm", 8: "zmm"}[L])
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("bits", SIZES)
+@pytest.mark.parametrize("L", [4, 8])
+def test_lanes_stream_network(L, bits, version, direction):
+    """The stream form of the NASM lanes kernels: whole-vector loads of the blocks and of their
+    tweaks, transposed by the fewest stages of the ISA's lane moves (the lane order the
+    planner picks: not lane b = block b), run against the reference (every option set)."""
+    spec = Spec(version, bits)
+    for o in OPTION_SETS:
+        vp = lanes.lower_stream(describe(spec, Options(o.keys, o.unroll, 1), direction, 1), L, moves=_nasm_moves(L))
+        assert not any(isinstance(op, ir.Load) and op.words != tuple(range(op.words[0], op.words[0] + L))
+                       for op in ir.walk(vp.body))
+        _check(vp, spec, direction, seed=L + bits)
+
+
+@pytest.mark.parametrize("L,stages", [(4, {4: (2, 2, 1), 8: (2, 2, 1), 16: (2, 2, 1)}),
+                                      (8, {4: (2, 3, 1), 8: (3, 3, 1), 16: (3, 3, 1)})])
+def test_network_lanes_stages(L, stages):
+    """Stages of the blocks' load, their store and the tweaks' load over the NASM lane moves
+    (AVX2: unpack + vperm2i128, AVX-512: unpack + vshufi64x2): one per lane bit that must change
+    (log2 L, less the lane bits the stream order already has right), the tweaks' one unpack,
+    for the lane order picked (the tweaks' unpack order: lane bit 0 is the top block bit)."""
+    for nw, want in stages.items():
+        order, plans = lanes.network_lanes(nw, L, _nasm_moves(L))
+        assert tuple(map(len, plans)) == want, nw
+        assert order[0] == len(order) - 1, order
+
+
+def test_bit_moves_are_bit_permutations():
+    """A lo/hi pair of lane patterns is a bit move only when it permutes the lane bits and the
+    a/b bit; the same pattern twice, or one that drops a lane, is not."""
+    moves = _nasm_moves(8)
+    assert [m.name for m in moves] == [("unpcklo", "unpckhi"), ("even128", "odd128"), ("lo256", "hi256")]
+    assert [m.src_bit for m in moves] == [(3, 1, 2, 0), (0, 2, 3, 1), (0, 1, 3, 2)]
+    lo = moves[0].lo
+    assert transpose.bit_move("x", lo, lo) is None
+    assert transpose.bit_move("x", lo, (None,) + moves[0].hi[1:]) is None
+    assert transpose.bit_network((0, 1, 2), (3, 4, 5), 6, moves[:1]) is None     # unpack alone cannot
+
+
 PACKED = [(bits, L) for bits in SIZES for L in (2, 4, 8) if L <= bits // 128]   # at most half a block
 
 

@@ -3,7 +3,7 @@
 ; Threefish-1024, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
 ; 80 rounds, 128-byte blocks, little-endian 64-bit words.
 ; target nasm-x64: isa avx2, abi sysv, strategy belady, rotate rol, schedule description
-; layout lanes: 4 blocks per pass, ymm lane b = word i of block b (gathers, per-lane stores); the n mod 4 blocks left and single blocks run the scalar GPR code
+; layout lanes: 4 blocks per pass, one ymm per word, a block per lane (whole-vector loads and stores, transposed in registers); the n mod 4 blocks left and single blocks run the scalar GPR code
 ;
 ; Public contract (see tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop.h): tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt(key, tweak, in, out),
 ; tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt, tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks(key, tweaks, in, out, n), tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks.
@@ -11,41 +11,58 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 18, spills 103, reloads 85, memory operands 82, moves 57, instructions 803
+;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 22, spills 65, reloads 32, memory operands 43, moves 80, instructions 781
 ;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
-;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 18, spills 100, reloads 81, memory operands 55, moves 80, instructions 796
+;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 22, spills 61, reloads 26, memory operands 39, moves 84, instructions 769
 ;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes (value: registers it occupies):
 ;      ctr: rax                   in: rdx                   k0: ymm0                  k1: ymm1
 ;       k2: ymm2                  k3: ymm3                  k4: ymm4                  k5: ymm5
 ;       k6: ymm6                  k7: ymm7                  k8: ymm8                  k9: ymm9
-;      k10: ymm10, ymm9          k11: ymm10, ymm11, ymm9     k12: ymm10, ymm11, ymm9     k13: ymm10, ymm11, ymm9
-;      k14: ymm10, ymm11, ymm9     k15: ymm10, ymm11         k16: ymm11                key: rdi
-;       kt: ymm10, ymm2            n: r8, rsi              out: rax, rcx              r1: ymm2
+;      k10: ymm10                k11: ymm11                k12: ymm12                k13: ymm13
+;      k14: ymm13, ymm14         k15: ymm14, ymm15         k16: ymm15                key: rdi
+;       kt: ymm14, ymm2         l1_0: ymm4                l1_1: ymm1                l1_2: ymm7
+;     l1_3: ymm5                l1_4: ymm11               l1_5: ymm9                l1_6: ymm15
+;     l1_7: ymm13               l1_8: ymm7                l1_9: ymm5               l1_10: ymm11
+;    l1_11: ymm9               l1_12: ymm15              l1_13: ymm13              l1_14: ymm11
+;    l1_15: ymm9                   n: r8, rsi               o0: ymm1                  o1: ymm11
+;       o2: ymm9                  o3: ymm13                 o4: ymm0                  o5: ymm1
+;       o6: ymm11                 o7: ymm9                  o8: ymm0                  o9: ymm0
+;      o10: ymm2                 o11: ymm2                 o12: ymm8                 o13: ymm12
+;      o14: ymm0                 o15: ymm5                 out: rax, rcx              r1: ymm2
 ;       r2: ymm2                  r3: ymm2                  r4: ymm2                  r5: ymm2
-;       r6: ymm11                 r7: ymm6                  r8: ymm6                  r9: ymm6
-;      r10: ymm6                 r11: ymm6                 r12: ymm6                 r13: ymm6
-;      r14: ymm4                 r15: ymm4                 r16: ymm1                 r17: ymm1
-;      r18: ymm1                 r19: ymm1                 r20: ymm1                 r21: ymm1
-;      r22: ymm6                 r23: ymm6                 r24: ymm8                 r25: ymm8
-;      r26: ymm8                 r27: ymm8                 r28: ymm8                 r29: ymm8
-;      r30: ymm11                r31: ymm11                r32: ymm2                 r33: ymm8
-;      r34: ymm8                 r35: ymm8                 r36: ymm8                 r37: ymm0
-;      r38: ymm8                 r39: ymm10                r40: ymm10                r41: ymm10
-;      r42: ymm10                r43: ymm10                r44: ymm10                r45: ymm10
-;      r46: ymm4                 r47: ymm4                 r48: ymm2                 r49: ymm2
-;      r50: ymm2                 r51: ymm2                 r52: ymm2                 r53: ymm2
-;      r54: ymm6                 r55: ymm6                 r56: ymm4                 r57: ymm4
-;      r58: ymm4                 r59: ymm4                 r60: ymm4                 r61: ymm4
-;      r62: ymm9                 r63: ymm9                 r64: ymm8                  t0: ymm0, ymm9
-;       t1: ymm1, ymm9            t2: ymm2, ymm9            ts: ymm3, ymm8         tweak: rcx, rsi
-;       x0: ymm3                  x1: ymm0, ymm11, ymm4      x2: ymm5                  x3: ymm0, ymm10, ymm2, ymm6, ymm8
-;       x4: ymm7                  x5: ymm1, ymm8            x6: ymm9                  x7: ymm10, ymm6, ymm7
-;       x8: ymm11, ymm4, ymm8      x9: ymm1, ymm2, ymm3, ymm4     x10: ymm0, ymm1, ymm2, ymm3, ymm6     x11: ymm0, ymm1, ymm2, ymm3, ymm8
-;      x12: ymm0, ymm1, ymm10, ymm11, ymm3, ymm6, ymm8, ymm9     x13: ymm0, ymm1, ymm10, ymm11     x14: ymm0, ymm1, ymm2     x15: ymm0, ymm11, ymm2, ymm8
-;   stack slots: in k0 k1 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x1 x3 x4 x5 x6 x7 x8 x9 x10 x11 x12 x13 x14 x15
-;   frame: 3656 bytes of stack slots; callee-saved registers pushed: none
+;       r6: ymm4                  r7: ymm4                  r8: ymm4                  r9: ymm4
+;      r10: ymm4                 r11: ymm4                 r12: ymm4                 r13: ymm4
+;      r14: ymm4                 r15: ymm4                 r16: ymm4                 r17: ymm4
+;      r18: ymm4                 r19: ymm4                 r20: ymm4                 r21: ymm4
+;      r22: ymm4                 r23: ymm4                 r24: ymm5                 r25: ymm5
+;      r26: ymm5                 r27: ymm5                 r28: ymm5                 r29: ymm5
+;      r30: ymm5                 r31: ymm5                 r32: ymm13                r33: ymm13
+;      r34: ymm13                r35: ymm13                r36: ymm13                r37: ymm13
+;      r38: ymm13                r39: ymm13                r40: ymm13                r41: ymm13
+;      r42: ymm13                r43: ymm13                r44: ymm13                r45: ymm13
+;      r46: ymm13                r47: ymm13                r48: ymm13                r49: ymm13
+;      r50: ymm13                r51: ymm13                r52: ymm13                r53: ymm13
+;      r54: ymm13                r55: ymm13                r56: ymm5                 r57: ymm5
+;      r58: ymm5                 r59: ymm5                 r60: ymm5                 r61: ymm5
+;      r62: ymm5                 r63: ymm5                 r64: ymm9                  s0: ymm1
+;       s1: ymm5                  s2: ymm9                  s3: ymm13                 s4: ymm3
+;       s5: ymm6                  s6: ymm10                 s7: ymm14                 s8: ymm5
+;       s9: ymm9                 s10: ymm13                s11: ymm9                 s12: ymm6
+;      s13: ymm10                s14: ymm14                s15: ymm10                 t0: ymm2, ymm8
+;       t1: ymm0, ymm8          t1_0: ymm0                t1_1: ymm8                t1_2: ymm11
+;     t1_3: ymm0                t1_4: ymm1                t1_5: ymm12               t1_6: ymm9
+;     t1_7: ymm5                t1_8: ymm2                t1_9: ymm3               t1_10: ymm14
+;    t1_11: ymm1               t1_12: ymm7               t1_13: ymm6               t1_14: ymm15
+;    t1_15: ymm10                 t2: ymm8, ymm9            ts: ymm11, ymm9          tw0: ymm0
+;      tw1: ymm1               tweak: rcx, rsi              x0: ymm8                  x1: ymm2, ymm4
+;       x2: ymm3                  x3: ymm1                  x4: ymm12                 x5: ymm7
+;       x6: ymm6                  x7: ymm11, ymm5           x8: ymm14, ymm5           x9: ymm0, ymm11, ymm9
+;      x10: ymm10, ymm13, ymm2, ymm4, ymm9     x11: ymm9                 x12: ymm5                 x13: ymm15
+;      x14: ymm10                x15: ymm13, ymm2
+;   stack slots: in k0 k1 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x0 x1 x3 x5 x7 x8 x9 x10 x11 x12 x13 x15
+;   frame: 3592 bytes of stack slots; callee-saved registers pushed: none
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar (value: registers it occupies):
 ;       in: rcx, rdi, rdx         k0: rax                   k1: r9                    k2: r10
@@ -71,32 +88,49 @@
 ;      ctr: rax                   in: rdx                   k0: ymm0                  k1: ymm1
 ;       k2: ymm2                  k3: ymm3                  k4: ymm4                  k5: ymm5
 ;       k6: ymm6                  k7: ymm7                  k8: ymm8                  k9: ymm9
-;      k10: ymm10, ymm9          k11: ymm10, ymm11, ymm9     k12: ymm10, ymm11, ymm9     k13: ymm10, ymm11, ymm9
-;      k14: ymm10, ymm11, ymm9     k15: ymm10, ymm11         k16: ymm11                key: rdi
-;       kt: ymm10, ymm2            n: r8, rsi              out: rcx                   r1: ymm8
-;       r2: ymm8                  r3: ymm8                  r4: ymm8                  r5: ymm8
-;       r6: ymm11                 r7: ymm11                 r8: ymm10                 r9: ymm6
-;      r10: ymm6                 r11: ymm6                 r12: ymm6                 r13: ymm6
-;      r14: ymm4                 r15: ymm8                 r16: ymm0                 r17: ymm10
-;      r18: ymm10                r19: ymm10                r20: ymm10                r21: ymm10
-;      r22: ymm10                r23: ymm6                 r24: ymm10                r25: ymm4
-;      r26: ymm4                 r27: ymm4                 r28: ymm4                 r29: ymm4
-;      r30: ymm8                 r31: ymm4                 r32: ymm4                 r33: ymm2
-;      r34: ymm2                 r35: ymm2                 r36: ymm2                 r37: ymm2
-;      r38: ymm11                r39: ymm10                r40: ymm1                 r41: ymm4
-;      r42: ymm4                 r43: ymm4                 r44: ymm4                 r45: ymm4
-;      r46: ymm4                 r47: ymm4                 r48: ymm2                 r49: ymm11
-;      r50: ymm11                r51: ymm11                r52: ymm11                r53: ymm11
-;      r54: ymm8                 r55: ymm1                 r56: ymm0                 r57: ymm6
-;      r58: ymm6                 r59: ymm6                 r60: ymm6                 r61: ymm6
-;      r62: ymm4                 r63: ymm6                 r64: ymm6                  t0: ymm0, ymm8
-;       t1: ymm1, ymm8            t2: ymm2, ymm8            ts: ymm3, ymm9         tweak: rax, rsi
-;       x0: ymm3                  x1: ymm1, ymm4, ymm6      x2: ymm5                  x3: ymm1, ymm11, ymm6
-;       x4: ymm7                  x5: ymm2, ymm3, ymm8      x6: ymm9                  x7: ymm10, ymm11, ymm3
-;       x8: ymm0, ymm10, ymm11, ymm3, ymm4, ymm8      x9: ymm1, ymm11, ymm4, ymm8, ymm9     x10: ymm0, ymm1, ymm10, ymm11, ymm2     x11: ymm1, ymm10, ymm2, ymm4, ymm6, ymm9
-;      x12: ymm0, ymm1, ymm10, ymm2, ymm4, ymm6, ymm9     x13: ymm0, ymm2, ymm4, ymm6, ymm8, ymm9     x14: ymm0, ymm1, ymm2, ymm4, ymm6     x15: ymm2, ymm4, ymm8
-;   stack slots: in k0 k1 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x1 x3 x5 x6 x7 x8 x9 x10 x11 x12 x13 x14 x15
-;   frame: 3624 bytes of stack slots; callee-saved registers pushed: none
+;      k10: ymm10                k11: ymm11                k12: ymm12                k13: ymm13
+;      k14: ymm13, ymm14         k15: ymm14, ymm15         k16: ymm15                key: rdi
+;       kt: ymm14, ymm2         l1_0: ymm4                l1_1: ymm1                l1_2: ymm7
+;     l1_3: ymm5                l1_4: ymm11               l1_5: ymm9                l1_6: ymm15
+;     l1_7: ymm13               l1_8: ymm7                l1_9: ymm5               l1_10: ymm11
+;    l1_11: ymm9               l1_12: ymm15              l1_13: ymm13              l1_14: ymm11
+;    l1_15: ymm9                   n: r8, rsi               o0: ymm1                  o1: ymm6
+;       o2: ymm11                 o3: ymm13                 o4: ymm9                  o5: ymm1
+;       o6: ymm6                  o7: ymm11                 o8: ymm0                  o9: ymm1
+;      o10: ymm1                 o11: ymm1                 o12: ymm8                 o13: ymm12
+;      o14: ymm14                o15: ymm5                 out: rax, rcx              r1: ymm2
+;       r2: ymm2                  r3: ymm2                  r4: ymm2                  r5: ymm2
+;       r6: ymm2                  r7: ymm2                  r8: ymm2                  r9: ymm2
+;      r10: ymm2                 r11: ymm2                 r12: ymm2                 r13: ymm2
+;      r14: ymm2                 r15: ymm2                 r16: ymm2                 r17: ymm4
+;      r18: ymm4                 r19: ymm4                 r20: ymm4                 r21: ymm4
+;      r22: ymm4                 r23: ymm4                 r24: ymm13                r25: ymm13
+;      r26: ymm13                r27: ymm13                r28: ymm13                r29: ymm13
+;      r30: ymm13                r31: ymm13                r32: ymm15                r33: ymm9
+;      r34: ymm9                 r35: ymm9                 r36: ymm9                 r37: ymm9
+;      r38: ymm9                 r39: ymm9                 r40: ymm2                 r41: ymm2
+;      r42: ymm2                 r43: ymm2                 r44: ymm2                 r45: ymm2
+;      r46: ymm2                 r47: ymm2                 r48: ymm2                 r49: ymm4
+;      r50: ymm4                 r51: ymm4                 r52: ymm4                 r53: ymm4
+;      r54: ymm4                 r55: ymm4                 r56: ymm13                r57: ymm13
+;      r58: ymm13                r59: ymm13                r60: ymm13                r61: ymm13
+;      r62: ymm13                r63: ymm13                r64: ymm15                 s0: ymm1
+;       s1: ymm5                  s2: ymm9                  s3: ymm13                 s4: ymm3
+;       s5: ymm6                  s6: ymm10                 s7: ymm14                 s8: ymm5
+;       s9: ymm9                 s10: ymm13                s11: ymm9                 s12: ymm6
+;      s13: ymm10                s14: ymm14                s15: ymm10                 t0: ymm2, ymm8
+;       t1: ymm0, ymm8          t1_0: ymm9                t1_1: ymm8                t1_2: ymm6
+;     t1_3: ymm14               t1_4: ymm1                t1_5: ymm12               t1_6: ymm11
+;     t1_7: ymm5                t1_8: ymm4                t1_9: ymm3               t1_10: ymm0
+;    t1_11: ymm2               t1_12: ymm7               t1_13: ymm0               t1_14: ymm15
+;    t1_15: ymm10                 t2: ymm8, ymm9            ts: ymm11, ymm9          tw0: ymm0
+;      tw1: ymm1               tweak: rcx, rsi              x0: ymm8                  x1: ymm4
+;       x2: ymm3                  x3: ymm1                  x4: ymm12                 x5: ymm7
+;       x6: ymm6                  x7: ymm11, ymm5, ymm9      x8: ymm14, ymm5           x9: ymm0, ymm11
+;      x10: ymm10, ymm11, ymm2     x11: ymm11, ymm9          x12: ymm5                 x13: ymm15
+;      x14: ymm10                x15: ymm13
+;   stack slots: in k0 k1 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x0 x1 x3 x5 x6 x7 x8 x9 x10 x11 x13 x15
+;   frame: 3592 bytes of stack slots; callee-saved registers pushed: none
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar (value: registers it occupies):
 ;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
@@ -169,178 +203,176 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks: ; groups of 4 block
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     endbr64
 .entry:
-    sub rsp, 3656
+    sub rsp, 3592
 .prolog_end:
-    vmovdqu ymm12, [rel tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_block] ; lane b reads block b: offsets b * 128
-    vmovdqu ymm13, [rel tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_tweak] ; tweak of lane b: offsets b * 16
-    mov dword [rsp + 832], 0x00000014
-    mov dword [rsp + 836], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 840], 0x00000014
-    mov dword [rsp + 844], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 848], 0x00000014
-    mov dword [rsp + 852], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 856], 0x00000014
-    mov dword [rsp + 860], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1216], 0xa9fc1a22
-    mov dword [rsp + 1220], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1224], 0xa9fc1a22
-    mov dword [rsp + 1228], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1232], 0xa9fc1a22
-    mov dword [rsp + 1236], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1240], 0xa9fc1a22
-    mov dword [rsp + 1244], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1248], 0x00000001
-    mov dword [rsp + 1252], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1256], 0x00000001
-    mov dword [rsp + 1260], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1264], 0x00000001
-    mov dword [rsp + 1268], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1272], 0x00000001
-    mov dword [rsp + 1276], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1280], 0x00000002
-    mov dword [rsp + 1284], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1288], 0x00000002
-    mov dword [rsp + 1292], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1296], 0x00000002
-    mov dword [rsp + 1300], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1304], 0x00000002
-    mov dword [rsp + 1308], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1312], 0x00000003
-    mov dword [rsp + 1316], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1320], 0x00000003
-    mov dword [rsp + 1324], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1328], 0x00000003
-    mov dword [rsp + 1332], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1336], 0x00000003
-    mov dword [rsp + 1340], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1344], 0x00000004
-    mov dword [rsp + 1348], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1352], 0x00000004
-    mov dword [rsp + 1356], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1360], 0x00000004
-    mov dword [rsp + 1364], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1368], 0x00000004
-    mov dword [rsp + 1372], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1376], 0x00000005
-    mov dword [rsp + 1380], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1384], 0x00000005
-    mov dword [rsp + 1388], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1392], 0x00000005
-    mov dword [rsp + 1396], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1400], 0x00000005
-    mov dword [rsp + 1404], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1408], 0x00000006
-    mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1416], 0x00000006
-    mov dword [rsp + 1420], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1424], 0x00000006
-    mov dword [rsp + 1428], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1432], 0x00000006
-    mov dword [rsp + 1436], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1440], 0x00000007
-    mov dword [rsp + 1444], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1448], 0x00000007
-    mov dword [rsp + 1452], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1456], 0x00000007
-    mov dword [rsp + 1460], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1464], 0x00000007
-    mov dword [rsp + 1468], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1472], 0x00000008
-    mov dword [rsp + 1476], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1480], 0x00000008
-    mov dword [rsp + 1484], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1488], 0x00000008
-    mov dword [rsp + 1492], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1496], 0x00000008
-    mov dword [rsp + 1500], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1504], 0x00000009
-    mov dword [rsp + 1508], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1512], 0x00000009
-    mov dword [rsp + 1516], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1520], 0x00000009
-    mov dword [rsp + 1524], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1528], 0x00000009
-    mov dword [rsp + 1532], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1536], 0x0000000a
-    mov dword [rsp + 1540], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1544], 0x0000000a
-    mov dword [rsp + 1548], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1552], 0x0000000a
-    mov dword [rsp + 1556], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1560], 0x0000000a
-    mov dword [rsp + 1564], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1568], 0x0000000b
-    mov dword [rsp + 1572], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1576], 0x0000000b
-    mov dword [rsp + 1580], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1584], 0x0000000b
-    mov dword [rsp + 1588], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1592], 0x0000000b
-    mov dword [rsp + 1596], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1600], 0x0000000c
-    mov dword [rsp + 1604], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1608], 0x0000000c
-    mov dword [rsp + 1612], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1616], 0x0000000c
-    mov dword [rsp + 1620], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1624], 0x0000000c
-    mov dword [rsp + 1628], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1632], 0x0000000d
-    mov dword [rsp + 1636], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1640], 0x0000000d
-    mov dword [rsp + 1644], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1648], 0x0000000d
-    mov dword [rsp + 1652], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1656], 0x0000000d
-    mov dword [rsp + 1660], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1664], 0x0000000e
-    mov dword [rsp + 1668], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1672], 0x0000000e
-    mov dword [rsp + 1676], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1680], 0x0000000e
-    mov dword [rsp + 1684], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1688], 0x0000000e
-    mov dword [rsp + 1692], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1696], 0x0000000f
-    mov dword [rsp + 1700], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1704], 0x0000000f
-    mov dword [rsp + 1708], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1712], 0x0000000f
-    mov dword [rsp + 1716], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1720], 0x0000000f
-    mov dword [rsp + 1724], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1728], 0x00000010
-    mov dword [rsp + 1732], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1736], 0x00000010
-    mov dword [rsp + 1740], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1744], 0x00000010
-    mov dword [rsp + 1748], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1752], 0x00000010
-    mov dword [rsp + 1756], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1760], 0x00000011
-    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1768], 0x00000011
-    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1776], 0x00000011
-    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1784], 0x00000011
-    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1792], 0x00000012
-    mov dword [rsp + 1796], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1800], 0x00000012
-    mov dword [rsp + 1804], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1808], 0x00000012
-    mov dword [rsp + 1812], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1816], 0x00000012
-    mov dword [rsp + 1820], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1824], 0x00000013
-    mov dword [rsp + 1828], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1832], 0x00000013
-    mov dword [rsp + 1836], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1840], 0x00000013
-    mov dword [rsp + 1844], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1848], 0x00000013
-    mov dword [rsp + 1852], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 576], 0x00000014
+    mov dword [rsp + 580], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 584], 0x00000014
+    mov dword [rsp + 588], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 592], 0x00000014
+    mov dword [rsp + 596], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 600], 0x00000014
+    mov dword [rsp + 604], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 1152], 0xa9fc1a22
+    mov dword [rsp + 1156], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1160], 0xa9fc1a22
+    mov dword [rsp + 1164], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1168], 0xa9fc1a22
+    mov dword [rsp + 1172], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1176], 0xa9fc1a22
+    mov dword [rsp + 1180], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1184], 0x00000001
+    mov dword [rsp + 1188], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1192], 0x00000001
+    mov dword [rsp + 1196], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1200], 0x00000001
+    mov dword [rsp + 1204], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1208], 0x00000001
+    mov dword [rsp + 1212], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1216], 0x00000002
+    mov dword [rsp + 1220], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1224], 0x00000002
+    mov dword [rsp + 1228], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1232], 0x00000002
+    mov dword [rsp + 1236], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1240], 0x00000002
+    mov dword [rsp + 1244], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1248], 0x00000003
+    mov dword [rsp + 1252], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1256], 0x00000003
+    mov dword [rsp + 1260], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1264], 0x00000003
+    mov dword [rsp + 1268], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1272], 0x00000003
+    mov dword [rsp + 1276], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1280], 0x00000004
+    mov dword [rsp + 1284], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1288], 0x00000004
+    mov dword [rsp + 1292], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1296], 0x00000004
+    mov dword [rsp + 1300], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1304], 0x00000004
+    mov dword [rsp + 1308], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1312], 0x00000005
+    mov dword [rsp + 1316], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1320], 0x00000005
+    mov dword [rsp + 1324], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1328], 0x00000005
+    mov dword [rsp + 1332], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1336], 0x00000005
+    mov dword [rsp + 1340], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1344], 0x00000006
+    mov dword [rsp + 1348], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1352], 0x00000006
+    mov dword [rsp + 1356], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1360], 0x00000006
+    mov dword [rsp + 1364], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1368], 0x00000006
+    mov dword [rsp + 1372], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1376], 0x00000007
+    mov dword [rsp + 1380], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1384], 0x00000007
+    mov dword [rsp + 1388], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1392], 0x00000007
+    mov dword [rsp + 1396], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1400], 0x00000007
+    mov dword [rsp + 1404], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1408], 0x00000008
+    mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1416], 0x00000008
+    mov dword [rsp + 1420], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1424], 0x00000008
+    mov dword [rsp + 1428], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1432], 0x00000008
+    mov dword [rsp + 1436], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1440], 0x00000009
+    mov dword [rsp + 1444], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1448], 0x00000009
+    mov dword [rsp + 1452], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1456], 0x00000009
+    mov dword [rsp + 1460], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1464], 0x00000009
+    mov dword [rsp + 1468], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1472], 0x0000000a
+    mov dword [rsp + 1476], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1480], 0x0000000a
+    mov dword [rsp + 1484], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1488], 0x0000000a
+    mov dword [rsp + 1492], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1496], 0x0000000a
+    mov dword [rsp + 1500], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1504], 0x0000000b
+    mov dword [rsp + 1508], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1512], 0x0000000b
+    mov dword [rsp + 1516], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1520], 0x0000000b
+    mov dword [rsp + 1524], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1528], 0x0000000b
+    mov dword [rsp + 1532], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1536], 0x0000000c
+    mov dword [rsp + 1540], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1544], 0x0000000c
+    mov dword [rsp + 1548], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1552], 0x0000000c
+    mov dword [rsp + 1556], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1560], 0x0000000c
+    mov dword [rsp + 1564], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1568], 0x0000000d
+    mov dword [rsp + 1572], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1576], 0x0000000d
+    mov dword [rsp + 1580], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1584], 0x0000000d
+    mov dword [rsp + 1588], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1592], 0x0000000d
+    mov dword [rsp + 1596], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1600], 0x0000000e
+    mov dword [rsp + 1604], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1608], 0x0000000e
+    mov dword [rsp + 1612], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1616], 0x0000000e
+    mov dword [rsp + 1620], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1624], 0x0000000e
+    mov dword [rsp + 1628], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1632], 0x0000000f
+    mov dword [rsp + 1636], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1640], 0x0000000f
+    mov dword [rsp + 1644], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1648], 0x0000000f
+    mov dword [rsp + 1652], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1656], 0x0000000f
+    mov dword [rsp + 1660], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1664], 0x00000010
+    mov dword [rsp + 1668], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1672], 0x00000010
+    mov dword [rsp + 1676], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1680], 0x00000010
+    mov dword [rsp + 1684], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1688], 0x00000010
+    mov dword [rsp + 1692], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1696], 0x00000011
+    mov dword [rsp + 1700], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1704], 0x00000011
+    mov dword [rsp + 1708], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1712], 0x00000011
+    mov dword [rsp + 1716], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1720], 0x00000011
+    mov dword [rsp + 1724], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1728], 0x00000012
+    mov dword [rsp + 1732], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1736], 0x00000012
+    mov dword [rsp + 1740], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1744], 0x00000012
+    mov dword [rsp + 1748], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1752], 0x00000012
+    mov dword [rsp + 1756], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1760], 0x00000013
+    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1768], 0x00000013
+    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1776], 0x00000013
+    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1784], 0x00000013
+    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000013
 ; if n == 0 return
     test r8, r8
     jz .done
@@ -369,1301 +401,1262 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpbroadcastq ymm10, qword [rdi + 80]
 ; k11 = key[11]
     vpbroadcastq ymm11, qword [rdi + 88]
-    vmovdqu [rsp + 384], ymm11
 ; k12 = key[12]
-    vpbroadcastq ymm11, qword [rdi + 96]
-    vmovdqu [rsp + 416], ymm11
+    vpbroadcastq ymm12, qword [rdi + 96]
 ; k13 = key[13]
-    vpbroadcastq ymm11, qword [rdi + 104]
-    vmovdqu [rsp + 448], ymm11
+    vpbroadcastq ymm13, qword [rdi + 104]
 ; k14 = key[14]
-    vpbroadcastq ymm11, qword [rdi + 112]
-    vmovdqu [rsp + 512], ymm11
+    vpbroadcastq ymm14, qword [rdi + 112]
 ; k15 = key[15]
-    vpbroadcastq ymm11, qword [rdi + 120]
-    vmovdqu [rsp + 544], ymm11
+    vpbroadcastq ymm15, qword [rdi + 120]
+    vmovdqu [rsp + 160], ymm15
 ; k16 = 0x1bd11bdaa9fc1a22
-    vmovdqu ymm11, [rsp + 1216]
+    vmovdqu ymm15, [rsp + 1152]
 ; k16 ^= k0
-    vpxor ymm11, ymm11, ymm0
+    vpxor ymm15, ymm15, ymm0
 ; k16 ^= k1
-    vpxor ymm11, ymm11, ymm1
+    vpxor ymm15, ymm15, ymm1
 ; k16 ^= k2
-    vpxor ymm11, ymm11, ymm2
+    vpxor ymm15, ymm15, ymm2
 ; k16 ^= k3
-    vpxor ymm11, ymm11, ymm3
+    vpxor ymm15, ymm15, ymm3
 ; k16 ^= k4
-    vpxor ymm11, ymm11, ymm4
+    vpxor ymm15, ymm15, ymm4
 ; k16 ^= k5
-    vpxor ymm11, ymm11, ymm5
+    vpxor ymm15, ymm15, ymm5
 ; k16 ^= k6
-    vpxor ymm11, ymm11, ymm6
+    vpxor ymm15, ymm15, ymm6
 ; k16 ^= k7
-    vpxor ymm11, ymm11, ymm7
+    vpxor ymm15, ymm15, ymm7
 ; k16 ^= k8
-    vpxor ymm11, ymm11, ymm8
+    vpxor ymm15, ymm15, ymm8
 ; k16 ^= k9
-    vpxor ymm11, ymm11, ymm9
+    vpxor ymm15, ymm15, ymm9
 ; k16 ^= k10
-    vpxor ymm11, ymm11, ymm10
+    vpxor ymm15, ymm15, ymm10
 ; k16 ^= k11
-    vpxor ymm11, ymm11, [rsp + 384]
+    vpxor ymm15, ymm15, ymm11
 ; k16 ^= k12
-    vpxor ymm11, ymm11, [rsp + 416]
+    vpxor ymm15, ymm15, ymm12
 ; k16 ^= k13
-    vpxor ymm11, ymm11, [rsp + 448]
+    vpxor ymm15, ymm15, ymm13
 ; k16 ^= k14
-    vpxor ymm11, ymm11, [rsp + 512]
+    vpxor ymm15, ymm15, ymm14
 ; k16 ^= k15
-    vpxor ymm11, ymm11, [rsp + 544]
+    vpxor ymm15, ymm15, [rsp + 160]
 ; key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i]
 ; kr[0] = k0
-    vmovdqu [rsp + 2528], ymm0
+    vmovdqu [rsp + 2464], ymm0
 ; kr[1] = k1
-    vmovdqu [rsp + 2560], ymm1
+    vmovdqu [rsp + 2496], ymm1
 ; kr[2] = k2
-    vmovdqu [rsp + 2592], ymm2
+    vmovdqu [rsp + 2528], ymm2
 ; kr[3] = k3
-    vmovdqu [rsp + 2624], ymm3
+    vmovdqu [rsp + 2560], ymm3
 ; kr[4] = k4
-    vmovdqu [rsp + 2656], ymm4
+    vmovdqu [rsp + 2592], ymm4
 ; kr[5] = k5
-    vmovdqu [rsp + 2688], ymm5
+    vmovdqu [rsp + 2624], ymm5
 ; kr[6] = k6
-    vmovdqu [rsp + 2720], ymm6
+    vmovdqu [rsp + 2656], ymm6
 ; kr[7] = k7
-    vmovdqu [rsp + 2752], ymm7
+    vmovdqu [rsp + 2688], ymm7
 ; kr[8] = k8
-    vmovdqu [rsp + 2784], ymm8
+    vmovdqu [rsp + 2720], ymm8
 ; kr[9] = k9
-    vmovdqu [rsp + 2816], ymm9
+    vmovdqu [rsp + 2752], ymm9
 ; kr[10] = k10
-    vmovdqu [rsp + 2848], ymm10
-    vmovdqu [rsp + 704], ymm10
+    vmovdqu [rsp + 2784], ymm10
 ; kr[11] = k11
-    vmovdqu ymm10, [rsp + 384]
-    vmovdqu [rsp + 2880], ymm10
+    vmovdqu [rsp + 2816], ymm11
 ; kr[12] = k12
-    vmovdqu ymm10, [rsp + 416]
-    vmovdqu [rsp + 2912], ymm10
+    vmovdqu [rsp + 2848], ymm12
 ; kr[13] = k13
-    vmovdqu ymm10, [rsp + 448]
-    vmovdqu [rsp + 2944], ymm10
+    vmovdqu [rsp + 2880], ymm13
 ; kr[14] = k14
-    vmovdqu ymm10, [rsp + 512]
-    vmovdqu [rsp + 2976], ymm10
+    vmovdqu [rsp + 2912], ymm14
+    vmovdqu [rsp + 512], ymm14
 ; kr[15] = k15
-    vmovdqu ymm10, [rsp + 544]
-    vmovdqu [rsp + 3008], ymm10
+    vmovdqu ymm14, [rsp + 160]
+    vmovdqu [rsp + 2944], ymm14
 ; kr[16] = k16
-    vmovdqu [rsp + 3040], ymm11
+    vmovdqu [rsp + 2976], ymm15
 ; kr[17] = k0
-    vmovdqu [rsp + 3072], ymm0
+    vmovdqu [rsp + 3008], ymm0
 ; kr[18] = k1
-    vmovdqu [rsp + 3104], ymm1
+    vmovdqu [rsp + 3040], ymm1
 ; kr[19] = k2
-    vmovdqu [rsp + 3136], ymm2
+    vmovdqu [rsp + 3072], ymm2
 ; kr[20] = k3
-    vmovdqu [rsp + 3168], ymm3
+    vmovdqu [rsp + 3104], ymm3
 ; kr[21] = k4
-    vmovdqu [rsp + 3200], ymm4
+    vmovdqu [rsp + 3136], ymm4
 ; kr[22] = k5
-    vmovdqu [rsp + 3232], ymm5
+    vmovdqu [rsp + 3168], ymm5
 ; kr[23] = k6
-    vmovdqu [rsp + 3264], ymm6
+    vmovdqu [rsp + 3200], ymm6
 ; kr[24] = k7
-    vmovdqu [rsp + 3296], ymm7
+    vmovdqu [rsp + 3232], ymm7
 ; kr[25] = k8
-    vmovdqu [rsp + 3328], ymm8
+    vmovdqu [rsp + 3264], ymm8
 ; kr[26] = k9
-    vmovdqu [rsp + 3360], ymm9
-    vmovdqu [rsp + 800], ymm9
+    vmovdqu [rsp + 3296], ymm9
 ; kr[27] = k10
-    vmovdqu ymm9, [rsp + 704]
-    vmovdqu [rsp + 3392], ymm9
+    vmovdqu [rsp + 3328], ymm10
 ; kr[28] = k11
-    vmovdqu ymm9, [rsp + 384]
-    vmovdqu [rsp + 3424], ymm9
+    vmovdqu [rsp + 3360], ymm11
 ; kr[29] = k12
-    vmovdqu ymm9, [rsp + 416]
-    vmovdqu [rsp + 3456], ymm9
+    vmovdqu [rsp + 3392], ymm12
 ; kr[30] = k13
-    vmovdqu ymm9, [rsp + 448]
-    vmovdqu [rsp + 3488], ymm9
+    vmovdqu [rsp + 3424], ymm13
+    vmovdqu [rsp + 544], ymm13
 ; kr[31] = k14
-    vmovdqu ymm9, [rsp + 512]
-    vmovdqu [rsp + 3520], ymm9
+    vmovdqu ymm13, [rsp + 512]
+    vmovdqu [rsp + 3456], ymm13
 ; kr[32] = k15
-    vmovdqu [rsp + 3552], ymm10
+    vmovdqu [rsp + 3488], ymm14
 ; kr[33] = k16
-    vmovdqu [rsp + 3584], ymm11
+    vmovdqu [rsp + 3520], ymm15
 ; kr[34] = k0
-    vmovdqu [rsp + 3616], ymm0
+    vmovdqu [rsp + 3552], ymm0
 ; counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s]
 ; kc[0] = k15
-    vmovdqu [rsp + 1856], ymm10
+    vmovdqu [rsp + 1792], ymm14
 ; kt += 1
-    vmovdqa ymm10, ymm11
-    vpaddq ymm10, ymm10, [rsp + 1248]
+    vmovdqa ymm14, ymm15
+    vpaddq ymm14, ymm14, [rsp + 1184]
 ; kc[1] = kt
-    vmovdqu [rsp + 1888], ymm10
+    vmovdqu [rsp + 1824], ymm14
 ; kt += 2
-    vmovdqa ymm10, ymm0
-    vpaddq ymm10, ymm10, [rsp + 1280]
+    vmovdqa ymm14, ymm0
+    vpaddq ymm14, ymm14, [rsp + 1216]
 ; kc[2] = kt
-    vmovdqu [rsp + 1920], ymm10
+    vmovdqu [rsp + 1856], ymm14
 ; kt += 3
-    vmovdqa ymm10, ymm1
-    vpaddq ymm10, ymm10, [rsp + 1312]
+    vmovdqa ymm14, ymm1
+    vpaddq ymm14, ymm14, [rsp + 1248]
 ; kc[3] = kt
-    vmovdqu [rsp + 1952], ymm10
+    vmovdqu [rsp + 1888], ymm14
 ; kt += 4
-    vpaddq ymm2, ymm2, [rsp + 1344]
+    vpaddq ymm2, ymm2, [rsp + 1280]
 ; kc[4] = kt
-    vmovdqu [rsp + 1984], ymm2
+    vmovdqu [rsp + 1920], ymm2
 ; kt += 5
     vmovdqa ymm2, ymm3
-    vpaddq ymm2, ymm2, [rsp + 1376]
+    vpaddq ymm2, ymm2, [rsp + 1312]
 ; kc[5] = kt
-    vmovdqu [rsp + 2016], ymm2
+    vmovdqu [rsp + 1952], ymm2
 ; kt += 6
     vmovdqa ymm2, ymm4
-    vpaddq ymm2, ymm2, [rsp + 1408]
+    vpaddq ymm2, ymm2, [rsp + 1344]
 ; kc[6] = kt
-    vmovdqu [rsp + 2048], ymm2
+    vmovdqu [rsp + 1984], ymm2
 ; kt += 7
     vmovdqa ymm2, ymm5
-    vpaddq ymm2, ymm2, [rsp + 1440]
+    vpaddq ymm2, ymm2, [rsp + 1376]
 ; kc[7] = kt
-    vmovdqu [rsp + 2080], ymm2
+    vmovdqu [rsp + 2016], ymm2
 ; kt += 8
     vmovdqa ymm2, ymm6
-    vpaddq ymm2, ymm2, [rsp + 1472]
+    vpaddq ymm2, ymm2, [rsp + 1408]
 ; kc[8] = kt
-    vmovdqu [rsp + 2112], ymm2
+    vmovdqu [rsp + 2048], ymm2
 ; kt += 9
     vmovdqa ymm2, ymm7
-    vpaddq ymm2, ymm2, [rsp + 1504]
+    vpaddq ymm2, ymm2, [rsp + 1440]
 ; kc[9] = kt
-    vmovdqu [rsp + 2144], ymm2
+    vmovdqu [rsp + 2080], ymm2
 ; kt += 0xa
     vmovdqa ymm2, ymm8
-    vpaddq ymm2, ymm2, [rsp + 1536]
+    vpaddq ymm2, ymm2, [rsp + 1472]
 ; kc[10] = kt
-    vmovdqu [rsp + 2176], ymm2
-; kt = k9
-    vmovdqu ymm2, [rsp + 800]
+    vmovdqu [rsp + 2112], ymm2
 ; kt += 0xb
-    vpaddq ymm2, ymm2, [rsp + 1568]
-; kc[11] = kt
-    vmovdqu [rsp + 2208], ymm2
-; kt = k10
-    vmovdqu ymm2, [rsp + 704]
-; kt += 0xc
-    vpaddq ymm2, ymm2, [rsp + 1600]
-; kc[12] = kt
-    vmovdqu [rsp + 2240], ymm2
-; kt = k11
-    vmovdqu ymm2, [rsp + 384]
-; kt += 0xd
-    vpaddq ymm2, ymm2, [rsp + 1632]
-; kc[13] = kt
-    vmovdqu [rsp + 2272], ymm2
-; kt = k12
-    vmovdqu ymm2, [rsp + 416]
-; kt += 0xe
-    vpaddq ymm2, ymm2, [rsp + 1664]
-; kc[14] = kt
-    vmovdqu [rsp + 2304], ymm2
-; kt = k13
-    vmovdqu ymm2, [rsp + 448]
-; kt += 0xf
-    vpaddq ymm2, ymm2, [rsp + 1696]
-; kc[15] = kt
-    vmovdqu [rsp + 2336], ymm2
-; kt += 0x10
     vmovdqa ymm2, ymm9
-    vpaddq ymm2, ymm2, [rsp + 1728]
-; kc[16] = kt
-    vmovdqu [rsp + 2368], ymm2
-; kt = k15
-    vmovdqu ymm2, [rsp + 544]
-; kt += 0x11
-    vpaddq ymm2, ymm2, [rsp + 1760]
-; kc[17] = kt
-    vmovdqu [rsp + 2400], ymm2
-; kt += 0x12
+    vpaddq ymm2, ymm2, [rsp + 1504]
+; kc[11] = kt
+    vmovdqu [rsp + 2144], ymm2
+; kt += 0xc
+    vmovdqa ymm2, ymm10
+    vpaddq ymm2, ymm2, [rsp + 1536]
+; kc[12] = kt
+    vmovdqu [rsp + 2176], ymm2
+; kt += 0xd
     vmovdqa ymm2, ymm11
-    vpaddq ymm2, ymm2, [rsp + 1792]
+    vpaddq ymm2, ymm2, [rsp + 1568]
+; kc[13] = kt
+    vmovdqu [rsp + 2208], ymm2
+; kt += 0xe
+    vmovdqa ymm2, ymm12
+    vpaddq ymm2, ymm2, [rsp + 1600]
+; kc[14] = kt
+    vmovdqu [rsp + 2240], ymm2
+; kt = k13
+    vmovdqu ymm2, [rsp + 544]
+; kt += 0xf
+    vpaddq ymm2, ymm2, [rsp + 1632]
+; kc[15] = kt
+    vmovdqu [rsp + 2272], ymm2
+; kt += 0x10
+    vmovdqa ymm2, ymm13
+    vpaddq ymm2, ymm2, [rsp + 1664]
+; kc[16] = kt
+    vmovdqu [rsp + 2304], ymm2
+; kt = k15
+    vmovdqu ymm2, [rsp + 160]
+; kt += 0x11
+    vpaddq ymm2, ymm2, [rsp + 1696]
+; kc[17] = kt
+    vmovdqu [rsp + 2336], ymm2
+; kt += 0x12
+    vmovdqa ymm2, ymm15
+    vpaddq ymm2, ymm2, [rsp + 1728]
 ; kc[18] = kt
-    vmovdqu [rsp + 2432], ymm2
+    vmovdqu [rsp + 2368], ymm2
 ; kt += 0x13
     vmovdqa ymm2, ymm0
-    vpaddq ymm2, ymm2, [rsp + 1824]
+    vpaddq ymm2, ymm2, [rsp + 1760]
 ; kc[19] = kt
-    vmovdqu [rsp + 2464], ymm2
+    vmovdqu [rsp + 2400], ymm2
 ; kt += 0x14
     vmovdqa ymm2, ymm1
-    vpaddq ymm2, ymm2, [rsp + 832]
+    vpaddq ymm2, ymm2, [rsp + 576]
 ; kc[20] = kt
-    vmovdqu [rsp + 2496], ymm2
-    mov qword [rsp + 736], rdx
-    vmovdqu [rsp + 864], ymm0
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu [rsp + 960], ymm3
-    vmovdqu [rsp + 992], ymm4
-    vmovdqu [rsp + 1024], ymm5
-    vmovdqu [rsp + 1056], ymm6
-    vmovdqu [rsp + 1088], ymm7
-    vmovdqu [rsp + 1120], ymm8
-    mov qword [rsp + 576], r8
-    mov qword [rsp + 608], rcx
-    mov qword [rsp + 640], rsi
+    vmovdqu [rsp + 2432], ymm2
+    mov qword [rsp + 416], rdx
+    vmovdqu [rsp + 608], ymm0
+    vmovdqu [rsp + 640], ymm1
+    vmovdqu [rsp + 672], ymm10
+    vmovdqu [rsp + 704], ymm11
+    vmovdqu [rsp + 736], ymm12
+    vmovdqu [rsp + 768], ymm15
+    vmovdqu [rsp + 800], ymm3
+    vmovdqu [rsp + 832], ymm4
+    vmovdqu [rsp + 864], ymm5
+    vmovdqu [rsp + 896], ymm6
+    vmovdqu [rsp + 928], ymm7
+    vmovdqu [rsp + 960], ymm8
+    vmovdqu [rsp + 992], ymm9
+    mov qword [rsp + 192], r8
+    mov qword [rsp + 224], rcx
+    mov qword [rsp + 256], rsi
 ; for each block
     align 32
 .loop:
+; load 4 tweaks and transpose to one vector per tweak word (lane bit i: block bit (1, 0)[i])
+; tw0 = tweak[0]
+    vmovdqu ymm0, [rsi]
+; tw1 = tweak[4]
+    vmovdqu ymm1, [rsi + 32]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq ymm2, ymm0, ymm1
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq ymm0, ymm0, ymm1
+; load 4 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu ymm1, [rdx]
+; s4 = in[16]
+    vmovdqu ymm3, [rdx + 128]
+; l1_0 = lo128(s0, s4)
+    vperm2i128 ymm4, ymm1, ymm3, 0x20
+; s8 = in[32]
+    vmovdqu ymm5, [rdx + 256]
+; s12 = in[48]
+    vmovdqu ymm6, [rdx + 384]
+; l1_2 = lo128(s8, s12)
+    vperm2i128 ymm7, ymm5, ymm6, 0x20
+; x0 = unpcklo(l1_0, l1_2)
+    vpunpcklqdq ymm8, ymm4, ymm7
+; x1 = unpckhi(l1_0, l1_2)
+    vpunpckhqdq ymm4, ymm4, ymm7
+; l1_1 = hi128(s0, s4)
+    vperm2i128 ymm1, ymm1, ymm3, 0x31
+; l1_3 = hi128(s8, s12)
+    vperm2i128 ymm5, ymm5, ymm6, 0x31
+; x2 = unpcklo(l1_1, l1_3)
+    vpunpcklqdq ymm3, ymm1, ymm5
+; x3 = unpckhi(l1_1, l1_3)
+    vpunpckhqdq ymm1, ymm1, ymm5
+; s1 = in[4]
+    vmovdqu ymm5, [rdx + 32]
+; s5 = in[20]
+    vmovdqu ymm6, [rdx + 160]
+; l1_8 = lo128(s1, s5)
+    vperm2i128 ymm7, ymm5, ymm6, 0x20
+; s9 = in[36]
+    vmovdqu ymm9, [rdx + 288]
+; s13 = in[52]
+    vmovdqu ymm10, [rdx + 416]
+; l1_10 = lo128(s9, s13)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+; x4 = unpcklo(l1_8, l1_10)
+    vpunpcklqdq ymm12, ymm7, ymm11
+; x5 = unpckhi(l1_8, l1_10)
+    vpunpckhqdq ymm7, ymm7, ymm11
+; l1_9 = hi128(s1, s5)
+    vperm2i128 ymm5, ymm5, ymm6, 0x31
+; l1_11 = hi128(s9, s13)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; x6 = unpcklo(l1_9, l1_11)
+    vpunpcklqdq ymm6, ymm5, ymm9
+; x7 = unpckhi(l1_9, l1_11)
+    vpunpckhqdq ymm5, ymm5, ymm9
+; s2 = in[8]
+    vmovdqu ymm9, [rdx + 64]
+; s6 = in[24]
+    vmovdqu ymm10, [rdx + 192]
+; l1_4 = lo128(s2, s6)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+; s10 = in[40]
+    vmovdqu ymm13, [rdx + 320]
+; s14 = in[56]
+    vmovdqu ymm14, [rdx + 448]
+; l1_6 = lo128(s10, s14)
+    vperm2i128 ymm15, ymm13, ymm14, 0x20
+    vmovdqu [rsp + 288], ymm5
+; x8 = unpcklo(l1_4, l1_6)
+    vpunpcklqdq ymm5, ymm11, ymm15
+; x9 = unpckhi(l1_4, l1_6)
+    vpunpckhqdq ymm11, ymm11, ymm15
+; l1_5 = hi128(s2, s6)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; l1_7 = hi128(s10, s14)
+    vperm2i128 ymm13, ymm13, ymm14, 0x31
+; x10 = unpcklo(l1_5, l1_7)
+    vpunpcklqdq ymm10, ymm9, ymm13
+; x11 = unpckhi(l1_5, l1_7)
+    vpunpckhqdq ymm9, ymm9, ymm13
+; s3 = in[12]
+    vmovdqu ymm13, [rdx + 96]
+; s7 = in[28]
+    vmovdqu ymm14, [rdx + 224]
+; l1_12 = lo128(s3, s7)
+    vperm2i128 ymm15, ymm13, ymm14, 0x20
+    vmovdqu [rsp + 128], ymm9
+; s11 = in[44]
+    vmovdqu ymm9, [rdx + 352]
+    vmovdqu [rsp + 0], ymm10
+; s15 = in[60]
+    vmovdqu ymm10, [rdx + 480]
+    vmovdqu [rsp + 32], ymm11
+; l1_14 = lo128(s11, s15)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+    vmovdqu [rsp + 320], ymm5
+; x12 = unpcklo(l1_12, l1_14)
+    vpunpcklqdq ymm5, ymm15, ymm11
+; x13 = unpckhi(l1_12, l1_14)
+    vpunpckhqdq ymm15, ymm15, ymm11
+; l1_13 = hi128(s3, s7)
+    vperm2i128 ymm13, ymm13, ymm14, 0x31
+; l1_15 = hi128(s11, s15)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; x14 = unpcklo(l1_13, l1_15)
+    vpunpcklqdq ymm10, ymm13, ymm9
+; x15 = unpckhi(l1_13, l1_15)
+    vpunpckhqdq ymm13, ymm13, ymm9
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14
-; t1 = tweak[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14
 ; t2 ^= t1
-    vmovdqa ymm2, ymm0
-    vpxor ymm2, ymm2, ymm1
-; x0 = in[0]
-    vmovdqa ymm3, ymm0
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14
-; x1 = in[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14
-; x2 = in[2]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14
-; x3 = in[3]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14
-; x4 = in[4]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm7, [rdx + ymm12 + 32], ymm14
-; x5 = in[5]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm8, [rdx + ymm12 + 40], ymm14
-; x6 = in[6]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm9, [rdx + ymm12 + 48], ymm14
-; x7 = in[7]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm10, [rdx + ymm12 + 56], ymm14
-; x8 = in[8]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm11, [rdx + ymm12 + 64], ymm14
-    vmovdqu [rsp + 768], ymm2
-; x9 = in[9]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm2, [rdx + ymm12 + 72], ymm14
-    vmovdqu [rsp + 480], ymm1
-; x10 = in[10]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rdx + ymm12 + 80], ymm14
-    vmovdqu [rsp + 672], ymm0
-; x11 = in[11]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rdx + ymm12 + 88], ymm14
-    vmovdqu [rsp + 0], ymm0
-; x12 = in[12]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rdx + ymm12 + 96], ymm14
-    vmovdqu [rsp + 32], ymm0
-; x13 = in[13]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rdx + ymm12 + 104], ymm14
-    vmovdqu [rsp + 192], ymm0
-; x14 = in[14]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rdx + ymm12 + 112], ymm14
-    vmovdqu [rsp + 288], ymm0
-; x15 = in[15]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rdx + ymm12 + 120], ymm14
+    vmovdqa ymm9, ymm2
+    vpxor ymm9, ymm9, ymm0
 ; ctr = 0
+    vmovdqa ymm11, ymm2
     mov rax, 0
-    mov qword [rsp + 736], rdx
-    mov qword [rsp + 576], r8
-    mov qword [rsp + 608], rcx
-    mov qword [rsp + 640], rsi
-    vmovdqu [rsp + 128], ymm1
-    vmovdqu [rsp + 224], ymm0
+    mov qword [rsp + 416], rdx
+    mov qword [rsp + 192], r8
+    mov qword [rsp + 224], rcx
+    mov qword [rsp + 256], rsi
 ; for each of 10 cycles of 8 rounds
 .cycle:
 ; add subkey 2*c
 ; x0 += kr[2*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 2528]
+    vpaddq ymm8, ymm8, [rsp + rax + 2464]
 ; x1 += kr[1 + 2*c]
-    vpaddq ymm4, ymm4, [rsp + rax + 2560]
+    vpaddq ymm4, ymm4, [rsp + rax + 2496]
 ; x2 += kr[2 + 2*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 2592]
+    vpaddq ymm3, ymm3, [rsp + rax + 2528]
 ; x3 += kr[3 + 2*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 2624]
+    vpaddq ymm1, ymm1, [rsp + rax + 2560]
 ; x4 += kr[4 + 2*c]
-    vpaddq ymm7, ymm7, [rsp + rax + 2656]
+    vpaddq ymm12, ymm12, [rsp + rax + 2592]
 ; x5 += kr[5 + 2*c]
-    vpaddq ymm8, ymm8, [rsp + rax + 2688]
+    vpaddq ymm7, ymm7, [rsp + rax + 2624]
 ; x6 += kr[6 + 2*c]
-    vpaddq ymm9, ymm9, [rsp + rax + 2720]
+    vpaddq ymm6, ymm6, [rsp + rax + 2656]
 ; x7 += kr[7 + 2*c]
-    vpaddq ymm10, ymm10, [rsp + rax + 2752]
+    vmovdqu ymm11, [rsp + 288]
+    vpaddq ymm11, ymm11, [rsp + rax + 2688]
 ; x8 += kr[8 + 2*c]
-    vpaddq ymm11, ymm11, [rsp + rax + 2784]
+    vmovdqu ymm14, [rsp + 320]
+    vpaddq ymm14, ymm14, [rsp + rax + 2720]
+    vmovdqu [rsp + 352], ymm9
 ; x9 += kr[9 + 2*c]
-    vpaddq ymm2, ymm2, [rsp + rax + 2816]
+    vmovdqu ymm9, [rsp + 32]
+    vpaddq ymm9, ymm9, [rsp + rax + 2752]
+    vmovdqu [rsp + 32], ymm9
 ; x10 += kr[10 + 2*c]
-    vmovdqu ymm0, [rsp + 128]
-    vpaddq ymm0, ymm0, [rsp + rax + 2848]
+    vmovdqu ymm9, [rsp + 0]
+    vpaddq ymm9, ymm9, [rsp + rax + 2784]
+    vmovdqu [rsp + 0], ymm9
 ; x11 += kr[11 + 2*c]
-    vmovdqu ymm1, [rsp + 0]
-    vpaddq ymm1, ymm1, [rsp + rax + 2880]
-    vmovdqu [rsp + 0], ymm1
+    vmovdqu ymm9, [rsp + 128]
+    vpaddq ymm9, ymm9, [rsp + rax + 2816]
 ; x12 += kr[12 + 2*c]
-    vmovdqu ymm1, [rsp + 32]
-    vpaddq ymm1, ymm1, [rsp + rax + 2912]
-    vmovdqu [rsp + 32], ymm1
+    vpaddq ymm5, ymm5, [rsp + rax + 2848]
 ; x13 += kr[13 + 2*c]
-    vmovdqu ymm1, [rsp + 192]
-    vpaddq ymm1, ymm1, [rsp + rax + 2944]
-    vmovdqu [rsp + 128], ymm0
+    vpaddq ymm15, ymm15, [rsp + rax + 2880]
 ; x14 += kr[14 + 2*c]
-    vmovdqu ymm0, [rsp + 288]
-    vpaddq ymm0, ymm0, [rsp + rax + 2976]
-    vmovdqu [rsp + 160], ymm2
+    vpaddq ymm10, ymm10, [rsp + rax + 2912]
 ; x15 += kc[2*c]
-    vmovdqu ymm2, [rsp + 224]
-    vpaddq ymm2, ymm2, [rsp + rax + 1856]
+    vpaddq ymm13, ymm13, [rsp + rax + 1792]
 ; x13 += t0
-    vpaddq ymm1, ymm1, [rsp + 672]
+    vpaddq ymm15, ymm15, ymm2
 ; x14 += t1
-    vpaddq ymm0, ymm0, [rsp + 480]
+    vpaddq ymm10, ymm10, ymm0
 ; round 8*c + 0
 ; x0 += x1
-    vpaddq ymm3, ymm3, ymm4
-    vmovdqu [rsp + 224], ymm2
+    vpaddq ymm8, ymm8, ymm4
+    vmovdqu [rsp + 448], ymm2
 ; x1 <<<= 24
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 24
     vpsrlq ymm2, ymm2, 40
     vpor ymm4, ymm4, ymm2
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm4, ymm4, ymm8
 ; x2 += x3
-    vpaddq ymm5, ymm5, ymm6
+    vpaddq ymm3, ymm3, ymm1
 ; x3 <<<= 13
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 13
+    vmovdqa ymm2, ymm1
+    vpsllq ymm1, ymm1, 13
     vpsrlq ymm2, ymm2, 51
-    vpor ymm6, ymm6, ymm2
+    vpor ymm1, ymm1, ymm2
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm1, ymm1, ymm3
 ; x4 += x5
-    vpaddq ymm7, ymm7, ymm8
+    vpaddq ymm12, ymm12, ymm7
 ; x5 <<<= 8
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 8
+    vmovdqa ymm2, ymm7
+    vpsllq ymm7, ymm7, 8
     vpsrlq ymm2, ymm2, 56
-    vpor ymm8, ymm8, ymm2
+    vpor ymm7, ymm7, ymm2
 ; x5 ^= x4
-    vpxor ymm8, ymm8, ymm7
+    vpxor ymm7, ymm7, ymm12
 ; x6 += x7
-    vpaddq ymm9, ymm9, ymm10
+    vpaddq ymm6, ymm6, ymm11
 ; x7 <<<= 47
-    vmovdqa ymm2, ymm10
-    vpsllq ymm10, ymm10, 47
+    vmovdqa ymm2, ymm11
+    vpsllq ymm11, ymm11, 47
     vpsrlq ymm2, ymm2, 17
-    vpor ymm10, ymm10, ymm2
+    vpor ymm11, ymm11, ymm2
 ; x7 ^= x6
-    vpxor ymm10, ymm10, ymm9
+    vpxor ymm11, ymm11, ymm6
 ; x8 += x9
-    vpaddq ymm11, ymm11, [rsp + 160]
+    vpaddq ymm14, ymm14, [rsp + 32]
 ; x9 <<<= 8
-    vmovdqu ymm2, [rsp + 160]
-    vmovdqu [rsp + 320], ymm4
-    vmovdqu ymm4, [rsp + 160]
-    vpsllq ymm4, ymm4, 8
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 384], ymm0
+    vmovdqu ymm0, [rsp + 32]
+    vpsllq ymm0, ymm0, 8
     vpsrlq ymm2, ymm2, 56
-    vpor ymm4, ymm4, ymm2
+    vpor ymm0, ymm0, ymm2
 ; x9 ^= x8
-    vpxor ymm4, ymm4, ymm11
+    vpxor ymm0, ymm0, ymm14
 ; x10 += x11
-    vmovdqu ymm2, [rsp + 128]
-    vpaddq ymm2, ymm2, [rsp + 0]
-    vmovdqu [rsp + 256], ymm11
+    vmovdqu ymm2, [rsp + 0]
+    vpaddq ymm2, ymm2, ymm9
+    vmovdqu [rsp + 96], ymm4
 ; x11 <<<= 17
-    vmovdqu ymm11, [rsp + 0]
-    vmovdqu [rsp + 64], ymm8
-    vmovdqu ymm8, [rsp + 0]
-    vpsllq ymm8, ymm8, 17
-    vpsrlq ymm11, ymm11, 47
-    vpor ymm8, ymm8, ymm11
+    vmovdqa ymm4, ymm9
+    vpsllq ymm9, ymm9, 17
+    vpsrlq ymm4, ymm4, 47
+    vpor ymm9, ymm9, ymm4
 ; x11 ^= x10
-    vpxor ymm8, ymm8, ymm2
+    vpxor ymm9, ymm9, ymm2
 ; x12 += x13
-    vmovdqu ymm11, [rsp + 32]
-    vpaddq ymm11, ymm11, ymm1
-    vmovdqu [rsp + 96], ymm6
+    vpaddq ymm5, ymm5, ymm15
 ; x13 <<<= 22
-    vmovdqa ymm6, ymm1
-    vpsllq ymm1, ymm1, 22
-    vpsrlq ymm6, ymm6, 42
-    vpor ymm1, ymm1, ymm6
+    vmovdqa ymm4, ymm15
+    vpsllq ymm15, ymm15, 22
+    vpsrlq ymm4, ymm4, 42
+    vpor ymm15, ymm15, ymm4
 ; x13 ^= x12
-    vpxor ymm1, ymm1, ymm11
+    vpxor ymm15, ymm15, ymm5
 ; x14 += x15
-    vpaddq ymm0, ymm0, [rsp + 224]
+    vpaddq ymm10, ymm10, ymm13
 ; x15 <<<= 37
-    vmovdqu ymm6, [rsp + 224]
-    vmovdqu [rsp + 32], ymm11
-    vmovdqu ymm11, [rsp + 224]
-    vpsllq ymm11, ymm11, 37
-    vpsrlq ymm6, ymm6, 27
-    vpor ymm11, ymm11, ymm6
+    vmovdqa ymm4, ymm13
+    vpsllq ymm13, ymm13, 37
+    vpsrlq ymm4, ymm4, 27
+    vpor ymm13, ymm13, ymm4
 ; x15 ^= x14
-    vpxor ymm11, ymm11, ymm0
+    vpxor ymm13, ymm13, ymm10
 ; round 8*c + 1
 ; x0 += x9
-    vpaddq ymm3, ymm3, ymm4
+    vpaddq ymm8, ymm8, ymm0
 ; x9 <<<= 38
-    vmovdqa ymm6, ymm4
-    vpsllq ymm4, ymm4, 38
-    vpsrlq ymm6, ymm6, 26
-    vpor ymm4, ymm4, ymm6
+    vmovdqa ymm4, ymm0
+    vpsllq ymm0, ymm0, 38
+    vpsrlq ymm4, ymm4, 26
+    vpor ymm0, ymm0, ymm4
 ; x9 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm0, ymm0, ymm8
 ; x2 += x13
-    vpaddq ymm5, ymm5, ymm1
+    vpaddq ymm3, ymm3, ymm15
 ; x13 <<<= 19
-    vmovdqa ymm6, ymm1
-    vpsllq ymm1, ymm1, 19
-    vpsrlq ymm6, ymm6, 45
-    vpor ymm1, ymm1, ymm6
+    vmovdqa ymm4, ymm15
+    vpsllq ymm15, ymm15, 19
+    vpsrlq ymm4, ymm4, 45
+    vpor ymm15, ymm15, ymm4
 ; x13 ^= x2
-    vpxor ymm1, ymm1, ymm5
+    vpxor ymm15, ymm15, ymm3
 ; x6 += x11
-    vpaddq ymm9, ymm9, ymm8
+    vpaddq ymm6, ymm6, ymm9
 ; x11 <<<= 10
-    vmovdqa ymm6, ymm8
-    vpsllq ymm8, ymm8, 10
-    vpsrlq ymm6, ymm6, 54
-    vpor ymm8, ymm8, ymm6
+    vmovdqa ymm4, ymm9
+    vpsllq ymm9, ymm9, 10
+    vpsrlq ymm4, ymm4, 54
+    vpor ymm9, ymm9, ymm4
 ; x11 ^= x6
-    vpxor ymm8, ymm8, ymm9
+    vpxor ymm9, ymm9, ymm6
 ; x4 += x15
-    vpaddq ymm7, ymm7, ymm11
+    vpaddq ymm12, ymm12, ymm13
 ; x15 <<<= 55
-    vmovdqa ymm6, ymm11
-    vpsllq ymm11, ymm11, 55
-    vpsrlq ymm6, ymm6, 9
-    vpor ymm11, ymm11, ymm6
+    vmovdqa ymm4, ymm13
+    vpsllq ymm13, ymm13, 55
+    vpsrlq ymm4, ymm4, 9
+    vpor ymm13, ymm13, ymm4
 ; x15 ^= x4
-    vpxor ymm11, ymm11, ymm7
+    vpxor ymm13, ymm13, ymm12
 ; x10 += x7
-    vpaddq ymm2, ymm2, ymm10
+    vpaddq ymm2, ymm2, ymm11
 ; x7 <<<= 49
-    vmovdqa ymm6, ymm10
-    vpsllq ymm10, ymm10, 49
-    vpsrlq ymm6, ymm6, 15
-    vpor ymm10, ymm10, ymm6
+    vmovdqa ymm4, ymm11
+    vpsllq ymm11, ymm11, 49
+    vpsrlq ymm4, ymm4, 15
+    vpor ymm11, ymm11, ymm4
 ; x7 ^= x10
-    vpxor ymm10, ymm10, ymm2
+    vpxor ymm11, ymm11, ymm2
 ; x12 += x3
-    vmovdqu ymm6, [rsp + 32]
-    vpaddq ymm6, ymm6, [rsp + 96]
-    vmovdqu [rsp + 160], ymm4
+    vpaddq ymm5, ymm5, ymm1
 ; x3 <<<= 18
-    vmovdqu ymm4, [rsp + 96]
-    vmovdqu [rsp + 128], ymm2
-    vmovdqu ymm2, [rsp + 96]
-    vpsllq ymm2, ymm2, 18
+    vmovdqa ymm4, ymm1
+    vpsllq ymm1, ymm1, 18
     vpsrlq ymm4, ymm4, 46
-    vpor ymm2, ymm2, ymm4
+    vpor ymm1, ymm1, ymm4
 ; x3 ^= x12
-    vpxor ymm2, ymm2, ymm6
+    vpxor ymm1, ymm1, ymm5
 ; x14 += x5
-    vpaddq ymm0, ymm0, [rsp + 64]
+    vpaddq ymm10, ymm10, ymm7
 ; x5 <<<= 23
-    vmovdqu ymm4, [rsp + 64]
-    vmovdqu [rsp + 0], ymm8
-    vmovdqu ymm8, [rsp + 64]
-    vpsllq ymm8, ymm8, 23
+    vmovdqa ymm4, ymm7
+    vpsllq ymm7, ymm7, 23
     vpsrlq ymm4, ymm4, 41
-    vpor ymm8, ymm8, ymm4
+    vpor ymm7, ymm7, ymm4
 ; x5 ^= x14
-    vpxor ymm8, ymm8, ymm0
+    vpxor ymm7, ymm7, ymm10
 ; x8 += x1
-    vmovdqu ymm4, [rsp + 256]
-    vpaddq ymm4, ymm4, [rsp + 320]
-    vmovdqu [rsp + 192], ymm1
+    vpaddq ymm14, ymm14, [rsp + 96]
 ; x1 <<<= 52
-    vmovdqu ymm1, [rsp + 320]
-    vmovdqu [rsp + 288], ymm0
-    vmovdqu ymm0, [rsp + 320]
-    vpsllq ymm0, ymm0, 52
-    vpsrlq ymm1, ymm1, 12
-    vpor ymm0, ymm0, ymm1
+    vmovdqu ymm4, [rsp + 96]
+    vmovdqu [rsp + 0], ymm2
+    vmovdqu ymm2, [rsp + 96]
+    vpsllq ymm2, ymm2, 52
+    vpsrlq ymm4, ymm4, 12
+    vpor ymm2, ymm2, ymm4
 ; x1 ^= x8
-    vpxor ymm0, ymm0, ymm4
+    vpxor ymm2, ymm2, ymm14
 ; round 8*c + 2
 ; x0 += x7
-    vpaddq ymm3, ymm3, ymm10
+    vpaddq ymm8, ymm8, ymm11
 ; x7 <<<= 33
-    vmovdqa ymm1, ymm10
-    vpsllq ymm10, ymm10, 33
-    vpsrlq ymm1, ymm1, 31
-    vpor ymm10, ymm10, ymm1
+    vmovdqa ymm4, ymm11
+    vpsllq ymm11, ymm11, 33
+    vpsrlq ymm4, ymm4, 31
+    vpor ymm11, ymm11, ymm4
 ; x7 ^= x0
-    vpxor ymm10, ymm10, ymm3
+    vpxor ymm11, ymm11, ymm8
 ; x2 += x5
-    vpaddq ymm5, ymm5, ymm8
+    vpaddq ymm3, ymm3, ymm7
 ; x5 <<<= 4
-    vmovdqa ymm1, ymm8
-    vpsllq ymm8, ymm8, 4
-    vpsrlq ymm1, ymm1, 60
-    vpor ymm8, ymm8, ymm1
+    vmovdqa ymm4, ymm7
+    vpsllq ymm7, ymm7, 4
+    vpsrlq ymm4, ymm4, 60
+    vpor ymm7, ymm7, ymm4
 ; x5 ^= x2
-    vpxor ymm8, ymm8, ymm5
+    vpxor ymm7, ymm7, ymm3
 ; x4 += x3
-    vpaddq ymm7, ymm7, ymm2
+    vpaddq ymm12, ymm12, ymm1
 ; x3 <<<= 51
-    vmovdqa ymm1, ymm2
-    vpsllq ymm2, ymm2, 51
-    vpsrlq ymm1, ymm1, 13
-    vpor ymm2, ymm2, ymm1
+    vmovdqa ymm4, ymm1
+    vpsllq ymm1, ymm1, 51
+    vpsrlq ymm4, ymm4, 13
+    vpor ymm1, ymm1, ymm4
 ; x3 ^= x4
-    vpxor ymm2, ymm2, ymm7
+    vpxor ymm1, ymm1, ymm12
 ; x6 += x1
-    vpaddq ymm9, ymm9, ymm0
+    vpaddq ymm6, ymm6, ymm2
 ; x1 <<<= 13
-    vmovdqa ymm1, ymm0
-    vpsllq ymm0, ymm0, 13
-    vpsrlq ymm1, ymm1, 51
-    vpor ymm0, ymm0, ymm1
+    vmovdqa ymm4, ymm2
+    vpsllq ymm2, ymm2, 13
+    vpsrlq ymm4, ymm4, 51
+    vpor ymm2, ymm2, ymm4
 ; x1 ^= x6
-    vpxor ymm0, ymm0, ymm9
+    vpxor ymm2, ymm2, ymm6
 ; x12 += x15
-    vpaddq ymm6, ymm6, ymm11
+    vpaddq ymm5, ymm5, ymm13
 ; x15 <<<= 34
-    vmovdqa ymm1, ymm11
-    vpsllq ymm11, ymm11, 34
-    vpsrlq ymm1, ymm1, 30
-    vpor ymm11, ymm11, ymm1
+    vmovdqa ymm4, ymm13
+    vpsllq ymm13, ymm13, 34
+    vpsrlq ymm4, ymm4, 30
+    vpor ymm13, ymm13, ymm4
 ; x15 ^= x12
-    vpxor ymm11, ymm11, ymm6
+    vpxor ymm13, ymm13, ymm5
 ; x14 += x13
-    vmovdqu ymm1, [rsp + 288]
-    vpaddq ymm1, ymm1, [rsp + 192]
-    vmovdqu [rsp + 32], ymm6
+    vpaddq ymm10, ymm10, ymm15
 ; x13 <<<= 41
-    vmovdqu ymm6, [rsp + 192]
-    vmovdqu [rsp + 352], ymm10
-    vmovdqu ymm10, [rsp + 192]
-    vpsllq ymm10, ymm10, 41
-    vpsrlq ymm6, ymm6, 23
-    vpor ymm10, ymm10, ymm6
+    vmovdqa ymm4, ymm15
+    vpsllq ymm15, ymm15, 41
+    vpsrlq ymm4, ymm4, 23
+    vpor ymm15, ymm15, ymm4
 ; x13 ^= x14
-    vpxor ymm10, ymm10, ymm1
+    vpxor ymm15, ymm15, ymm10
 ; x8 += x11
-    vpaddq ymm4, ymm4, [rsp + 0]
+    vpaddq ymm14, ymm14, ymm9
 ; x11 <<<= 59
-    vmovdqu ymm6, [rsp + 0]
-    vmovdqu [rsp + 96], ymm2
-    vmovdqu ymm2, [rsp + 0]
-    vpsllq ymm2, ymm2, 59
-    vpsrlq ymm6, ymm6, 5
-    vpor ymm2, ymm2, ymm6
+    vmovdqa ymm4, ymm9
+    vpsllq ymm9, ymm9, 59
+    vpsrlq ymm4, ymm4, 5
+    vpor ymm9, ymm9, ymm4
 ; x11 ^= x8
-    vpxor ymm2, ymm2, ymm4
+    vpxor ymm9, ymm9, ymm14
 ; x10 += x9
-    vmovdqu ymm6, [rsp + 128]
-    vpaddq ymm6, ymm6, [rsp + 160]
-    vmovdqu [rsp + 64], ymm8
+    vmovdqu ymm4, [rsp + 0]
+    vpaddq ymm4, ymm4, ymm0
+    vmovdqu [rsp + 480], ymm5
 ; x9 <<<= 17
-    vmovdqu ymm8, [rsp + 160]
-    vmovdqu [rsp + 256], ymm4
-    vmovdqu ymm4, [rsp + 160]
-    vpsllq ymm4, ymm4, 17
-    vpsrlq ymm8, ymm8, 47
-    vpor ymm4, ymm4, ymm8
+    vmovdqa ymm5, ymm0
+    vpsllq ymm0, ymm0, 17
+    vpsrlq ymm5, ymm5, 47
+    vpor ymm0, ymm0, ymm5
 ; x9 ^= x10
-    vpxor ymm4, ymm4, ymm6
+    vpxor ymm0, ymm0, ymm4
 ; round 8*c + 3
 ; x0 += x15
-    vpaddq ymm3, ymm3, ymm11
+    vpaddq ymm8, ymm8, ymm13
 ; x15 <<<= 5
-    vmovdqa ymm8, ymm11
-    vpsllq ymm11, ymm11, 5
-    vpsrlq ymm8, ymm8, 59
-    vpor ymm11, ymm11, ymm8
+    vmovdqa ymm5, ymm13
+    vpsllq ymm13, ymm13, 5
+    vpsrlq ymm5, ymm5, 59
+    vpor ymm13, ymm13, ymm5
 ; x15 ^= x0
-    vpxor ymm11, ymm11, ymm3
+    vpxor ymm13, ymm13, ymm8
 ; x2 += x11
-    vpaddq ymm5, ymm5, ymm2
+    vpaddq ymm3, ymm3, ymm9
 ; x11 <<<= 20
-    vmovdqa ymm8, ymm2
-    vpsllq ymm2, ymm2, 20
-    vpsrlq ymm8, ymm8, 44
-    vpor ymm2, ymm2, ymm8
+    vmovdqa ymm5, ymm9
+    vpsllq ymm9, ymm9, 20
+    vpsrlq ymm5, ymm5, 44
+    vpor ymm9, ymm9, ymm5
 ; x11 ^= x2
-    vpxor ymm2, ymm2, ymm5
+    vpxor ymm9, ymm9, ymm3
 ; x6 += x13
-    vpaddq ymm9, ymm9, ymm10
+    vpaddq ymm6, ymm6, ymm15
 ; x13 <<<= 48
-    vmovdqa ymm8, ymm10
-    vpsllq ymm10, ymm10, 48
-    vpsrlq ymm8, ymm8, 16
-    vpor ymm10, ymm10, ymm8
+    vmovdqa ymm5, ymm15
+    vpsllq ymm15, ymm15, 48
+    vpsrlq ymm5, ymm5, 16
+    vpor ymm15, ymm15, ymm5
 ; x13 ^= x6
-    vpxor ymm10, ymm10, ymm9
+    vpxor ymm15, ymm15, ymm6
 ; x4 += x9
-    vpaddq ymm7, ymm7, ymm4
+    vpaddq ymm12, ymm12, ymm0
 ; x9 <<<= 41
-    vmovdqa ymm8, ymm4
-    vpsllq ymm4, ymm4, 41
-    vpsrlq ymm8, ymm8, 23
-    vpor ymm4, ymm4, ymm8
+    vmovdqa ymm5, ymm0
+    vpsllq ymm0, ymm0, 41
+    vpsrlq ymm5, ymm5, 23
+    vpor ymm0, ymm0, ymm5
 ; x9 ^= x4
-    vpxor ymm4, ymm4, ymm7
+    vpxor ymm0, ymm0, ymm12
 ; x14 += x1
-    vpaddq ymm1, ymm1, ymm0
+    vpaddq ymm10, ymm10, ymm2
 ; x1 <<<= 47
-    vmovdqa ymm8, ymm0
-    vpsllq ymm0, ymm0, 47
-    vpsrlq ymm8, ymm8, 17
-    vpor ymm0, ymm0, ymm8
+    vmovdqa ymm5, ymm2
+    vpsllq ymm2, ymm2, 47
+    vpsrlq ymm5, ymm5, 17
+    vpor ymm2, ymm2, ymm5
 ; x1 ^= x14
-    vpxor ymm0, ymm0, ymm1
+    vpxor ymm2, ymm2, ymm10
 ; x8 += x5
-    vmovdqu ymm8, [rsp + 256]
-    vpaddq ymm8, ymm8, [rsp + 64]
-    vmovdqu [rsp + 224], ymm11
+    vpaddq ymm14, ymm14, ymm7
 ; x5 <<<= 28
-    vmovdqu ymm11, [rsp + 64]
-    vmovdqu [rsp + 288], ymm1
-    vmovdqu ymm1, [rsp + 64]
-    vpsllq ymm1, ymm1, 28
-    vpsrlq ymm11, ymm11, 36
-    vpor ymm1, ymm1, ymm11
+    vmovdqa ymm5, ymm7
+    vpsllq ymm7, ymm7, 28
+    vpsrlq ymm5, ymm5, 36
+    vpor ymm7, ymm7, ymm5
 ; x5 ^= x8
-    vpxor ymm1, ymm1, ymm8
+    vpxor ymm7, ymm7, ymm14
 ; x10 += x3
-    vpaddq ymm6, ymm6, [rsp + 96]
+    vpaddq ymm4, ymm4, ymm1
 ; x3 <<<= 16
-    vmovdqu ymm11, [rsp + 96]
-    vmovdqu [rsp + 192], ymm10
-    vmovdqu ymm10, [rsp + 96]
-    vpsllq ymm10, ymm10, 16
-    vpsrlq ymm11, ymm11, 48
-    vpor ymm10, ymm10, ymm11
+    vmovdqa ymm5, ymm1
+    vpsllq ymm1, ymm1, 16
+    vpsrlq ymm5, ymm5, 48
+    vpor ymm1, ymm1, ymm5
 ; x3 ^= x10
-    vpxor ymm10, ymm10, ymm6
+    vpxor ymm1, ymm1, ymm4
 ; x12 += x7
-    vmovdqu ymm11, [rsp + 32]
-    vpaddq ymm11, ymm11, [rsp + 352]
-    vmovdqu [rsp + 0], ymm2
+    vmovdqu ymm5, [rsp + 480]
+    vpaddq ymm5, ymm5, ymm11
+    vmovdqu [rsp + 64], ymm13
 ; x7 <<<= 25
-    vmovdqu ymm2, [rsp + 352]
-    vmovdqu [rsp + 128], ymm6
-    vmovdqu ymm6, [rsp + 352]
-    vpsllq ymm6, ymm6, 25
-    vpsrlq ymm2, ymm2, 39
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm13, ymm11
+    vpsllq ymm11, ymm11, 25
+    vpsrlq ymm13, ymm13, 39
+    vpor ymm11, ymm11, ymm13
 ; x7 ^= x12
-    vpxor ymm6, ymm6, ymm11
+    vpxor ymm11, ymm11, ymm5
 ; add subkey 1 + 2*c
 ; x0 += kr[1 + 2*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 2560]
+    vpaddq ymm8, ymm8, [rsp + rax + 2496]
 ; x1 += kr[2 + 2*c]
-    vpaddq ymm0, ymm0, [rsp + rax + 2592]
+    vpaddq ymm2, ymm2, [rsp + rax + 2528]
 ; x2 += kr[3 + 2*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 2624]
+    vpaddq ymm3, ymm3, [rsp + rax + 2560]
 ; x3 += kr[4 + 2*c]
-    vpaddq ymm10, ymm10, [rsp + rax + 2656]
+    vpaddq ymm1, ymm1, [rsp + rax + 2592]
 ; x4 += kr[5 + 2*c]
-    vpaddq ymm7, ymm7, [rsp + rax + 2688]
+    vpaddq ymm12, ymm12, [rsp + rax + 2624]
 ; x5 += kr[6 + 2*c]
-    vpaddq ymm1, ymm1, [rsp + rax + 2720]
+    vpaddq ymm7, ymm7, [rsp + rax + 2656]
 ; x6 += kr[7 + 2*c]
-    vpaddq ymm9, ymm9, [rsp + rax + 2752]
+    vpaddq ymm6, ymm6, [rsp + rax + 2688]
 ; x7 += kr[8 + 2*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 2784]
+    vpaddq ymm11, ymm11, [rsp + rax + 2720]
 ; x8 += kr[9 + 2*c]
-    vpaddq ymm8, ymm8, [rsp + rax + 2816]
+    vpaddq ymm14, ymm14, [rsp + rax + 2752]
 ; x9 += kr[10 + 2*c]
-    vpaddq ymm4, ymm4, [rsp + rax + 2848]
+    vpaddq ymm0, ymm0, [rsp + rax + 2784]
 ; x10 += kr[11 + 2*c]
-    vmovdqu ymm2, [rsp + 128]
-    vpaddq ymm2, ymm2, [rsp + rax + 2880]
-    vmovdqu [rsp + 128], ymm2
+    vpaddq ymm4, ymm4, [rsp + rax + 2816]
 ; x11 += kr[12 + 2*c]
-    vmovdqu ymm2, [rsp + 0]
-    vpaddq ymm2, ymm2, [rsp + rax + 2912]
+    vpaddq ymm9, ymm9, [rsp + rax + 2848]
 ; x12 += kr[13 + 2*c]
-    vpaddq ymm11, ymm11, [rsp + rax + 2944]
-    vmovdqu [rsp + 32], ymm11
+    vpaddq ymm5, ymm5, [rsp + rax + 2880]
 ; x13 += kr[14 + 2*c]
-    vmovdqu ymm11, [rsp + 192]
-    vpaddq ymm11, ymm11, [rsp + rax + 2976]
-    vmovdqu [rsp + 0], ymm2
+    vpaddq ymm15, ymm15, [rsp + rax + 2912]
 ; x14 += kr[15 + 2*c]
-    vmovdqu ymm2, [rsp + 288]
-    vpaddq ymm2, ymm2, [rsp + rax + 3008]
-    vmovdqu [rsp + 256], ymm8
+    vpaddq ymm10, ymm10, [rsp + rax + 2944]
 ; x15 += kc[1 + 2*c]
-    vmovdqu ymm8, [rsp + 224]
-    vpaddq ymm8, ymm8, [rsp + rax + 1888]
+    vmovdqu ymm13, [rsp + 64]
+    vpaddq ymm13, ymm13, [rsp + rax + 1824]
 ; x13 += t1
-    vpaddq ymm11, ymm11, [rsp + 480]
+    vpaddq ymm15, ymm15, [rsp + 384]
 ; x14 += t2
-    vpaddq ymm2, ymm2, [rsp + 768]
+    vpaddq ymm10, ymm10, [rsp + 352]
 ; round 8*c + 4
 ; x0 += x1
-    vpaddq ymm3, ymm3, ymm0
-    vmovdqu [rsp + 224], ymm8
+    vpaddq ymm8, ymm8, ymm2
+    vmovdqu [rsp + 64], ymm13
 ; x1 <<<= 41
-    vmovdqa ymm8, ymm0
-    vpsllq ymm0, ymm0, 41
-    vpsrlq ymm8, ymm8, 23
-    vpor ymm0, ymm0, ymm8
+    vmovdqa ymm13, ymm2
+    vpsllq ymm2, ymm2, 41
+    vpsrlq ymm13, ymm13, 23
+    vpor ymm2, ymm2, ymm13
 ; x1 ^= x0
-    vpxor ymm0, ymm0, ymm3
+    vpxor ymm2, ymm2, ymm8
 ; x2 += x3
-    vpaddq ymm5, ymm5, ymm10
+    vpaddq ymm3, ymm3, ymm1
 ; x3 <<<= 9
-    vmovdqa ymm8, ymm10
-    vpsllq ymm10, ymm10, 9
-    vpsrlq ymm8, ymm8, 55
-    vpor ymm10, ymm10, ymm8
+    vmovdqa ymm13, ymm1
+    vpsllq ymm1, ymm1, 9
+    vpsrlq ymm13, ymm13, 55
+    vpor ymm1, ymm1, ymm13
 ; x3 ^= x2
-    vpxor ymm10, ymm10, ymm5
+    vpxor ymm1, ymm1, ymm3
 ; x4 += x5
-    vpaddq ymm7, ymm7, ymm1
+    vpaddq ymm12, ymm12, ymm7
 ; x5 <<<= 37
-    vmovdqa ymm8, ymm1
-    vpsllq ymm1, ymm1, 37
-    vpsrlq ymm8, ymm8, 27
-    vpor ymm1, ymm1, ymm8
+    vmovdqa ymm13, ymm7
+    vpsllq ymm7, ymm7, 37
+    vpsrlq ymm13, ymm13, 27
+    vpor ymm7, ymm7, ymm13
 ; x5 ^= x4
-    vpxor ymm1, ymm1, ymm7
+    vpxor ymm7, ymm7, ymm12
 ; x6 += x7
-    vpaddq ymm9, ymm9, ymm6
+    vpaddq ymm6, ymm6, ymm11
 ; x7 <<<= 31
-    vmovdqa ymm8, ymm6
-    vpsllq ymm6, ymm6, 31
-    vpsrlq ymm8, ymm8, 33
-    vpor ymm6, ymm6, ymm8
+    vmovdqa ymm13, ymm11
+    vpsllq ymm11, ymm11, 31
+    vpsrlq ymm13, ymm13, 33
+    vpor ymm11, ymm11, ymm13
 ; x7 ^= x6
-    vpxor ymm6, ymm6, ymm9
+    vpxor ymm11, ymm11, ymm6
 ; x8 += x9
-    vmovdqu ymm8, [rsp + 256]
-    vpaddq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 320], ymm0
+    vpaddq ymm14, ymm14, ymm0
 ; x9 <<<= 12
-    vmovdqa ymm0, ymm4
-    vpsllq ymm4, ymm4, 12
-    vpsrlq ymm0, ymm0, 52
-    vpor ymm4, ymm4, ymm0
+    vmovdqa ymm13, ymm0
+    vpsllq ymm0, ymm0, 12
+    vpsrlq ymm13, ymm13, 52
+    vpor ymm0, ymm0, ymm13
 ; x9 ^= x8
-    vpxor ymm4, ymm4, ymm8
+    vpxor ymm0, ymm0, ymm14
 ; x10 += x11
-    vmovdqu ymm0, [rsp + 128]
-    vpaddq ymm0, ymm0, [rsp + 0]
-    vmovdqu [rsp + 256], ymm8
+    vpaddq ymm4, ymm4, ymm9
 ; x11 <<<= 47
-    vmovdqu ymm8, [rsp + 0]
-    vmovdqu [rsp + 64], ymm1
-    vmovdqu ymm1, [rsp + 0]
-    vpsllq ymm1, ymm1, 47
-    vpsrlq ymm8, ymm8, 17
-    vpor ymm1, ymm1, ymm8
+    vmovdqa ymm13, ymm9
+    vpsllq ymm9, ymm9, 47
+    vpsrlq ymm13, ymm13, 17
+    vpor ymm9, ymm9, ymm13
 ; x11 ^= x10
-    vpxor ymm1, ymm1, ymm0
+    vpxor ymm9, ymm9, ymm4
 ; x12 += x13
-    vmovdqu ymm8, [rsp + 32]
-    vpaddq ymm8, ymm8, ymm11
-    vmovdqu [rsp + 96], ymm10
+    vpaddq ymm5, ymm5, ymm15
 ; x13 <<<= 44
-    vmovdqa ymm10, ymm11
-    vpsllq ymm11, ymm11, 44
-    vpsrlq ymm10, ymm10, 20
-    vpor ymm11, ymm11, ymm10
+    vmovdqa ymm13, ymm15
+    vpsllq ymm15, ymm15, 44
+    vpsrlq ymm13, ymm13, 20
+    vpor ymm15, ymm15, ymm13
 ; x13 ^= x12
-    vpxor ymm11, ymm11, ymm8
+    vpxor ymm15, ymm15, ymm5
 ; x14 += x15
-    vpaddq ymm2, ymm2, [rsp + 224]
+    vpaddq ymm10, ymm10, [rsp + 64]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 224]
-    vmovdqu [rsp + 32], ymm8
-    vmovdqu ymm8, [rsp + 224]
-    vpsllq ymm8, ymm8, 30
-    vpsrlq ymm10, ymm10, 34
-    vpor ymm8, ymm8, ymm10
+    vmovdqu ymm13, [rsp + 64]
+    vmovdqu [rsp + 96], ymm2
+    vmovdqu ymm2, [rsp + 64]
+    vpsllq ymm2, ymm2, 30
+    vpsrlq ymm13, ymm13, 34
+    vpor ymm2, ymm2, ymm13
 ; x15 ^= x14
-    vpxor ymm8, ymm8, ymm2
+    vpxor ymm2, ymm2, ymm10
 ; round 8*c + 5
 ; x0 += x9
-    vpaddq ymm3, ymm3, ymm4
+    vpaddq ymm8, ymm8, ymm0
 ; x9 <<<= 16
-    vmovdqa ymm10, ymm4
-    vpsllq ymm4, ymm4, 16
-    vpsrlq ymm10, ymm10, 48
-    vpor ymm4, ymm4, ymm10
+    vmovdqa ymm13, ymm0
+    vpsllq ymm0, ymm0, 16
+    vpsrlq ymm13, ymm13, 48
+    vpor ymm0, ymm0, ymm13
 ; x9 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm0, ymm0, ymm8
 ; x2 += x13
-    vpaddq ymm5, ymm5, ymm11
+    vpaddq ymm3, ymm3, ymm15
 ; x13 <<<= 34
-    vmovdqa ymm10, ymm11
-    vpsllq ymm11, ymm11, 34
-    vpsrlq ymm10, ymm10, 30
-    vpor ymm11, ymm11, ymm10
+    vmovdqa ymm13, ymm15
+    vpsllq ymm15, ymm15, 34
+    vpsrlq ymm13, ymm13, 30
+    vpor ymm15, ymm15, ymm13
 ; x13 ^= x2
-    vpxor ymm11, ymm11, ymm5
+    vpxor ymm15, ymm15, ymm3
 ; x6 += x11
-    vpaddq ymm9, ymm9, ymm1
+    vpaddq ymm6, ymm6, ymm9
 ; x11 <<<= 56
-    vmovdqa ymm10, ymm1
-    vpsllq ymm1, ymm1, 56
-    vpsrlq ymm10, ymm10, 8
-    vpor ymm1, ymm1, ymm10
+    vmovdqa ymm13, ymm9
+    vpsllq ymm9, ymm9, 56
+    vpsrlq ymm13, ymm13, 8
+    vpor ymm9, ymm9, ymm13
 ; x11 ^= x6
-    vpxor ymm1, ymm1, ymm9
+    vpxor ymm9, ymm9, ymm6
 ; x4 += x15
-    vpaddq ymm7, ymm7, ymm8
+    vpaddq ymm12, ymm12, ymm2
 ; x15 <<<= 51
-    vmovdqa ymm10, ymm8
-    vpsllq ymm8, ymm8, 51
-    vpsrlq ymm10, ymm10, 13
-    vpor ymm8, ymm8, ymm10
+    vmovdqa ymm13, ymm2
+    vpsllq ymm2, ymm2, 51
+    vpsrlq ymm13, ymm13, 13
+    vpor ymm2, ymm2, ymm13
 ; x15 ^= x4
-    vpxor ymm8, ymm8, ymm7
+    vpxor ymm2, ymm2, ymm12
 ; x10 += x7
-    vpaddq ymm0, ymm0, ymm6
+    vpaddq ymm4, ymm4, ymm11
 ; x7 <<<= 4
-    vmovdqa ymm10, ymm6
-    vpsllq ymm6, ymm6, 4
-    vpsrlq ymm10, ymm10, 60
-    vpor ymm6, ymm6, ymm10
+    vmovdqa ymm13, ymm11
+    vpsllq ymm11, ymm11, 4
+    vpsrlq ymm13, ymm13, 60
+    vpor ymm11, ymm11, ymm13
 ; x7 ^= x10
-    vpxor ymm6, ymm6, ymm0
-; x12 += x3
-    vmovdqu ymm10, [rsp + 32]
-    vpaddq ymm10, ymm10, [rsp + 96]
-    vmovdqu [rsp + 160], ymm4
-; x3 <<<= 53
-    vmovdqu ymm4, [rsp + 96]
-    vmovdqu [rsp + 128], ymm0
-    vmovdqu ymm0, [rsp + 96]
-    vpsllq ymm0, ymm0, 53
-    vpsrlq ymm4, ymm4, 11
-    vpor ymm0, ymm0, ymm4
-; x3 ^= x12
-    vpxor ymm0, ymm0, ymm10
-; x14 += x5
-    vpaddq ymm2, ymm2, [rsp + 64]
-; x5 <<<= 42
-    vmovdqu ymm4, [rsp + 64]
-    vmovdqu [rsp + 0], ymm1
-    vmovdqu ymm1, [rsp + 64]
-    vpsllq ymm1, ymm1, 42
-    vpsrlq ymm4, ymm4, 22
-    vpor ymm1, ymm1, ymm4
-; x5 ^= x14
-    vpxor ymm1, ymm1, ymm2
-; x8 += x1
-    vmovdqu ymm4, [rsp + 256]
-    vpaddq ymm4, ymm4, [rsp + 320]
-    vmovdqu [rsp + 288], ymm2
-; x1 <<<= 41
-    vmovdqu ymm2, [rsp + 320]
-    vmovdqu [rsp + 192], ymm11
-    vmovdqu ymm11, [rsp + 320]
-    vpsllq ymm11, ymm11, 41
-    vpsrlq ymm2, ymm2, 23
-    vpor ymm11, ymm11, ymm2
-; x1 ^= x8
     vpxor ymm11, ymm11, ymm4
+; x12 += x3
+    vpaddq ymm5, ymm5, ymm1
+; x3 <<<= 53
+    vmovdqa ymm13, ymm1
+    vpsllq ymm1, ymm1, 53
+    vpsrlq ymm13, ymm13, 11
+    vpor ymm1, ymm1, ymm13
+; x3 ^= x12
+    vpxor ymm1, ymm1, ymm5
+; x14 += x5
+    vpaddq ymm10, ymm10, ymm7
+; x5 <<<= 42
+    vmovdqa ymm13, ymm7
+    vpsllq ymm7, ymm7, 42
+    vpsrlq ymm13, ymm13, 22
+    vpor ymm7, ymm7, ymm13
+; x5 ^= x14
+    vpxor ymm7, ymm7, ymm10
+; x8 += x1
+    vpaddq ymm14, ymm14, [rsp + 96]
+; x1 <<<= 41
+    vmovdqu ymm13, [rsp + 96]
+    vmovdqu [rsp + 0], ymm4
+    vmovdqu ymm4, [rsp + 96]
+    vpsllq ymm4, ymm4, 41
+    vpsrlq ymm13, ymm13, 23
+    vpor ymm4, ymm4, ymm13
+; x1 ^= x8
+    vpxor ymm4, ymm4, ymm14
 ; round 8*c + 6
 ; x0 += x7
-    vpaddq ymm3, ymm3, ymm6
+    vpaddq ymm8, ymm8, ymm11
 ; x7 <<<= 31
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 31
-    vpsrlq ymm2, ymm2, 33
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm13, ymm11
+    vpsllq ymm11, ymm11, 31
+    vpsrlq ymm13, ymm13, 33
+    vpor ymm11, ymm11, ymm13
 ; x7 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm11, ymm11, ymm8
 ; x2 += x5
-    vpaddq ymm5, ymm5, ymm1
+    vpaddq ymm3, ymm3, ymm7
 ; x5 <<<= 44
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 44
-    vpsrlq ymm2, ymm2, 20
-    vpor ymm1, ymm1, ymm2
+    vmovdqa ymm13, ymm7
+    vpsllq ymm7, ymm7, 44
+    vpsrlq ymm13, ymm13, 20
+    vpor ymm7, ymm7, ymm13
 ; x5 ^= x2
-    vpxor ymm1, ymm1, ymm5
+    vpxor ymm7, ymm7, ymm3
 ; x4 += x3
-    vpaddq ymm7, ymm7, ymm0
+    vpaddq ymm12, ymm12, ymm1
 ; x3 <<<= 47
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 47
-    vpsrlq ymm2, ymm2, 17
-    vpor ymm0, ymm0, ymm2
+    vmovdqa ymm13, ymm1
+    vpsllq ymm1, ymm1, 47
+    vpsrlq ymm13, ymm13, 17
+    vpor ymm1, ymm1, ymm13
 ; x3 ^= x4
-    vpxor ymm0, ymm0, ymm7
+    vpxor ymm1, ymm1, ymm12
 ; x6 += x1
-    vpaddq ymm9, ymm9, ymm11
+    vpaddq ymm6, ymm6, ymm4
 ; x1 <<<= 46
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 46
-    vpsrlq ymm2, ymm2, 18
-    vpor ymm11, ymm11, ymm2
+    vmovdqa ymm13, ymm4
+    vpsllq ymm4, ymm4, 46
+    vpsrlq ymm13, ymm13, 18
+    vpor ymm4, ymm4, ymm13
 ; x1 ^= x6
-    vpxor ymm11, ymm11, ymm9
+    vpxor ymm4, ymm4, ymm6
 ; x12 += x15
-    vpaddq ymm10, ymm10, ymm8
+    vpaddq ymm5, ymm5, ymm2
 ; x15 <<<= 19
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 19
-    vpsrlq ymm2, ymm2, 45
-    vpor ymm8, ymm8, ymm2
+    vmovdqa ymm13, ymm2
+    vpsllq ymm2, ymm2, 19
+    vpsrlq ymm13, ymm13, 45
+    vpor ymm2, ymm2, ymm13
 ; x15 ^= x12
-    vpxor ymm8, ymm8, ymm10
+    vpxor ymm2, ymm2, ymm5
 ; x14 += x13
-    vmovdqu ymm2, [rsp + 288]
-    vpaddq ymm2, ymm2, [rsp + 192]
-    vmovdqu [rsp + 352], ymm6
+    vpaddq ymm10, ymm10, ymm15
 ; x13 <<<= 42
-    vmovdqu ymm6, [rsp + 192]
-    vmovdqu [rsp + 32], ymm10
-    vmovdqu ymm10, [rsp + 192]
-    vpsllq ymm10, ymm10, 42
-    vpsrlq ymm6, ymm6, 22
-    vpor ymm10, ymm10, ymm6
+    vmovdqa ymm13, ymm15
+    vpsllq ymm15, ymm15, 42
+    vpsrlq ymm13, ymm13, 22
+    vpor ymm15, ymm15, ymm13
 ; x13 ^= x14
-    vpxor ymm10, ymm10, ymm2
+    vpxor ymm15, ymm15, ymm10
 ; x8 += x11
-    vpaddq ymm4, ymm4, [rsp + 0]
+    vpaddq ymm14, ymm14, ymm9
 ; x11 <<<= 44
-    vmovdqu ymm6, [rsp + 0]
-    vmovdqu [rsp + 96], ymm0
-    vmovdqu ymm0, [rsp + 0]
-    vpsllq ymm0, ymm0, 44
-    vpsrlq ymm6, ymm6, 20
-    vpor ymm0, ymm0, ymm6
+    vmovdqa ymm13, ymm9
+    vpsllq ymm9, ymm9, 44
+    vpsrlq ymm13, ymm13, 20
+    vpor ymm9, ymm9, ymm13
 ; x11 ^= x8
-    vpxor ymm0, ymm0, ymm4
+    vpxor ymm9, ymm9, ymm14
 ; x10 += x9
-    vmovdqu ymm6, [rsp + 128]
-    vpaddq ymm6, ymm6, [rsp + 160]
-    vmovdqu [rsp + 256], ymm4
+    vmovdqu ymm13, [rsp + 0]
+    vpaddq ymm13, ymm13, ymm0
+    vmovdqu [rsp + 480], ymm5
 ; x9 <<<= 25
-    vmovdqu ymm4, [rsp + 160]
-    vmovdqu [rsp + 64], ymm1
-    vmovdqu ymm1, [rsp + 160]
-    vpsllq ymm1, ymm1, 25
-    vpsrlq ymm4, ymm4, 39
-    vpor ymm1, ymm1, ymm4
+    vmovdqa ymm5, ymm0
+    vpsllq ymm0, ymm0, 25
+    vpsrlq ymm5, ymm5, 39
+    vpor ymm0, ymm0, ymm5
 ; x9 ^= x10
-    vpxor ymm1, ymm1, ymm6
+    vpxor ymm0, ymm0, ymm13
 ; round 8*c + 7
 ; x0 += x15
-    vpaddq ymm3, ymm3, ymm8
+    vpaddq ymm8, ymm8, ymm2
 ; x15 <<<= 9
-    vmovdqa ymm4, ymm8
-    vpsllq ymm8, ymm8, 9
-    vpsrlq ymm4, ymm4, 55
-    vpor ymm8, ymm8, ymm4
+    vmovdqa ymm5, ymm2
+    vpsllq ymm2, ymm2, 9
+    vpsrlq ymm5, ymm5, 55
+    vpor ymm2, ymm2, ymm5
 ; x15 ^= x0
-    vpxor ymm8, ymm8, ymm3
+    vpxor ymm2, ymm2, ymm8
 ; x2 += x11
-    vpaddq ymm5, ymm5, ymm0
+    vpaddq ymm3, ymm3, ymm9
 ; x11 <<<= 48
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 48
-    vpsrlq ymm4, ymm4, 16
-    vpor ymm0, ymm0, ymm4
+    vmovdqa ymm5, ymm9
+    vpsllq ymm9, ymm9, 48
+    vpsrlq ymm5, ymm5, 16
+    vpor ymm9, ymm9, ymm5
 ; x11 ^= x2
-    vpxor ymm0, ymm0, ymm5
+    vpxor ymm9, ymm9, ymm3
 ; x6 += x13
-    vpaddq ymm9, ymm9, ymm10
+    vpaddq ymm6, ymm6, ymm15
 ; x13 <<<= 35
-    vmovdqa ymm4, ymm10
-    vpsllq ymm10, ymm10, 35
-    vpsrlq ymm4, ymm4, 29
-    vpor ymm10, ymm10, ymm4
+    vmovdqa ymm5, ymm15
+    vpsllq ymm15, ymm15, 35
+    vpsrlq ymm5, ymm5, 29
+    vpor ymm15, ymm15, ymm5
 ; x13 ^= x6
-    vpxor ymm10, ymm10, ymm9
+    vpxor ymm15, ymm15, ymm6
 ; x4 += x9
-    vpaddq ymm7, ymm7, ymm1
+    vpaddq ymm12, ymm12, ymm0
 ; x9 <<<= 52
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 52
-    vpsrlq ymm4, ymm4, 12
-    vpor ymm1, ymm1, ymm4
+    vmovdqa ymm5, ymm0
+    vpsllq ymm0, ymm0, 52
+    vpsrlq ymm5, ymm5, 12
+    vpor ymm0, ymm0, ymm5
 ; x9 ^= x4
-    vpxor ymm1, ymm1, ymm7
+    vpxor ymm0, ymm0, ymm12
 ; x14 += x1
-    vpaddq ymm2, ymm2, ymm11
+    vpaddq ymm10, ymm10, ymm4
 ; x1 <<<= 23
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 23
-    vpsrlq ymm4, ymm4, 41
-    vpor ymm11, ymm11, ymm4
+    vmovdqa ymm5, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm5, ymm5, 41
+    vpor ymm4, ymm4, ymm5
 ; x1 ^= x14
-    vpxor ymm11, ymm11, ymm2
+    vpxor ymm4, ymm4, ymm10
 ; x8 += x5
-    vmovdqu ymm4, [rsp + 256]
-    vpaddq ymm4, ymm4, [rsp + 64]
-    vmovdqu [rsp + 1152], ymm9
+    vpaddq ymm14, ymm14, ymm7
 ; x5 <<<= 31
-    vmovdqu ymm9, [rsp + 64]
-    vmovdqu [rsp + 224], ymm8
-    vmovdqu ymm8, [rsp + 64]
-    vpsllq ymm8, ymm8, 31
-    vpsrlq ymm9, ymm9, 33
-    vpor ymm8, ymm8, ymm9
+    vmovdqa ymm5, ymm7
+    vpsllq ymm7, ymm7, 31
+    vpsrlq ymm5, ymm5, 33
+    vpor ymm7, ymm7, ymm5
 ; x5 ^= x8
-    vpxor ymm8, ymm8, ymm4
+    vpxor ymm7, ymm7, ymm14
 ; x10 += x3
-    vpaddq ymm6, ymm6, [rsp + 96]
+    vpaddq ymm13, ymm13, ymm1
 ; x3 <<<= 37
-    vmovdqu ymm9, [rsp + 96]
-    vmovdqu [rsp + 64], ymm8
-    vmovdqu ymm8, [rsp + 96]
-    vpsllq ymm8, ymm8, 37
-    vpsrlq ymm9, ymm9, 27
-    vpor ymm8, ymm8, ymm9
+    vmovdqa ymm5, ymm1
+    vpsllq ymm1, ymm1, 37
+    vpsrlq ymm5, ymm5, 27
+    vpor ymm1, ymm1, ymm5
 ; x3 ^= x10
-    vpxor ymm8, ymm8, ymm6
+    vpxor ymm1, ymm1, ymm13
 ; x12 += x7
-    vmovdqu ymm9, [rsp + 32]
-    vpaddq ymm9, ymm9, [rsp + 352]
-    vmovdqu [rsp + 96], ymm8
+    vmovdqu ymm5, [rsp + 480]
+    vpaddq ymm5, ymm5, ymm11
+    vmovdqu [rsp + 128], ymm9
 ; x7 <<<= 20
-    vmovdqu ymm8, [rsp + 352]
-    vmovdqu [rsp + 1184], ymm7
-    vmovdqu ymm7, [rsp + 352]
-    vpsllq ymm7, ymm7, 20
-    vpsrlq ymm8, ymm8, 44
-    vpor ymm7, ymm7, ymm8
+    vmovdqa ymm9, ymm11
+    vpsllq ymm11, ymm11, 20
+    vpsrlq ymm9, ymm9, 44
+    vpor ymm11, ymm11, ymm9
 ; x7 ^= x12
-    vpxor ymm7, ymm7, ymm9
+    vpxor ymm11, ymm11, ymm5
 ; next cycle's tweak words: t[i] <- t[i-1 mod 3]
 ; ts = t0
-    vmovdqu ymm8, [rsp + 672]
-    vmovdqu [rsp + 32], ymm9
+    vmovdqu ymm9, [rsp + 448]
+    vmovdqu [rsp + 1024], ymm8
 ; t0 = t2
-    vmovdqu ymm9, [rsp + 768]
-    vmovdqu [rsp + 672], ymm9
+    vmovdqu ymm8, [rsp + 352]
+    vmovdqu [rsp + 448], ymm8
 ; t2 = t1
-    vmovdqu ymm9, [rsp + 480]
-    vmovdqu [rsp + 768], ymm9
+    vmovdqu ymm8, [rsp + 384]
+    vmovdqu [rsp + 352], ymm8
 ; ctr += 64
-    vmovdqa ymm9, ymm8
+    vmovdqa ymm8, ymm9
     add rax, 0x40
-    vmovdqu [rsp + 480], ymm9
-    vmovdqu [rsp + 320], ymm11
-    vmovdqu [rsp + 352], ymm7
-    vmovdqu [rsp + 256], ymm4
-    vmovdqu [rsp + 160], ymm1
-    vmovdqu [rsp + 128], ymm6
-    vmovdqu [rsp + 0], ymm0
-    vmovdqu [rsp + 192], ymm10
-    vmovdqu [rsp + 288], ymm2
+    vmovdqu [rsp + 384], ymm8
+    vmovdqu [rsp + 288], ymm11
+    vmovdqu [rsp + 320], ymm14
+    vmovdqu [rsp + 32], ymm0
+    vmovdqu [rsp + 0], ymm13
+    vmovdqu [rsp + 64], ymm2
 ; while ctr != 640
-    vmovdqu ymm4, [rsp + 320]
-    vmovdqu ymm6, [rsp + 96]
-    vmovdqu ymm7, [rsp + 1184]
-    vmovdqu ymm8, [rsp + 64]
-    vmovdqu ymm9, [rsp + 1152]
-    vmovdqu ymm10, [rsp + 352]
-    vmovdqu ymm11, [rsp + 256]
-    vmovdqu ymm2, [rsp + 160]
+    vmovdqu ymm2, [rsp + 448]
+    vmovdqu ymm0, [rsp + 384]
+    vmovdqu ymm9, [rsp + 352]
+    vmovdqu ymm8, [rsp + 1024]
+    vmovdqu ymm13, [rsp + 64]
     cmp rax, 0x280
     jne .cycle
 ; add subkey 20
 ; x0 += k3
-    vpaddq ymm3, ymm3, [rsp + 960]
+    vpaddq ymm8, ymm8, [rsp + 800]
 ; x1 += k4
-    vpaddq ymm4, ymm4, [rsp + 992]
+    vpaddq ymm4, ymm4, [rsp + 832]
 ; x2 += k5
-    vpaddq ymm5, ymm5, [rsp + 1024]
+    vpaddq ymm3, ymm3, [rsp + 864]
 ; x3 += k6
-    vpaddq ymm6, ymm6, [rsp + 1056]
+    vpaddq ymm1, ymm1, [rsp + 896]
 ; x4 += k7
-    vpaddq ymm7, ymm7, [rsp + 1088]
+    vpaddq ymm12, ymm12, [rsp + 928]
 ; x5 += k8
-    vpaddq ymm8, ymm8, [rsp + 1120]
+    vpaddq ymm7, ymm7, [rsp + 960]
 ; x6 += k9
-    vpaddq ymm9, ymm9, [rsp + 800]
+    vpaddq ymm6, ymm6, [rsp + 992]
 ; x7 += k10
-    vpaddq ymm10, ymm10, [rsp + 704]
+    vpaddq ymm11, ymm11, [rsp + 672]
 ; x8 += k11
-    vpaddq ymm11, ymm11, [rsp + 384]
+    vpaddq ymm14, ymm14, [rsp + 704]
 ; x9 += k12
-    vpaddq ymm2, ymm2, [rsp + 416]
+    vmovdqu ymm9, [rsp + 32]
+    vpaddq ymm9, ymm9, [rsp + 736]
+    vmovdqu [rsp + 32], ymm9
 ; x10 += k13
-    vmovdqu ymm1, [rsp + 128]
-    vpaddq ymm1, ymm1, [rsp + 448]
+    vmovdqu ymm9, [rsp + 0]
+    vpaddq ymm9, ymm9, [rsp + 544]
+    vmovdqu [rsp + 0], ymm9
 ; x11 += k14
-    vpaddq ymm0, ymm0, [rsp + 512]
-    vmovdqu [rsp + 0], ymm0
+    vmovdqu ymm9, [rsp + 128]
+    vpaddq ymm9, ymm9, [rsp + 512]
 ; x12 += k15
-    vmovdqu ymm0, [rsp + 32]
-    vpaddq ymm0, ymm0, [rsp + 544]
-    vmovdqu [rsp + 32], ymm0
+    vpaddq ymm5, ymm5, [rsp + 160]
 ; x13 += k16
-    vmovdqu ymm0, [rsp + 192]
-    vpaddq ymm0, ymm0, [rsp + 928]
-    vmovdqu [rsp + 128], ymm1
+    vpaddq ymm15, ymm15, [rsp + 768]
 ; x14 += k0
-    vmovdqu ymm1, [rsp + 288]
-    vpaddq ymm1, ymm1, [rsp + 864]
-    vmovdqu [rsp + 160], ymm2
+    vpaddq ymm10, ymm10, [rsp + 608]
 ; x15 += k1
-    vmovdqu ymm2, [rsp + 224]
-    vpaddq ymm2, ymm2, [rsp + 896]
+    vpaddq ymm13, ymm13, [rsp + 640]
 ; x13 += t0
-    vpaddq ymm0, ymm0, [rsp + 672]
+    vpaddq ymm15, ymm15, ymm2
 ; x14 += t1
-    vpaddq ymm1, ymm1, [rsp + 480]
+    vpaddq ymm10, ymm10, ymm0
 ; x15 += 0x14
-    vpaddq ymm2, ymm2, [rsp + 832]
+    vpaddq ymm13, ymm13, [rsp + 576]
 ; store the block(s)
-; out[0] = x0
-    mov rax, qword [rsp + 608]
-    vmovq [rax + 0], xmm3
-    vpextrq [rax + 128], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rax + 256], xmm15
-    vpextrq [rax + 384], xmm15, 1
-; out[1] = x1
-    vmovq [rax + 8], xmm4
-    vpextrq [rax + 136], xmm4, 1
-    vextracti128 xmm15, ymm4, 1
-    vmovq [rax + 264], xmm15
-    vpextrq [rax + 392], xmm15, 1
-; out[2] = x2
-    vmovq [rax + 16], xmm5
-    vpextrq [rax + 144], xmm5, 1
-    vextracti128 xmm15, ymm5, 1
-    vmovq [rax + 272], xmm15
-    vpextrq [rax + 400], xmm15, 1
-; out[3] = x3
-    vmovq [rax + 24], xmm6
-    vpextrq [rax + 152], xmm6, 1
-    vextracti128 xmm15, ymm6, 1
-    vmovq [rax + 280], xmm15
-    vpextrq [rax + 408], xmm15, 1
-; out[4] = x4
-    vmovq [rax + 32], xmm7
-    vpextrq [rax + 160], xmm7, 1
-    vextracti128 xmm15, ymm7, 1
-    vmovq [rax + 288], xmm15
-    vpextrq [rax + 416], xmm15, 1
-; out[5] = x5
-    vmovq [rax + 40], xmm8
-    vpextrq [rax + 168], xmm8, 1
-    vextracti128 xmm15, ymm8, 1
-    vmovq [rax + 296], xmm15
-    vpextrq [rax + 424], xmm15, 1
-; out[6] = x6
-    vmovq [rax + 48], xmm9
-    vpextrq [rax + 176], xmm9, 1
-    vextracti128 xmm15, ymm9, 1
-    vmovq [rax + 304], xmm15
-    vpextrq [rax + 432], xmm15, 1
-; out[7] = x7
-    vmovq [rax + 56], xmm10
-    vpextrq [rax + 184], xmm10, 1
-    vextracti128 xmm15, ymm10, 1
-    vmovq [rax + 312], xmm15
-    vpextrq [rax + 440], xmm15, 1
-; out[8] = x8
-    vmovq [rax + 64], xmm11
-    vpextrq [rax + 192], xmm11, 1
-    vextracti128 xmm15, ymm11, 1
-    vmovq [rax + 320], xmm15
-    vpextrq [rax + 448], xmm15, 1
-; out[9] = x9
-    vmovdqu ymm3, [rsp + 160]
-    vmovq [rax + 72], xmm3
-    vpextrq [rax + 200], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rax + 328], xmm15
-    vpextrq [rax + 456], xmm15, 1
-; out[10] = x10
-    vmovdqu ymm3, [rsp + 128]
-    vmovq [rax + 80], xmm3
-    vpextrq [rax + 208], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rax + 336], xmm15
-    vpextrq [rax + 464], xmm15, 1
-; out[11] = x11
-    vmovdqu ymm3, [rsp + 0]
-    vmovq [rax + 88], xmm3
-    vpextrq [rax + 216], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rax + 344], xmm15
-    vpextrq [rax + 472], xmm15, 1
-; out[12] = x12
-    vmovdqu ymm3, [rsp + 32]
-    vmovq [rax + 96], xmm3
-    vpextrq [rax + 224], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rax + 352], xmm15
-    vpextrq [rax + 480], xmm15, 1
-; out[13] = x13
-    vmovq [rax + 104], xmm0
-    vpextrq [rax + 232], xmm0, 1
-    vextracti128 xmm15, ymm0, 1
-    vmovq [rax + 360], xmm15
-    vpextrq [rax + 488], xmm15, 1
-; out[14] = x14
-    vmovq [rax + 112], xmm1
-    vpextrq [rax + 240], xmm1, 1
-    vextracti128 xmm15, ymm1, 1
-    vmovq [rax + 368], xmm15
-    vpextrq [rax + 496], xmm15, 1
-; out[15] = x15
-    vmovq [rax + 120], xmm2
-    vpextrq [rax + 248], xmm2, 1
-    vextracti128 xmm15, ymm2, 1
-    vmovq [rax + 376], xmm15
-    vpextrq [rax + 504], xmm15, 1
+; transpose back to stream order and store 4 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq ymm0, ymm8, ymm4
+; t1_8 = unpcklo(x2, x3)
+    vpunpcklqdq ymm2, ymm3, ymm1
+    vmovdqu [rsp + 1056], ymm1
+; o0 = lo128(t1_0, t1_8)
+    vperm2i128 ymm1, ymm0, ymm2, 0x20
+; out[0] = o0
+    mov rax, qword [rsp + 224]
+    vmovdqu [rax], ymm1
+; t1_4 = unpcklo(x4, x5)
+    vpunpcklqdq ymm1, ymm12, ymm7
+    vmovdqu [rsp + 1088], ymm7
+; t1_12 = unpcklo(x6, x7)
+    vpunpcklqdq ymm7, ymm6, ymm11
+    vmovdqu [rsp + 288], ymm11
+; o1 = lo128(t1_4, t1_12)
+    vperm2i128 ymm11, ymm1, ymm7, 0x20
+; out[4] = o1
+    vmovdqu [rax + 32], ymm11
+; t1_2 = unpcklo(x8, x9)
+    vpunpcklqdq ymm11, ymm14, [rsp + 32]
+    vmovdqu [rsp + 320], ymm14
+; t1_10 = unpcklo(x10, x11)
+    vmovdqu ymm14, [rsp + 0]
+    vpunpcklqdq ymm14, ymm14, ymm9
+    vmovdqu [rsp + 128], ymm9
+; o2 = lo128(t1_2, t1_10)
+    vperm2i128 ymm9, ymm11, ymm14, 0x20
+; out[8] = o2
+    vmovdqu [rax + 64], ymm9
+; t1_6 = unpcklo(x12, x13)
+    vpunpcklqdq ymm9, ymm5, ymm15
+    vmovdqu [rsp + 1120], ymm15
+; t1_14 = unpcklo(x14, x15)
+    vpunpcklqdq ymm15, ymm10, ymm13
+    vmovdqu [rsp + 64], ymm13
+; o3 = lo128(t1_6, t1_14)
+    vperm2i128 ymm13, ymm9, ymm15, 0x20
+; out[12] = o3
+    vmovdqu [rax + 96], ymm13
+; o4 = hi128(t1_0, t1_8)
+    vperm2i128 ymm0, ymm0, ymm2, 0x31
+; out[16] = o4
+    vmovdqu [rax + 128], ymm0
+; o5 = hi128(t1_4, t1_12)
+    vperm2i128 ymm1, ymm1, ymm7, 0x31
+; out[20] = o5
+    vmovdqu [rax + 160], ymm1
+; o6 = hi128(t1_2, t1_10)
+    vperm2i128 ymm11, ymm11, ymm14, 0x31
+; out[24] = o6
+    vmovdqu [rax + 192], ymm11
+; o7 = hi128(t1_6, t1_14)
+    vperm2i128 ymm9, ymm9, ymm15, 0x31
+; out[28] = o7
+    vmovdqu [rax + 224], ymm9
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq ymm8, ymm8, ymm4
+; t1_9 = unpckhi(x2, x3)
+    vpunpckhqdq ymm3, ymm3, [rsp + 1056]
+; o8 = lo128(t1_1, t1_9)
+    vperm2i128 ymm0, ymm8, ymm3, 0x20
+; out[32] = o8
+    vmovdqu [rax + 256], ymm0
+; t1_5 = unpckhi(x4, x5)
+    vpunpckhqdq ymm12, ymm12, [rsp + 1088]
+; t1_13 = unpckhi(x6, x7)
+    vpunpckhqdq ymm6, ymm6, [rsp + 288]
+; o9 = lo128(t1_5, t1_13)
+    vperm2i128 ymm0, ymm12, ymm6, 0x20
+; out[36] = o9
+    vmovdqu [rax + 288], ymm0
+; t1_3 = unpckhi(x8, x9)
+    vmovdqu ymm0, [rsp + 320]
+    vpunpckhqdq ymm0, ymm0, [rsp + 32]
+; t1_11 = unpckhi(x10, x11)
+    vmovdqu ymm1, [rsp + 0]
+    vpunpckhqdq ymm1, ymm1, [rsp + 128]
+; o10 = lo128(t1_3, t1_11)
+    vperm2i128 ymm2, ymm0, ymm1, 0x20
+; out[40] = o10
+    vmovdqu [rax + 320], ymm2
+; t1_7 = unpckhi(x12, x13)
+    vpunpckhqdq ymm5, ymm5, [rsp + 1120]
+; t1_15 = unpckhi(x14, x15)
+    vpunpckhqdq ymm10, ymm10, [rsp + 64]
+; o11 = lo128(t1_7, t1_15)
+    vperm2i128 ymm2, ymm5, ymm10, 0x20
+; out[44] = o11
+    vmovdqu [rax + 352], ymm2
+; o12 = hi128(t1_1, t1_9)
+    vperm2i128 ymm8, ymm8, ymm3, 0x31
+; out[48] = o12
+    vmovdqu [rax + 384], ymm8
+; o13 = hi128(t1_5, t1_13)
+    vperm2i128 ymm12, ymm12, ymm6, 0x31
+; out[52] = o13
+    vmovdqu [rax + 416], ymm12
+; o14 = hi128(t1_3, t1_11)
+    vperm2i128 ymm0, ymm0, ymm1, 0x31
+; out[56] = o14
+    vmovdqu [rax + 448], ymm0
+; o15 = hi128(t1_7, t1_15)
+    vperm2i128 ymm5, ymm5, ymm10, 0x31
+; out[60] = o15
+    vmovdqu [rax + 480], ymm5
 ; next block
 ; tweak += 64
-    mov rcx, qword [rsp + 640]
+    mov rcx, qword [rsp + 256]
     add rcx, 0x40
 ; in += 512
-    mov rdx, qword [rsp + 736]
+    mov rdx, qword [rsp + 416]
     add rdx, 0x200
 ; out += 512
     add rax, 0x200
 ; n -= 1
-    mov rsi, qword [rsp + 576]
+    mov rsi, qword [rsp + 192]
     sub rsi, 1
-    mov qword [rsp + 736], rdx
-    mov qword [rsp + 576], rsi
-    mov qword [rsp + 608], rax
-    mov qword [rsp + 640], rcx
+    mov qword [rsp + 416], rdx
+    mov qword [rsp + 192], rsi
+    mov qword [rsp + 224], rax
+    mov qword [rsp + 256], rcx
 ; while n != 0
-    mov r8, qword [rsp + 576]
-    mov rcx, qword [rsp + 608]
-    mov rsi, qword [rsp + 640]
+    mov r8, qword [rsp + 192]
+    mov rcx, qword [rsp + 224]
+    mov rsi, qword [rsp + 256]
     jnz .loop
 .done:
-    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 3656 bytes of stack slots (spilled key, tweak and state words)
+    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 3592 bytes of stack slots (spilled key, tweak and state words)
     vmovdqu [rsp + 0], ymm0
     vmovdqu [rsp + 32], ymm0
     vmovdqu [rsp + 64], ymm0
@@ -1776,11 +1769,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vmovdqu [rsp + 3488], ymm0
     vmovdqu [rsp + 3520], ymm0
     vmovdqu [rsp + 3552], ymm0
-    vmovdqu [rsp + 3584], ymm0
-    vmovdqu [rsp + 3616], ymm0
-    vmovq qword [rsp + 3648], xmm0
+    vmovq qword [rsp + 3584], xmm0
     vzeroupper
-    add rsp, 3656
+    add rsp, 3592
     ret
 .end:
 
@@ -7126,178 +7117,176 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks: ; groups of 4 block
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     endbr64
 .entry:
-    sub rsp, 3624
+    sub rsp, 3592
 .prolog_end:
-    vmovdqu ymm12, [rel tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_block] ; lane b reads block b: offsets b * 128
-    vmovdqu ymm13, [rel tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_tweak] ; tweak of lane b: offsets b * 16
-    mov dword [rsp + 832], 0x00000014
-    mov dword [rsp + 836], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 840], 0x00000014
-    mov dword [rsp + 844], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 848], 0x00000014
-    mov dword [rsp + 852], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 856], 0x00000014
-    mov dword [rsp + 860], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1184], 0xa9fc1a22
-    mov dword [rsp + 1188], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1192], 0xa9fc1a22
-    mov dword [rsp + 1196], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1200], 0xa9fc1a22
-    mov dword [rsp + 1204], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1208], 0xa9fc1a22
-    mov dword [rsp + 1212], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1216], 0x00000001
-    mov dword [rsp + 1220], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1224], 0x00000001
-    mov dword [rsp + 1228], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1232], 0x00000001
-    mov dword [rsp + 1236], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1240], 0x00000001
-    mov dword [rsp + 1244], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1248], 0x00000002
-    mov dword [rsp + 1252], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1256], 0x00000002
-    mov dword [rsp + 1260], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1264], 0x00000002
-    mov dword [rsp + 1268], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1272], 0x00000002
-    mov dword [rsp + 1276], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1280], 0x00000003
-    mov dword [rsp + 1284], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1288], 0x00000003
-    mov dword [rsp + 1292], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1296], 0x00000003
-    mov dword [rsp + 1300], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1304], 0x00000003
-    mov dword [rsp + 1308], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1312], 0x00000004
-    mov dword [rsp + 1316], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1320], 0x00000004
-    mov dword [rsp + 1324], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1328], 0x00000004
-    mov dword [rsp + 1332], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1336], 0x00000004
-    mov dword [rsp + 1340], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1344], 0x00000005
-    mov dword [rsp + 1348], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1352], 0x00000005
-    mov dword [rsp + 1356], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1360], 0x00000005
-    mov dword [rsp + 1364], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1368], 0x00000005
-    mov dword [rsp + 1372], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1376], 0x00000006
-    mov dword [rsp + 1380], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1384], 0x00000006
-    mov dword [rsp + 1388], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1392], 0x00000006
-    mov dword [rsp + 1396], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1400], 0x00000006
-    mov dword [rsp + 1404], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1408], 0x00000007
-    mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1416], 0x00000007
-    mov dword [rsp + 1420], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1424], 0x00000007
-    mov dword [rsp + 1428], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1432], 0x00000007
-    mov dword [rsp + 1436], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1440], 0x00000008
-    mov dword [rsp + 1444], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1448], 0x00000008
-    mov dword [rsp + 1452], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1456], 0x00000008
-    mov dword [rsp + 1460], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1464], 0x00000008
-    mov dword [rsp + 1468], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1472], 0x00000009
-    mov dword [rsp + 1476], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1480], 0x00000009
-    mov dword [rsp + 1484], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1488], 0x00000009
-    mov dword [rsp + 1492], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1496], 0x00000009
-    mov dword [rsp + 1500], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1504], 0x0000000a
-    mov dword [rsp + 1508], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1512], 0x0000000a
-    mov dword [rsp + 1516], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1520], 0x0000000a
-    mov dword [rsp + 1524], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1528], 0x0000000a
-    mov dword [rsp + 1532], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1536], 0x0000000b
-    mov dword [rsp + 1540], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1544], 0x0000000b
-    mov dword [rsp + 1548], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1552], 0x0000000b
-    mov dword [rsp + 1556], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1560], 0x0000000b
-    mov dword [rsp + 1564], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1568], 0x0000000c
-    mov dword [rsp + 1572], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1576], 0x0000000c
-    mov dword [rsp + 1580], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1584], 0x0000000c
-    mov dword [rsp + 1588], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1592], 0x0000000c
-    mov dword [rsp + 1596], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1600], 0x0000000d
-    mov dword [rsp + 1604], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1608], 0x0000000d
-    mov dword [rsp + 1612], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1616], 0x0000000d
-    mov dword [rsp + 1620], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1624], 0x0000000d
-    mov dword [rsp + 1628], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1632], 0x0000000e
-    mov dword [rsp + 1636], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1640], 0x0000000e
-    mov dword [rsp + 1644], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1648], 0x0000000e
-    mov dword [rsp + 1652], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1656], 0x0000000e
-    mov dword [rsp + 1660], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1664], 0x0000000f
-    mov dword [rsp + 1668], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1672], 0x0000000f
-    mov dword [rsp + 1676], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1680], 0x0000000f
-    mov dword [rsp + 1684], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1688], 0x0000000f
-    mov dword [rsp + 1692], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1696], 0x00000010
-    mov dword [rsp + 1700], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1704], 0x00000010
-    mov dword [rsp + 1708], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1712], 0x00000010
-    mov dword [rsp + 1716], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1720], 0x00000010
-    mov dword [rsp + 1724], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1728], 0x00000011
-    mov dword [rsp + 1732], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1736], 0x00000011
-    mov dword [rsp + 1740], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1744], 0x00000011
-    mov dword [rsp + 1748], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1752], 0x00000011
-    mov dword [rsp + 1756], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1760], 0x00000012
-    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1768], 0x00000012
-    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1776], 0x00000012
-    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1784], 0x00000012
-    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1792], 0x00000013
-    mov dword [rsp + 1796], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1800], 0x00000013
-    mov dword [rsp + 1804], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1808], 0x00000013
-    mov dword [rsp + 1812], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1816], 0x00000013
-    mov dword [rsp + 1820], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 544], 0x00000014
+    mov dword [rsp + 548], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 552], 0x00000014
+    mov dword [rsp + 556], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 560], 0x00000014
+    mov dword [rsp + 564], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 568], 0x00000014
+    mov dword [rsp + 572], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 1152], 0xa9fc1a22
+    mov dword [rsp + 1156], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1160], 0xa9fc1a22
+    mov dword [rsp + 1164], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1168], 0xa9fc1a22
+    mov dword [rsp + 1172], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1176], 0xa9fc1a22
+    mov dword [rsp + 1180], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1184], 0x00000001
+    mov dword [rsp + 1188], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1192], 0x00000001
+    mov dword [rsp + 1196], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1200], 0x00000001
+    mov dword [rsp + 1204], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1208], 0x00000001
+    mov dword [rsp + 1212], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1216], 0x00000002
+    mov dword [rsp + 1220], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1224], 0x00000002
+    mov dword [rsp + 1228], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1232], 0x00000002
+    mov dword [rsp + 1236], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1240], 0x00000002
+    mov dword [rsp + 1244], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1248], 0x00000003
+    mov dword [rsp + 1252], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1256], 0x00000003
+    mov dword [rsp + 1260], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1264], 0x00000003
+    mov dword [rsp + 1268], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1272], 0x00000003
+    mov dword [rsp + 1276], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1280], 0x00000004
+    mov dword [rsp + 1284], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1288], 0x00000004
+    mov dword [rsp + 1292], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1296], 0x00000004
+    mov dword [rsp + 1300], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1304], 0x00000004
+    mov dword [rsp + 1308], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1312], 0x00000005
+    mov dword [rsp + 1316], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1320], 0x00000005
+    mov dword [rsp + 1324], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1328], 0x00000005
+    mov dword [rsp + 1332], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1336], 0x00000005
+    mov dword [rsp + 1340], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1344], 0x00000006
+    mov dword [rsp + 1348], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1352], 0x00000006
+    mov dword [rsp + 1356], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1360], 0x00000006
+    mov dword [rsp + 1364], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1368], 0x00000006
+    mov dword [rsp + 1372], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1376], 0x00000007
+    mov dword [rsp + 1380], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1384], 0x00000007
+    mov dword [rsp + 1388], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1392], 0x00000007
+    mov dword [rsp + 1396], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1400], 0x00000007
+    mov dword [rsp + 1404], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1408], 0x00000008
+    mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1416], 0x00000008
+    mov dword [rsp + 1420], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1424], 0x00000008
+    mov dword [rsp + 1428], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1432], 0x00000008
+    mov dword [rsp + 1436], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1440], 0x00000009
+    mov dword [rsp + 1444], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1448], 0x00000009
+    mov dword [rsp + 1452], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1456], 0x00000009
+    mov dword [rsp + 1460], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1464], 0x00000009
+    mov dword [rsp + 1468], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1472], 0x0000000a
+    mov dword [rsp + 1476], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1480], 0x0000000a
+    mov dword [rsp + 1484], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1488], 0x0000000a
+    mov dword [rsp + 1492], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1496], 0x0000000a
+    mov dword [rsp + 1500], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1504], 0x0000000b
+    mov dword [rsp + 1508], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1512], 0x0000000b
+    mov dword [rsp + 1516], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1520], 0x0000000b
+    mov dword [rsp + 1524], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1528], 0x0000000b
+    mov dword [rsp + 1532], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1536], 0x0000000c
+    mov dword [rsp + 1540], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1544], 0x0000000c
+    mov dword [rsp + 1548], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1552], 0x0000000c
+    mov dword [rsp + 1556], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1560], 0x0000000c
+    mov dword [rsp + 1564], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1568], 0x0000000d
+    mov dword [rsp + 1572], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1576], 0x0000000d
+    mov dword [rsp + 1580], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1584], 0x0000000d
+    mov dword [rsp + 1588], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1592], 0x0000000d
+    mov dword [rsp + 1596], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1600], 0x0000000e
+    mov dword [rsp + 1604], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1608], 0x0000000e
+    mov dword [rsp + 1612], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1616], 0x0000000e
+    mov dword [rsp + 1620], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1624], 0x0000000e
+    mov dword [rsp + 1628], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1632], 0x0000000f
+    mov dword [rsp + 1636], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1640], 0x0000000f
+    mov dword [rsp + 1644], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1648], 0x0000000f
+    mov dword [rsp + 1652], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1656], 0x0000000f
+    mov dword [rsp + 1660], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1664], 0x00000010
+    mov dword [rsp + 1668], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1672], 0x00000010
+    mov dword [rsp + 1676], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1680], 0x00000010
+    mov dword [rsp + 1684], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1688], 0x00000010
+    mov dword [rsp + 1692], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1696], 0x00000011
+    mov dword [rsp + 1700], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1704], 0x00000011
+    mov dword [rsp + 1708], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1712], 0x00000011
+    mov dword [rsp + 1716], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1720], 0x00000011
+    mov dword [rsp + 1724], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1728], 0x00000012
+    mov dword [rsp + 1732], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1736], 0x00000012
+    mov dword [rsp + 1740], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1744], 0x00000012
+    mov dword [rsp + 1748], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1752], 0x00000012
+    mov dword [rsp + 1756], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1760], 0x00000013
+    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1768], 0x00000013
+    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1776], 0x00000013
+    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1784], 0x00000013
+    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000013
 ; if n == 0 return
     test r8, r8
     jz .done
@@ -7326,1295 +7315,1252 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpbroadcastq ymm10, qword [rdi + 80]
 ; k11 = key[11]
     vpbroadcastq ymm11, qword [rdi + 88]
-    vmovdqu [rsp + 288], ymm11
 ; k12 = key[12]
-    vpbroadcastq ymm11, qword [rdi + 96]
-    vmovdqu [rsp + 320], ymm11
+    vpbroadcastq ymm12, qword [rdi + 96]
 ; k13 = key[13]
-    vpbroadcastq ymm11, qword [rdi + 104]
-    vmovdqu [rsp + 352], ymm11
+    vpbroadcastq ymm13, qword [rdi + 104]
 ; k14 = key[14]
-    vpbroadcastq ymm11, qword [rdi + 112]
-    vmovdqu [rsp + 480], ymm11
+    vpbroadcastq ymm14, qword [rdi + 112]
 ; k15 = key[15]
-    vpbroadcastq ymm11, qword [rdi + 120]
-    vmovdqu [rsp + 512], ymm11
+    vpbroadcastq ymm15, qword [rdi + 120]
+    vmovdqu [rsp + 160], ymm15
 ; k16 = 0x1bd11bdaa9fc1a22
-    vmovdqu ymm11, [rsp + 1184]
+    vmovdqu ymm15, [rsp + 1152]
 ; k16 ^= k0
-    vpxor ymm11, ymm11, ymm0
+    vpxor ymm15, ymm15, ymm0
 ; k16 ^= k1
-    vpxor ymm11, ymm11, ymm1
+    vpxor ymm15, ymm15, ymm1
 ; k16 ^= k2
-    vpxor ymm11, ymm11, ymm2
+    vpxor ymm15, ymm15, ymm2
 ; k16 ^= k3
-    vpxor ymm11, ymm11, ymm3
+    vpxor ymm15, ymm15, ymm3
 ; k16 ^= k4
-    vpxor ymm11, ymm11, ymm4
+    vpxor ymm15, ymm15, ymm4
 ; k16 ^= k5
-    vpxor ymm11, ymm11, ymm5
+    vpxor ymm15, ymm15, ymm5
 ; k16 ^= k6
-    vpxor ymm11, ymm11, ymm6
+    vpxor ymm15, ymm15, ymm6
 ; k16 ^= k7
-    vpxor ymm11, ymm11, ymm7
+    vpxor ymm15, ymm15, ymm7
 ; k16 ^= k8
-    vpxor ymm11, ymm11, ymm8
+    vpxor ymm15, ymm15, ymm8
 ; k16 ^= k9
-    vpxor ymm11, ymm11, ymm9
+    vpxor ymm15, ymm15, ymm9
 ; k16 ^= k10
-    vpxor ymm11, ymm11, ymm10
+    vpxor ymm15, ymm15, ymm10
 ; k16 ^= k11
-    vpxor ymm11, ymm11, [rsp + 288]
+    vpxor ymm15, ymm15, ymm11
 ; k16 ^= k12
-    vpxor ymm11, ymm11, [rsp + 320]
+    vpxor ymm15, ymm15, ymm12
 ; k16 ^= k13
-    vpxor ymm11, ymm11, [rsp + 352]
+    vpxor ymm15, ymm15, ymm13
 ; k16 ^= k14
-    vpxor ymm11, ymm11, [rsp + 480]
+    vpxor ymm15, ymm15, ymm14
 ; k16 ^= k15
-    vpxor ymm11, ymm11, [rsp + 512]
+    vpxor ymm15, ymm15, [rsp + 160]
 ; key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i]
 ; kr[0] = k0
-    vmovdqu [rsp + 2496], ymm0
+    vmovdqu [rsp + 2464], ymm0
 ; kr[1] = k1
-    vmovdqu [rsp + 2528], ymm1
+    vmovdqu [rsp + 2496], ymm1
 ; kr[2] = k2
-    vmovdqu [rsp + 2560], ymm2
+    vmovdqu [rsp + 2528], ymm2
 ; kr[3] = k3
-    vmovdqu [rsp + 2592], ymm3
+    vmovdqu [rsp + 2560], ymm3
 ; kr[4] = k4
-    vmovdqu [rsp + 2624], ymm4
+    vmovdqu [rsp + 2592], ymm4
 ; kr[5] = k5
-    vmovdqu [rsp + 2656], ymm5
+    vmovdqu [rsp + 2624], ymm5
 ; kr[6] = k6
-    vmovdqu [rsp + 2688], ymm6
+    vmovdqu [rsp + 2656], ymm6
 ; kr[7] = k7
-    vmovdqu [rsp + 2720], ymm7
+    vmovdqu [rsp + 2688], ymm7
 ; kr[8] = k8
-    vmovdqu [rsp + 2752], ymm8
+    vmovdqu [rsp + 2720], ymm8
 ; kr[9] = k9
-    vmovdqu [rsp + 2784], ymm9
+    vmovdqu [rsp + 2752], ymm9
 ; kr[10] = k10
-    vmovdqu [rsp + 2816], ymm10
-    vmovdqu [rsp + 704], ymm10
+    vmovdqu [rsp + 2784], ymm10
 ; kr[11] = k11
-    vmovdqu ymm10, [rsp + 288]
-    vmovdqu [rsp + 2848], ymm10
+    vmovdqu [rsp + 2816], ymm11
 ; kr[12] = k12
-    vmovdqu ymm10, [rsp + 320]
-    vmovdqu [rsp + 2880], ymm10
+    vmovdqu [rsp + 2848], ymm12
 ; kr[13] = k13
-    vmovdqu ymm10, [rsp + 352]
-    vmovdqu [rsp + 2912], ymm10
+    vmovdqu [rsp + 2880], ymm13
 ; kr[14] = k14
-    vmovdqu ymm10, [rsp + 480]
-    vmovdqu [rsp + 2944], ymm10
+    vmovdqu [rsp + 2912], ymm14
+    vmovdqu [rsp + 480], ymm14
 ; kr[15] = k15
-    vmovdqu ymm10, [rsp + 512]
-    vmovdqu [rsp + 2976], ymm10
+    vmovdqu ymm14, [rsp + 160]
+    vmovdqu [rsp + 2944], ymm14
 ; kr[16] = k16
-    vmovdqu [rsp + 3008], ymm11
+    vmovdqu [rsp + 2976], ymm15
 ; kr[17] = k0
-    vmovdqu [rsp + 3040], ymm0
+    vmovdqu [rsp + 3008], ymm0
 ; kr[18] = k1
-    vmovdqu [rsp + 3072], ymm1
+    vmovdqu [rsp + 3040], ymm1
 ; kr[19] = k2
-    vmovdqu [rsp + 3104], ymm2
+    vmovdqu [rsp + 3072], ymm2
 ; kr[20] = k3
-    vmovdqu [rsp + 3136], ymm3
+    vmovdqu [rsp + 3104], ymm3
 ; kr[21] = k4
-    vmovdqu [rsp + 3168], ymm4
+    vmovdqu [rsp + 3136], ymm4
 ; kr[22] = k5
-    vmovdqu [rsp + 3200], ymm5
+    vmovdqu [rsp + 3168], ymm5
 ; kr[23] = k6
-    vmovdqu [rsp + 3232], ymm6
+    vmovdqu [rsp + 3200], ymm6
 ; kr[24] = k7
-    vmovdqu [rsp + 3264], ymm7
+    vmovdqu [rsp + 3232], ymm7
 ; kr[25] = k8
-    vmovdqu [rsp + 3296], ymm8
+    vmovdqu [rsp + 3264], ymm8
 ; kr[26] = k9
-    vmovdqu [rsp + 3328], ymm9
-    vmovdqu [rsp + 800], ymm9
+    vmovdqu [rsp + 3296], ymm9
 ; kr[27] = k10
-    vmovdqu ymm9, [rsp + 704]
-    vmovdqu [rsp + 3360], ymm9
+    vmovdqu [rsp + 3328], ymm10
 ; kr[28] = k11
-    vmovdqu ymm9, [rsp + 288]
-    vmovdqu [rsp + 3392], ymm9
+    vmovdqu [rsp + 3360], ymm11
 ; kr[29] = k12
-    vmovdqu ymm9, [rsp + 320]
-    vmovdqu [rsp + 3424], ymm9
+    vmovdqu [rsp + 3392], ymm12
 ; kr[30] = k13
-    vmovdqu ymm9, [rsp + 352]
-    vmovdqu [rsp + 3456], ymm9
+    vmovdqu [rsp + 3424], ymm13
+    vmovdqu [rsp + 512], ymm13
 ; kr[31] = k14
-    vmovdqu ymm9, [rsp + 480]
-    vmovdqu [rsp + 3488], ymm9
+    vmovdqu ymm13, [rsp + 480]
+    vmovdqu [rsp + 3456], ymm13
 ; kr[32] = k15
-    vmovdqu [rsp + 3520], ymm10
+    vmovdqu [rsp + 3488], ymm14
 ; kr[33] = k16
-    vmovdqu [rsp + 3552], ymm11
+    vmovdqu [rsp + 3520], ymm15
 ; kr[34] = k0
-    vmovdqu [rsp + 3584], ymm0
+    vmovdqu [rsp + 3552], ymm0
 ; counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s]
 ; kc[0] = k15
-    vmovdqu [rsp + 1824], ymm10
+    vmovdqu [rsp + 1792], ymm14
 ; kt += 1
-    vmovdqa ymm10, ymm11
-    vpaddq ymm10, ymm10, [rsp + 1216]
+    vmovdqa ymm14, ymm15
+    vpaddq ymm14, ymm14, [rsp + 1184]
 ; kc[1] = kt
-    vmovdqu [rsp + 1856], ymm10
+    vmovdqu [rsp + 1824], ymm14
 ; kt += 2
-    vmovdqa ymm10, ymm0
-    vpaddq ymm10, ymm10, [rsp + 1248]
+    vmovdqa ymm14, ymm0
+    vpaddq ymm14, ymm14, [rsp + 1216]
 ; kc[2] = kt
-    vmovdqu [rsp + 1888], ymm10
+    vmovdqu [rsp + 1856], ymm14
 ; kt += 3
-    vmovdqa ymm10, ymm1
-    vpaddq ymm10, ymm10, [rsp + 1280]
+    vmovdqa ymm14, ymm1
+    vpaddq ymm14, ymm14, [rsp + 1248]
 ; kc[3] = kt
-    vmovdqu [rsp + 1920], ymm10
+    vmovdqu [rsp + 1888], ymm14
 ; kt += 4
-    vpaddq ymm2, ymm2, [rsp + 1312]
+    vpaddq ymm2, ymm2, [rsp + 1280]
 ; kc[4] = kt
-    vmovdqu [rsp + 1952], ymm2
+    vmovdqu [rsp + 1920], ymm2
 ; kt += 5
     vmovdqa ymm2, ymm3
-    vpaddq ymm2, ymm2, [rsp + 1344]
+    vpaddq ymm2, ymm2, [rsp + 1312]
 ; kc[5] = kt
-    vmovdqu [rsp + 1984], ymm2
+    vmovdqu [rsp + 1952], ymm2
 ; kt += 6
     vmovdqa ymm2, ymm4
-    vpaddq ymm2, ymm2, [rsp + 1376]
+    vpaddq ymm2, ymm2, [rsp + 1344]
 ; kc[6] = kt
-    vmovdqu [rsp + 2016], ymm2
+    vmovdqu [rsp + 1984], ymm2
 ; kt += 7
     vmovdqa ymm2, ymm5
-    vpaddq ymm2, ymm2, [rsp + 1408]
+    vpaddq ymm2, ymm2, [rsp + 1376]
 ; kc[7] = kt
-    vmovdqu [rsp + 2048], ymm2
+    vmovdqu [rsp + 2016], ymm2
 ; kt += 8
     vmovdqa ymm2, ymm6
-    vpaddq ymm2, ymm2, [rsp + 1440]
+    vpaddq ymm2, ymm2, [rsp + 1408]
 ; kc[8] = kt
-    vmovdqu [rsp + 2080], ymm2
+    vmovdqu [rsp + 2048], ymm2
 ; kt += 9
     vmovdqa ymm2, ymm7
-    vpaddq ymm2, ymm2, [rsp + 1472]
+    vpaddq ymm2, ymm2, [rsp + 1440]
 ; kc[9] = kt
-    vmovdqu [rsp + 2112], ymm2
+    vmovdqu [rsp + 2080], ymm2
 ; kt += 0xa
     vmovdqa ymm2, ymm8
-    vpaddq ymm2, ymm2, [rsp + 1504]
+    vpaddq ymm2, ymm2, [rsp + 1472]
 ; kc[10] = kt
-    vmovdqu [rsp + 2144], ymm2
-; kt = k9
-    vmovdqu ymm2, [rsp + 800]
+    vmovdqu [rsp + 2112], ymm2
 ; kt += 0xb
-    vpaddq ymm2, ymm2, [rsp + 1536]
-; kc[11] = kt
-    vmovdqu [rsp + 2176], ymm2
-; kt = k10
-    vmovdqu ymm2, [rsp + 704]
-; kt += 0xc
-    vpaddq ymm2, ymm2, [rsp + 1568]
-; kc[12] = kt
-    vmovdqu [rsp + 2208], ymm2
-; kt = k11
-    vmovdqu ymm2, [rsp + 288]
-; kt += 0xd
-    vpaddq ymm2, ymm2, [rsp + 1600]
-; kc[13] = kt
-    vmovdqu [rsp + 2240], ymm2
-; kt = k12
-    vmovdqu ymm2, [rsp + 320]
-; kt += 0xe
-    vpaddq ymm2, ymm2, [rsp + 1632]
-; kc[14] = kt
-    vmovdqu [rsp + 2272], ymm2
-; kt = k13
-    vmovdqu ymm2, [rsp + 352]
-; kt += 0xf
-    vpaddq ymm2, ymm2, [rsp + 1664]
-; kc[15] = kt
-    vmovdqu [rsp + 2304], ymm2
-; kt += 0x10
     vmovdqa ymm2, ymm9
-    vpaddq ymm2, ymm2, [rsp + 1696]
-; kc[16] = kt
-    vmovdqu [rsp + 2336], ymm2
-; kt = k15
-    vmovdqu ymm2, [rsp + 512]
-; kt += 0x11
-    vpaddq ymm2, ymm2, [rsp + 1728]
-; kc[17] = kt
-    vmovdqu [rsp + 2368], ymm2
-; kt += 0x12
+    vpaddq ymm2, ymm2, [rsp + 1504]
+; kc[11] = kt
+    vmovdqu [rsp + 2144], ymm2
+; kt += 0xc
+    vmovdqa ymm2, ymm10
+    vpaddq ymm2, ymm2, [rsp + 1536]
+; kc[12] = kt
+    vmovdqu [rsp + 2176], ymm2
+; kt += 0xd
     vmovdqa ymm2, ymm11
-    vpaddq ymm2, ymm2, [rsp + 1760]
+    vpaddq ymm2, ymm2, [rsp + 1568]
+; kc[13] = kt
+    vmovdqu [rsp + 2208], ymm2
+; kt += 0xe
+    vmovdqa ymm2, ymm12
+    vpaddq ymm2, ymm2, [rsp + 1600]
+; kc[14] = kt
+    vmovdqu [rsp + 2240], ymm2
+; kt = k13
+    vmovdqu ymm2, [rsp + 512]
+; kt += 0xf
+    vpaddq ymm2, ymm2, [rsp + 1632]
+; kc[15] = kt
+    vmovdqu [rsp + 2272], ymm2
+; kt += 0x10
+    vmovdqa ymm2, ymm13
+    vpaddq ymm2, ymm2, [rsp + 1664]
+; kc[16] = kt
+    vmovdqu [rsp + 2304], ymm2
+; kt = k15
+    vmovdqu ymm2, [rsp + 160]
+; kt += 0x11
+    vpaddq ymm2, ymm2, [rsp + 1696]
+; kc[17] = kt
+    vmovdqu [rsp + 2336], ymm2
+; kt += 0x12
+    vmovdqa ymm2, ymm15
+    vpaddq ymm2, ymm2, [rsp + 1728]
 ; kc[18] = kt
-    vmovdqu [rsp + 2400], ymm2
+    vmovdqu [rsp + 2368], ymm2
 ; kt += 0x13
     vmovdqa ymm2, ymm0
-    vpaddq ymm2, ymm2, [rsp + 1792]
+    vpaddq ymm2, ymm2, [rsp + 1760]
 ; kc[19] = kt
-    vmovdqu [rsp + 2432], ymm2
+    vmovdqu [rsp + 2400], ymm2
 ; kt += 0x14
     vmovdqa ymm2, ymm1
-    vpaddq ymm2, ymm2, [rsp + 832]
+    vpaddq ymm2, ymm2, [rsp + 544]
 ; kc[20] = kt
-    vmovdqu [rsp + 2464], ymm2
-    mov qword [rsp + 736], rdx
-    vmovdqu [rsp + 864], ymm0
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu [rsp + 960], ymm3
-    vmovdqu [rsp + 992], ymm4
-    vmovdqu [rsp + 1024], ymm5
-    vmovdqu [rsp + 1056], ymm6
-    vmovdqu [rsp + 1088], ymm7
-    vmovdqu [rsp + 1120], ymm8
-    mov qword [rsp + 544], r8
-    mov qword [rsp + 768], rcx
-    mov qword [rsp + 576], rsi
+    vmovdqu [rsp + 2432], ymm2
+    mov qword [rsp + 320], rdx
+    vmovdqu [rsp + 576], ymm0
+    vmovdqu [rsp + 608], ymm1
+    vmovdqu [rsp + 640], ymm10
+    vmovdqu [rsp + 672], ymm11
+    vmovdqu [rsp + 704], ymm12
+    vmovdqu [rsp + 736], ymm15
+    vmovdqu [rsp + 768], ymm3
+    vmovdqu [rsp + 800], ymm4
+    vmovdqu [rsp + 832], ymm5
+    vmovdqu [rsp + 864], ymm6
+    vmovdqu [rsp + 896], ymm7
+    vmovdqu [rsp + 928], ymm8
+    vmovdqu [rsp + 960], ymm9
+    mov qword [rsp + 192], r8
+    mov qword [rsp + 224], rcx
+    mov qword [rsp + 256], rsi
 ; for each block
     align 32
 .loop:
+; load 4 tweaks and transpose to one vector per tweak word (lane bit i: block bit (1, 0)[i])
+; tw0 = tweak[0]
+    vmovdqu ymm0, [rsi]
+; tw1 = tweak[4]
+    vmovdqu ymm1, [rsi + 32]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq ymm2, ymm0, ymm1
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq ymm0, ymm0, ymm1
+; load 4 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu ymm1, [rdx]
+; s4 = in[16]
+    vmovdqu ymm3, [rdx + 128]
+; l1_0 = lo128(s0, s4)
+    vperm2i128 ymm4, ymm1, ymm3, 0x20
+; s8 = in[32]
+    vmovdqu ymm5, [rdx + 256]
+; s12 = in[48]
+    vmovdqu ymm6, [rdx + 384]
+; l1_2 = lo128(s8, s12)
+    vperm2i128 ymm7, ymm5, ymm6, 0x20
+; x0 = unpcklo(l1_0, l1_2)
+    vpunpcklqdq ymm8, ymm4, ymm7
+; x1 = unpckhi(l1_0, l1_2)
+    vpunpckhqdq ymm4, ymm4, ymm7
+; l1_1 = hi128(s0, s4)
+    vperm2i128 ymm1, ymm1, ymm3, 0x31
+; l1_3 = hi128(s8, s12)
+    vperm2i128 ymm5, ymm5, ymm6, 0x31
+; x2 = unpcklo(l1_1, l1_3)
+    vpunpcklqdq ymm3, ymm1, ymm5
+; x3 = unpckhi(l1_1, l1_3)
+    vpunpckhqdq ymm1, ymm1, ymm5
+; s1 = in[4]
+    vmovdqu ymm5, [rdx + 32]
+; s5 = in[20]
+    vmovdqu ymm6, [rdx + 160]
+; l1_8 = lo128(s1, s5)
+    vperm2i128 ymm7, ymm5, ymm6, 0x20
+; s9 = in[36]
+    vmovdqu ymm9, [rdx + 288]
+; s13 = in[52]
+    vmovdqu ymm10, [rdx + 416]
+; l1_10 = lo128(s9, s13)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+; x4 = unpcklo(l1_8, l1_10)
+    vpunpcklqdq ymm12, ymm7, ymm11
+; x5 = unpckhi(l1_8, l1_10)
+    vpunpckhqdq ymm7, ymm7, ymm11
+; l1_9 = hi128(s1, s5)
+    vperm2i128 ymm5, ymm5, ymm6, 0x31
+; l1_11 = hi128(s9, s13)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; x6 = unpcklo(l1_9, l1_11)
+    vpunpcklqdq ymm6, ymm5, ymm9
+; x7 = unpckhi(l1_9, l1_11)
+    vpunpckhqdq ymm5, ymm5, ymm9
+; s2 = in[8]
+    vmovdqu ymm9, [rdx + 64]
+; s6 = in[24]
+    vmovdqu ymm10, [rdx + 192]
+; l1_4 = lo128(s2, s6)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+; s10 = in[40]
+    vmovdqu ymm13, [rdx + 320]
+; s14 = in[56]
+    vmovdqu ymm14, [rdx + 448]
+; l1_6 = lo128(s10, s14)
+    vperm2i128 ymm15, ymm13, ymm14, 0x20
+    vmovdqu [rsp + 32], ymm5
+; x8 = unpcklo(l1_4, l1_6)
+    vpunpcklqdq ymm5, ymm11, ymm15
+; x9 = unpckhi(l1_4, l1_6)
+    vpunpckhqdq ymm11, ymm11, ymm15
+; l1_5 = hi128(s2, s6)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; l1_7 = hi128(s10, s14)
+    vperm2i128 ymm13, ymm13, ymm14, 0x31
+; x10 = unpcklo(l1_5, l1_7)
+    vpunpcklqdq ymm10, ymm9, ymm13
+; x11 = unpckhi(l1_5, l1_7)
+    vpunpckhqdq ymm9, ymm9, ymm13
+; s3 = in[12]
+    vmovdqu ymm13, [rdx + 96]
+; s7 = in[28]
+    vmovdqu ymm14, [rdx + 224]
+; l1_12 = lo128(s3, s7)
+    vperm2i128 ymm15, ymm13, ymm14, 0x20
+    vmovdqu [rsp + 352], ymm9
+; s11 = in[44]
+    vmovdqu ymm9, [rdx + 352]
+    vmovdqu [rsp + 0], ymm10
+; s15 = in[60]
+    vmovdqu ymm10, [rdx + 480]
+    vmovdqu [rsp + 384], ymm11
+; l1_14 = lo128(s11, s15)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+    vmovdqu [rsp + 992], ymm5
+; x12 = unpcklo(l1_12, l1_14)
+    vpunpcklqdq ymm5, ymm15, ymm11
+; x13 = unpckhi(l1_12, l1_14)
+    vpunpckhqdq ymm15, ymm15, ymm11
+; l1_13 = hi128(s3, s7)
+    vperm2i128 ymm13, ymm13, ymm14, 0x31
+; l1_15 = hi128(s11, s15)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; x14 = unpcklo(l1_13, l1_15)
+    vpunpcklqdq ymm10, ymm13, ymm9
+; x15 = unpckhi(l1_13, l1_15)
+    vpunpckhqdq ymm13, ymm13, ymm9
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14
-; t1 = tweak[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14
 ; t2 ^= t1
-    vmovdqa ymm2, ymm0
-    vpxor ymm2, ymm2, ymm1
-; x0 = in[0]
-    vmovdqa ymm3, ymm0
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14
-; x1 = in[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14
-; x2 = in[2]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14
-; x3 = in[3]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14
-; x4 = in[4]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm7, [rdx + ymm12 + 32], ymm14
-; x5 = in[5]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm8, [rdx + ymm12 + 40], ymm14
-; x6 = in[6]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm9, [rdx + ymm12 + 48], ymm14
-; x7 = in[7]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm10, [rdx + ymm12 + 56], ymm14
-; x8 = in[8]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm11, [rdx + ymm12 + 64], ymm14
-    vmovdqu [rsp + 608], ymm1
-; x9 = in[9]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rdx + ymm12 + 72], ymm14
-    vmovdqu [rsp + 640], ymm0
-; x10 = in[10]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rdx + ymm12 + 80], ymm14
-    vmovdqu [rsp + 672], ymm2
-; x11 = in[11]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm2, [rdx + ymm12 + 88], ymm14
-    vmovdqu [rsp + 96], ymm2
-; x12 = in[12]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm2, [rdx + ymm12 + 96], ymm14
-    vmovdqu [rsp + 0], ymm2
-; x13 = in[13]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm2, [rdx + ymm12 + 104], ymm14
-    vmovdqu [rsp + 128], ymm2
-; x14 = in[14]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm2, [rdx + ymm12 + 112], ymm14
-    vmovdqu [rsp + 32], ymm2
-; x15 = in[15]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm2, [rdx + ymm12 + 120], ymm14
+    vmovdqa ymm9, ymm2
+    vpxor ymm9, ymm9, ymm0
+; x0 -= k3
+    vmovdqa ymm11, ymm2
 ; subtract subkey 20
 ; x0 -= k3
-    vpsubq ymm3, ymm3, [rsp + 960]
+    vpsubq ymm8, ymm8, [rsp + 768]
 ; x1 -= k4
-    vpsubq ymm4, ymm4, [rsp + 992]
+    vpsubq ymm4, ymm4, [rsp + 800]
 ; x2 -= k5
-    vpsubq ymm5, ymm5, [rsp + 1024]
+    vpsubq ymm3, ymm3, [rsp + 832]
 ; x3 -= k6
-    vpsubq ymm6, ymm6, [rsp + 1056]
+    vpsubq ymm1, ymm1, [rsp + 864]
 ; x4 -= k7
-    vpsubq ymm7, ymm7, [rsp + 1088]
+    vpsubq ymm12, ymm12, [rsp + 896]
 ; x5 -= k8
-    vpsubq ymm8, ymm8, [rsp + 1120]
+    vpsubq ymm7, ymm7, [rsp + 928]
 ; x6 -= k9
-    vpsubq ymm9, ymm9, [rsp + 800]
+    vpsubq ymm6, ymm6, [rsp + 960]
 ; x7 -= k10
-    vpsubq ymm10, ymm10, [rsp + 704]
+    vmovdqu ymm11, [rsp + 32]
+    vpsubq ymm11, ymm11, [rsp + 640]
 ; x8 -= k11
-    vpsubq ymm11, ymm11, [rsp + 288]
+    vmovdqu ymm14, [rsp + 992]
+    vpsubq ymm14, ymm14, [rsp + 672]
+    vmovdqu [rsp + 288], ymm0
 ; x9 -= k12
-    vpsubq ymm1, ymm1, [rsp + 320]
+    vmovdqu ymm0, [rsp + 384]
+    vpsubq ymm0, ymm0, [rsp + 704]
+    vmovdqu [rsp + 32], ymm11
 ; x10 -= k13
-    vpsubq ymm0, ymm0, [rsp + 352]
-    vmovdqu [rsp + 384], ymm10
+    vmovdqu ymm11, [rsp + 0]
+    vpsubq ymm11, ymm11, [rsp + 512]
+    vmovdqu [rsp + 0], ymm11
 ; x11 -= k14
-    vmovdqu ymm10, [rsp + 96]
-    vpsubq ymm10, ymm10, [rsp + 480]
-    vmovdqu [rsp + 256], ymm6
+    vmovdqu ymm11, [rsp + 352]
+    vpsubq ymm11, ymm11, [rsp + 480]
 ; x12 -= k15
-    vmovdqu ymm6, [rsp + 0]
-    vpsubq ymm6, ymm6, [rsp + 512]
-    vmovdqu [rsp + 0], ymm6
+    vpsubq ymm5, ymm5, [rsp + 160]
 ; x13 -= k16
-    vmovdqu ymm6, [rsp + 128]
-    vpsubq ymm6, ymm6, [rsp + 928]
-    vmovdqu [rsp + 160], ymm0
+    vpsubq ymm15, ymm15, [rsp + 736]
 ; x14 -= k0
-    vmovdqu ymm0, [rsp + 32]
-    vpsubq ymm0, ymm0, [rsp + 864]
+    vpsubq ymm10, ymm10, [rsp + 576]
 ; x15 -= k1
-    vpsubq ymm2, ymm2, [rsp + 896]
+    vpsubq ymm13, ymm13, [rsp + 608]
 ; x13 -= t2
-    vpsubq ymm6, ymm6, [rsp + 672]
+    vpsubq ymm15, ymm15, ymm9
 ; x14 -= t0
-    vpsubq ymm0, ymm0, [rsp + 640]
+    vpsubq ymm10, ymm10, ymm2
 ; x15 -= 0x14
-    vpsubq ymm2, ymm2, [rsp + 832]
+    vpsubq ymm13, ymm13, [rsp + 544]
 ; ctr = 0
     mov rax, 0
-    mov qword [rsp + 736], rdx
-    mov qword [rsp + 544], r8
-    mov qword [rsp + 768], rcx
-    mov qword [rsp + 576], rsi
-    vmovdqu [rsp + 192], ymm8
-    vmovdqu [rsp + 64], ymm11
+    mov qword [rsp + 320], rdx
+    mov qword [rsp + 192], r8
+    mov qword [rsp + 224], rcx
+    vmovdqu [rsp + 416], ymm2
+    vmovdqu [rsp + 448], ymm9
+    mov qword [rsp + 256], rsi
 ; for each of 10 cycles of 8 rounds
 .cycle:
 ; inverse round 8*c' + 7
 ; x15 ^= x0
-    vpxor ymm2, ymm2, ymm3
+    vpxor ymm13, ymm13, ymm8
 ; x15 >>>= 9
-    vmovdqa ymm8, ymm2
-    vpsllq ymm2, ymm2, 55
-    vpsrlq ymm8, ymm8, 9
-    vpor ymm2, ymm2, ymm8
+    vmovdqa ymm2, ymm13
+    vpsllq ymm13, ymm13, 55
+    vpsrlq ymm2, ymm2, 9
+    vpor ymm13, ymm13, ymm2
 ; x0 -= x15
-    vpsubq ymm3, ymm3, ymm2
+    vpsubq ymm8, ymm8, ymm13
 ; x11 ^= x2
-    vpxor ymm10, ymm10, ymm5
+    vpxor ymm11, ymm11, ymm3
 ; x11 >>>= 48
-    vmovdqa ymm8, ymm10
-    vpsllq ymm10, ymm10, 16
-    vpsrlq ymm8, ymm8, 48
-    vpor ymm10, ymm10, ymm8
+    vmovdqa ymm2, ymm11
+    vpsllq ymm11, ymm11, 16
+    vpsrlq ymm2, ymm2, 48
+    vpor ymm11, ymm11, ymm2
 ; x2 -= x11
-    vpsubq ymm5, ymm5, ymm10
+    vpsubq ymm3, ymm3, ymm11
 ; x13 ^= x6
-    vpxor ymm6, ymm6, ymm9
+    vpxor ymm15, ymm15, ymm6
 ; x13 >>>= 35
-    vmovdqa ymm8, ymm6
-    vpsllq ymm6, ymm6, 29
-    vpsrlq ymm8, ymm8, 35
-    vpor ymm6, ymm6, ymm8
+    vmovdqa ymm2, ymm15
+    vpsllq ymm15, ymm15, 29
+    vpsrlq ymm2, ymm2, 35
+    vpor ymm15, ymm15, ymm2
 ; x6 -= x13
-    vpsubq ymm9, ymm9, ymm6
+    vpsubq ymm6, ymm6, ymm15
 ; x9 ^= x4
-    vpxor ymm1, ymm1, ymm7
+    vpxor ymm0, ymm0, ymm12
 ; x9 >>>= 52
-    vmovdqa ymm8, ymm1
-    vpsllq ymm1, ymm1, 12
-    vpsrlq ymm8, ymm8, 52
-    vpor ymm1, ymm1, ymm8
+    vmovdqa ymm2, ymm0
+    vpsllq ymm0, ymm0, 12
+    vpsrlq ymm2, ymm2, 52
+    vpor ymm0, ymm0, ymm2
 ; x4 -= x9
-    vpsubq ymm7, ymm7, ymm1
+    vpsubq ymm12, ymm12, ymm0
 ; x1 ^= x14
-    vpxor ymm4, ymm4, ymm0
+    vpxor ymm4, ymm4, ymm10
 ; x1 >>>= 23
-    vmovdqa ymm8, ymm4
+    vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 41
-    vpsrlq ymm8, ymm8, 23
-    vpor ymm4, ymm4, ymm8
+    vpsrlq ymm2, ymm2, 23
+    vpor ymm4, ymm4, ymm2
 ; x14 -= x1
-    vpsubq ymm0, ymm0, ymm4
+    vpsubq ymm10, ymm10, ymm4
 ; x5 ^= x8
-    vmovdqu ymm8, [rsp + 192]
-    vpxor ymm8, ymm8, [rsp + 64]
+    vpxor ymm7, ymm7, ymm14
 ; x5 >>>= 31
-    vmovdqa ymm11, ymm8
-    vpsllq ymm8, ymm8, 33
-    vpsrlq ymm11, ymm11, 31
-    vpor ymm8, ymm8, ymm11
+    vmovdqa ymm2, ymm7
+    vpsllq ymm7, ymm7, 33
+    vpsrlq ymm2, ymm2, 31
+    vpor ymm7, ymm7, ymm2
 ; x8 -= x5
-    vmovdqu ymm11, [rsp + 64]
-    vpsubq ymm11, ymm11, ymm8
-    vmovdqu [rsp + 224], ymm1
+    vpsubq ymm14, ymm14, ymm7
 ; x3 ^= x10
-    vmovdqu ymm1, [rsp + 256]
-    vpxor ymm1, ymm1, [rsp + 160]
-    vmovdqu [rsp + 64], ymm11
+    vpxor ymm1, ymm1, [rsp + 0]
 ; x3 >>>= 37
-    vmovdqa ymm11, ymm1
+    vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 27
-    vpsrlq ymm11, ymm11, 37
-    vpor ymm1, ymm1, ymm11
+    vpsrlq ymm2, ymm2, 37
+    vpor ymm1, ymm1, ymm2
 ; x10 -= x3
-    vmovdqu ymm11, [rsp + 160]
-    vpsubq ymm11, ymm11, ymm1
-    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm2, [rsp + 0]
+    vpsubq ymm2, ymm2, ymm1
 ; x7 ^= x12
-    vmovdqu ymm11, [rsp + 384]
-    vpxor ymm11, ymm11, [rsp + 0]
-    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm9, [rsp + 32]
+    vpxor ymm9, ymm9, ymm5
+    vmovdqu [rsp + 0], ymm2
 ; x7 >>>= 20
-    vmovdqa ymm10, ymm11
-    vpsllq ymm11, ymm11, 44
-    vpsrlq ymm10, ymm10, 20
-    vpor ymm11, ymm11, ymm10
+    vmovdqa ymm2, ymm9
+    vpsllq ymm9, ymm9, 44
+    vpsrlq ymm2, ymm2, 20
+    vpor ymm9, ymm9, ymm2
 ; x12 -= x7
-    vmovdqu ymm10, [rsp + 0]
-    vpsubq ymm10, ymm10, ymm11
+    vpsubq ymm5, ymm5, ymm9
 ; inverse round 8*c' + 6
 ; x7 ^= x0
-    vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 128], ymm6
+    vpxor ymm9, ymm9, ymm8
 ; x7 >>>= 31
-    vmovdqa ymm6, ymm11
-    vpsllq ymm11, ymm11, 33
-    vpsrlq ymm6, ymm6, 31
-    vpor ymm11, ymm11, ymm6
+    vmovdqa ymm2, ymm9
+    vpsllq ymm9, ymm9, 33
+    vpsrlq ymm2, ymm2, 31
+    vpor ymm9, ymm9, ymm2
 ; x0 -= x7
-    vpsubq ymm3, ymm3, ymm11
+    vpsubq ymm8, ymm8, ymm9
 ; x5 ^= x2
-    vpxor ymm8, ymm8, ymm5
+    vpxor ymm7, ymm7, ymm3
 ; x5 >>>= 44
-    vmovdqa ymm6, ymm8
-    vpsllq ymm8, ymm8, 20
-    vpsrlq ymm6, ymm6, 44
-    vpor ymm8, ymm8, ymm6
+    vmovdqa ymm2, ymm7
+    vpsllq ymm7, ymm7, 20
+    vpsrlq ymm2, ymm2, 44
+    vpor ymm7, ymm7, ymm2
 ; x2 -= x5
-    vpsubq ymm5, ymm5, ymm8
+    vpsubq ymm3, ymm3, ymm7
 ; x3 ^= x4
-    vpxor ymm1, ymm1, ymm7
+    vpxor ymm1, ymm1, ymm12
 ; x3 >>>= 47
-    vmovdqa ymm6, ymm1
+    vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 17
-    vpsrlq ymm6, ymm6, 47
-    vpor ymm1, ymm1, ymm6
+    vpsrlq ymm2, ymm2, 47
+    vpor ymm1, ymm1, ymm2
 ; x4 -= x3
-    vpsubq ymm7, ymm7, ymm1
+    vpsubq ymm12, ymm12, ymm1
 ; x1 ^= x6
-    vpxor ymm4, ymm4, ymm9
+    vpxor ymm4, ymm4, ymm6
 ; x1 >>>= 46
-    vmovdqa ymm6, ymm4
+    vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 18
-    vpsrlq ymm6, ymm6, 46
-    vpor ymm4, ymm4, ymm6
+    vpsrlq ymm2, ymm2, 46
+    vpor ymm4, ymm4, ymm2
 ; x6 -= x1
-    vpsubq ymm9, ymm9, ymm4
+    vpsubq ymm6, ymm6, ymm4
 ; x15 ^= x12
-    vpxor ymm2, ymm2, ymm10
+    vpxor ymm13, ymm13, ymm5
 ; x15 >>>= 19
-    vmovdqa ymm6, ymm2
-    vpsllq ymm2, ymm2, 45
-    vpsrlq ymm6, ymm6, 19
-    vpor ymm2, ymm2, ymm6
+    vmovdqa ymm2, ymm13
+    vpsllq ymm13, ymm13, 45
+    vpsrlq ymm2, ymm2, 19
+    vpor ymm13, ymm13, ymm2
 ; x12 -= x15
-    vpsubq ymm10, ymm10, ymm2
+    vpsubq ymm5, ymm5, ymm13
 ; x13 ^= x14
-    vmovdqu ymm6, [rsp + 128]
-    vpxor ymm6, ymm6, ymm0
-    vmovdqu [rsp + 416], ymm4
+    vpxor ymm15, ymm15, ymm10
 ; x13 >>>= 42
-    vmovdqa ymm4, ymm6
-    vpsllq ymm6, ymm6, 22
-    vpsrlq ymm4, ymm4, 42
-    vpor ymm6, ymm6, ymm4
+    vmovdqa ymm2, ymm15
+    vpsllq ymm15, ymm15, 22
+    vpsrlq ymm2, ymm2, 42
+    vpor ymm15, ymm15, ymm2
 ; x14 -= x13
-    vpsubq ymm0, ymm0, ymm6
+    vpsubq ymm10, ymm10, ymm15
 ; x11 ^= x8
-    vmovdqu ymm4, [rsp + 96]
-    vpxor ymm4, ymm4, [rsp + 64]
-    vmovdqu [rsp + 192], ymm8
+    vpxor ymm11, ymm11, ymm14
 ; x11 >>>= 44
-    vmovdqa ymm8, ymm4
-    vpsllq ymm4, ymm4, 20
-    vpsrlq ymm8, ymm8, 44
-    vpor ymm4, ymm4, ymm8
+    vmovdqa ymm2, ymm11
+    vpsllq ymm11, ymm11, 20
+    vpsrlq ymm2, ymm2, 44
+    vpor ymm11, ymm11, ymm2
 ; x8 -= x11
-    vmovdqu ymm8, [rsp + 64]
-    vpsubq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 64], ymm8
+    vpsubq ymm14, ymm14, ymm11
 ; x9 ^= x10
-    vmovdqu ymm8, [rsp + 224]
-    vpxor ymm8, ymm8, [rsp + 160]
-    vmovdqu [rsp + 32], ymm0
+    vpxor ymm0, ymm0, [rsp + 0]
 ; x9 >>>= 25
-    vmovdqa ymm0, ymm8
-    vpsllq ymm8, ymm8, 39
-    vpsrlq ymm0, ymm0, 25
-    vpor ymm8, ymm8, ymm0
+    vmovdqa ymm2, ymm0
+    vpsllq ymm0, ymm0, 39
+    vpsrlq ymm2, ymm2, 25
+    vpor ymm0, ymm0, ymm2
 ; x10 -= x9
-    vmovdqu ymm0, [rsp + 160]
-    vpsubq ymm0, ymm0, ymm8
+    vmovdqu ymm2, [rsp + 0]
+    vpsubq ymm2, ymm2, ymm0
 ; inverse round 8*c' + 5
 ; x9 ^= x0
-    vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 0], ymm10
+    vpxor ymm0, ymm0, ymm8
+    vmovdqu [rsp + 64], ymm4
 ; x9 >>>= 16
-    vmovdqa ymm10, ymm8
-    vpsllq ymm8, ymm8, 48
-    vpsrlq ymm10, ymm10, 16
-    vpor ymm8, ymm8, ymm10
+    vmovdqa ymm4, ymm0
+    vpsllq ymm0, ymm0, 48
+    vpsrlq ymm4, ymm4, 16
+    vpor ymm0, ymm0, ymm4
 ; x0 -= x9
-    vpsubq ymm3, ymm3, ymm8
+    vpsubq ymm8, ymm8, ymm0
 ; x13 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm15, ymm15, ymm3
 ; x13 >>>= 34
-    vmovdqa ymm10, ymm6
-    vpsllq ymm6, ymm6, 30
-    vpsrlq ymm10, ymm10, 34
-    vpor ymm6, ymm6, ymm10
+    vmovdqa ymm4, ymm15
+    vpsllq ymm15, ymm15, 30
+    vpsrlq ymm4, ymm4, 34
+    vpor ymm15, ymm15, ymm4
 ; x2 -= x13
-    vpsubq ymm5, ymm5, ymm6
+    vpsubq ymm3, ymm3, ymm15
 ; x11 ^= x6
-    vpxor ymm4, ymm4, ymm9
+    vpxor ymm11, ymm11, ymm6
 ; x11 >>>= 56
-    vmovdqa ymm10, ymm4
-    vpsllq ymm4, ymm4, 8
-    vpsrlq ymm10, ymm10, 56
-    vpor ymm4, ymm4, ymm10
+    vmovdqa ymm4, ymm11
+    vpsllq ymm11, ymm11, 8
+    vpsrlq ymm4, ymm4, 56
+    vpor ymm11, ymm11, ymm4
 ; x6 -= x11
-    vpsubq ymm9, ymm9, ymm4
+    vpsubq ymm6, ymm6, ymm11
 ; x15 ^= x4
-    vpxor ymm2, ymm2, ymm7
+    vpxor ymm13, ymm13, ymm12
 ; x15 >>>= 51
-    vmovdqa ymm10, ymm2
-    vpsllq ymm2, ymm2, 13
-    vpsrlq ymm10, ymm10, 51
-    vpor ymm2, ymm2, ymm10
+    vmovdqa ymm4, ymm13
+    vpsllq ymm13, ymm13, 13
+    vpsrlq ymm4, ymm4, 51
+    vpor ymm13, ymm13, ymm4
 ; x4 -= x15
-    vpsubq ymm7, ymm7, ymm2
+    vpsubq ymm12, ymm12, ymm13
 ; x7 ^= x10
-    vpxor ymm11, ymm11, ymm0
+    vpxor ymm9, ymm9, ymm2
 ; x7 >>>= 4
-    vmovdqa ymm10, ymm11
-    vpsllq ymm11, ymm11, 60
-    vpsrlq ymm10, ymm10, 4
-    vpor ymm11, ymm11, ymm10
+    vmovdqa ymm4, ymm9
+    vpsllq ymm9, ymm9, 60
+    vpsrlq ymm4, ymm4, 4
+    vpor ymm9, ymm9, ymm4
 ; x10 -= x7
-    vpsubq ymm0, ymm0, ymm11
+    vpsubq ymm2, ymm2, ymm9
 ; x3 ^= x12
-    vpxor ymm1, ymm1, [rsp + 0]
+    vpxor ymm1, ymm1, ymm5
 ; x3 >>>= 53
-    vmovdqa ymm10, ymm1
+    vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 11
-    vpsrlq ymm10, ymm10, 53
-    vpor ymm1, ymm1, ymm10
+    vpsrlq ymm4, ymm4, 53
+    vpor ymm1, ymm1, ymm4
 ; x12 -= x3
-    vmovdqu ymm10, [rsp + 0]
-    vpsubq ymm10, ymm10, ymm1
-    vmovdqu [rsp + 448], ymm2
+    vpsubq ymm5, ymm5, ymm1
 ; x5 ^= x14
-    vmovdqu ymm2, [rsp + 192]
-    vpxor ymm2, ymm2, [rsp + 32]
-    vmovdqu [rsp + 128], ymm6
+    vpxor ymm7, ymm7, ymm10
 ; x5 >>>= 42
-    vmovdqa ymm6, ymm2
-    vpsllq ymm2, ymm2, 22
-    vpsrlq ymm6, ymm6, 42
-    vpor ymm2, ymm2, ymm6
+    vmovdqa ymm4, ymm7
+    vpsllq ymm7, ymm7, 22
+    vpsrlq ymm4, ymm4, 42
+    vpor ymm7, ymm7, ymm4
 ; x14 -= x5
-    vmovdqu ymm6, [rsp + 32]
-    vpsubq ymm6, ymm6, ymm2
-    vmovdqu [rsp + 32], ymm6
+    vpsubq ymm10, ymm10, ymm7
 ; x1 ^= x8
-    vmovdqu ymm6, [rsp + 416]
-    vpxor ymm6, ymm6, [rsp + 64]
-    vmovdqu [rsp + 0], ymm10
+    vmovdqu ymm4, [rsp + 64]
+    vpxor ymm4, ymm4, ymm14
+    vmovdqu [rsp + 96], ymm13
 ; x1 >>>= 41
-    vmovdqa ymm10, ymm6
-    vpsllq ymm6, ymm6, 23
-    vpsrlq ymm10, ymm10, 41
-    vpor ymm6, ymm6, ymm10
+    vmovdqa ymm13, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm13, ymm13, 41
+    vpor ymm4, ymm4, ymm13
 ; x8 -= x1
-    vmovdqu ymm10, [rsp + 64]
-    vpsubq ymm10, ymm10, ymm6
+    vpsubq ymm14, ymm14, ymm4
 ; inverse round 8*c' + 4
 ; x1 ^= x0
-    vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 96], ymm4
+    vpxor ymm4, ymm4, ymm8
 ; x1 >>>= 41
-    vmovdqa ymm4, ymm6
-    vpsllq ymm6, ymm6, 23
-    vpsrlq ymm4, ymm4, 41
-    vpor ymm6, ymm6, ymm4
+    vmovdqa ymm13, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm13, ymm13, 41
+    vpor ymm4, ymm4, ymm13
 ; x0 -= x1
-    vpsubq ymm3, ymm3, ymm6
+    vpsubq ymm8, ymm8, ymm4
 ; x3 ^= x2
-    vpxor ymm1, ymm1, ymm5
+    vpxor ymm1, ymm1, ymm3
 ; x3 >>>= 9
-    vmovdqa ymm4, ymm1
+    vmovdqa ymm13, ymm1
     vpsllq ymm1, ymm1, 55
-    vpsrlq ymm4, ymm4, 9
-    vpor ymm1, ymm1, ymm4
+    vpsrlq ymm13, ymm13, 9
+    vpor ymm1, ymm1, ymm13
 ; x2 -= x3
-    vpsubq ymm5, ymm5, ymm1
+    vpsubq ymm3, ymm3, ymm1
 ; x5 ^= x4
-    vpxor ymm2, ymm2, ymm7
+    vpxor ymm7, ymm7, ymm12
 ; x5 >>>= 37
-    vmovdqa ymm4, ymm2
-    vpsllq ymm2, ymm2, 27
-    vpsrlq ymm4, ymm4, 37
-    vpor ymm2, ymm2, ymm4
+    vmovdqa ymm13, ymm7
+    vpsllq ymm7, ymm7, 27
+    vpsrlq ymm13, ymm13, 37
+    vpor ymm7, ymm7, ymm13
 ; x4 -= x5
-    vpsubq ymm7, ymm7, ymm2
+    vpsubq ymm12, ymm12, ymm7
 ; x7 ^= x6
-    vpxor ymm11, ymm11, ymm9
+    vpxor ymm9, ymm9, ymm6
 ; x7 >>>= 31
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 33
-    vpsrlq ymm4, ymm4, 31
-    vpor ymm11, ymm11, ymm4
+    vmovdqa ymm13, ymm9
+    vpsllq ymm9, ymm9, 33
+    vpsrlq ymm13, ymm13, 31
+    vpor ymm9, ymm9, ymm13
 ; x6 -= x7
-    vpsubq ymm9, ymm9, ymm11
+    vpsubq ymm6, ymm6, ymm9
 ; x9 ^= x8
-    vpxor ymm8, ymm8, ymm10
+    vpxor ymm0, ymm0, ymm14
 ; x9 >>>= 12
-    vmovdqa ymm4, ymm8
-    vpsllq ymm8, ymm8, 52
-    vpsrlq ymm4, ymm4, 12
-    vpor ymm8, ymm8, ymm4
+    vmovdqa ymm13, ymm0
+    vpsllq ymm0, ymm0, 52
+    vpsrlq ymm13, ymm13, 12
+    vpor ymm0, ymm0, ymm13
 ; x8 -= x9
-    vpsubq ymm10, ymm10, ymm8
+    vpsubq ymm14, ymm14, ymm0
 ; x11 ^= x10
-    vmovdqu ymm4, [rsp + 96]
-    vpxor ymm4, ymm4, ymm0
-    vmovdqu [rsp + 224], ymm8
+    vpxor ymm11, ymm11, ymm2
 ; x11 >>>= 47
-    vmovdqa ymm8, ymm4
-    vpsllq ymm4, ymm4, 17
-    vpsrlq ymm8, ymm8, 47
-    vpor ymm4, ymm4, ymm8
+    vmovdqa ymm13, ymm11
+    vpsllq ymm11, ymm11, 17
+    vpsrlq ymm13, ymm13, 47
+    vpor ymm11, ymm11, ymm13
 ; x10 -= x11
-    vpsubq ymm0, ymm0, ymm4
+    vpsubq ymm2, ymm2, ymm11
 ; x13 ^= x12
-    vmovdqu ymm8, [rsp + 128]
-    vpxor ymm8, ymm8, [rsp + 0]
-    vmovdqu [rsp + 96], ymm4
+    vpxor ymm15, ymm15, ymm5
 ; x13 >>>= 44
-    vmovdqa ymm4, ymm8
-    vpsllq ymm8, ymm8, 20
-    vpsrlq ymm4, ymm4, 44
-    vpor ymm8, ymm8, ymm4
+    vmovdqa ymm13, ymm15
+    vpsllq ymm15, ymm15, 20
+    vpsrlq ymm13, ymm13, 44
+    vpor ymm15, ymm15, ymm13
 ; x12 -= x13
-    vmovdqu ymm4, [rsp + 0]
-    vpsubq ymm4, ymm4, ymm8
-    vmovdqu [rsp + 128], ymm8
+    vpsubq ymm5, ymm5, ymm15
 ; x15 ^= x14
-    vmovdqu ymm8, [rsp + 448]
-    vpxor ymm8, ymm8, [rsp + 32]
-    vmovdqu [rsp + 0], ymm4
+    vmovdqu ymm13, [rsp + 96]
+    vpxor ymm13, ymm13, ymm10
+    vmovdqu [rsp + 128], ymm15
 ; x15 >>>= 30
-    vmovdqa ymm4, ymm8
-    vpsllq ymm8, ymm8, 34
-    vpsrlq ymm4, ymm4, 30
-    vpor ymm8, ymm8, ymm4
+    vmovdqa ymm15, ymm13
+    vpsllq ymm13, ymm13, 34
+    vpsrlq ymm15, ymm15, 30
+    vpor ymm13, ymm13, ymm15
 ; x14 -= x15
-    vmovdqu ymm4, [rsp + 32]
-    vpsubq ymm4, ymm4, ymm8
+    vpsubq ymm10, ymm10, ymm13
 ; subtract subkey 19 - 2*c
 ; x0 -= kr[19 - 2*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 3104]
+    vpsubq ymm8, ymm8, [rsp + rax + 3072]
 ; x1 -= kr[20 - 2*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 3136]
+    vpsubq ymm4, ymm4, [rsp + rax + 3104]
 ; x2 -= kr[21 - 2*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 3168]
+    vpsubq ymm3, ymm3, [rsp + rax + 3136]
 ; x3 -= kr[22 - 2*c]
-    vpsubq ymm1, ymm1, [rsp + rax + 3200]
+    vpsubq ymm1, ymm1, [rsp + rax + 3168]
 ; x4 -= kr[23 - 2*c]
-    vpsubq ymm7, ymm7, [rsp + rax + 3232]
+    vpsubq ymm12, ymm12, [rsp + rax + 3200]
 ; x5 -= kr[24 - 2*c]
-    vpsubq ymm2, ymm2, [rsp + rax + 3264]
+    vpsubq ymm7, ymm7, [rsp + rax + 3232]
 ; x6 -= kr[25 - 2*c]
-    vpsubq ymm9, ymm9, [rsp + rax + 3296]
+    vpsubq ymm6, ymm6, [rsp + rax + 3264]
 ; x7 -= kr[26 - 2*c]
-    vpsubq ymm11, ymm11, [rsp + rax + 3328]
+    vpsubq ymm9, ymm9, [rsp + rax + 3296]
 ; x8 -= kr[27 - 2*c]
-    vpsubq ymm10, ymm10, [rsp + rax + 3360]
-    vmovdqu [rsp + 384], ymm11
+    vpsubq ymm14, ymm14, [rsp + rax + 3328]
 ; x9 -= kr[28 - 2*c]
-    vmovdqu ymm11, [rsp + 224]
-    vpsubq ymm11, ymm11, [rsp + rax + 3392]
+    vpsubq ymm0, ymm0, [rsp + rax + 3360]
 ; x10 -= kr[29 - 2*c]
-    vpsubq ymm0, ymm0, [rsp + rax + 3424]
-    vmovdqu [rsp + 256], ymm1
+    vpsubq ymm2, ymm2, [rsp + rax + 3392]
 ; x11 -= kr[30 - 2*c]
-    vmovdqu ymm1, [rsp + 96]
-    vpsubq ymm1, ymm1, [rsp + rax + 3456]
-    vmovdqu [rsp + 160], ymm0
+    vpsubq ymm11, ymm11, [rsp + rax + 3424]
 ; x12 -= kr[31 - 2*c]
-    vmovdqu ymm0, [rsp + 0]
-    vpsubq ymm0, ymm0, [rsp + rax + 3488]
-    vmovdqu [rsp + 0], ymm0
+    vpsubq ymm5, ymm5, [rsp + rax + 3456]
 ; x13 -= kr[32 - 2*c]
-    vmovdqu ymm0, [rsp + 128]
-    vpsubq ymm0, ymm0, [rsp + rax + 3520]
+    vmovdqu ymm15, [rsp + 128]
+    vpsubq ymm15, ymm15, [rsp + rax + 3488]
 ; x14 -= kr[33 - 2*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 3552]
+    vpsubq ymm10, ymm10, [rsp + rax + 3520]
 ; x15 -= kc[19 - 2*c]
-    vpsubq ymm8, ymm8, [rsp + rax + 2432]
+    vpsubq ymm13, ymm13, [rsp + rax + 2400]
 ; x13 -= t1
-    vpsubq ymm0, ymm0, [rsp + 608]
+    vpsubq ymm15, ymm15, [rsp + 288]
 ; x14 -= t2
-    vpsubq ymm4, ymm4, [rsp + 672]
+    vpsubq ymm10, ymm10, [rsp + 448]
 ; inverse round 8*c' + 3
 ; x15 ^= x0
-    vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 192], ymm2
+    vpxor ymm13, ymm13, ymm8
+    vmovdqu [rsp + 32], ymm9
 ; x15 >>>= 5
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 59
-    vpsrlq ymm2, ymm2, 5
-    vpor ymm8, ymm8, ymm2
+    vmovdqa ymm9, ymm13
+    vpsllq ymm13, ymm13, 59
+    vpsrlq ymm9, ymm9, 5
+    vpor ymm13, ymm13, ymm9
 ; x0 -= x15
-    vpsubq ymm3, ymm3, ymm8
+    vpsubq ymm8, ymm8, ymm13
 ; x11 ^= x2
-    vpxor ymm1, ymm1, ymm5
+    vpxor ymm11, ymm11, ymm3
 ; x11 >>>= 20
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 44
-    vpsrlq ymm2, ymm2, 20
-    vpor ymm1, ymm1, ymm2
+    vmovdqa ymm9, ymm11
+    vpsllq ymm11, ymm11, 44
+    vpsrlq ymm9, ymm9, 20
+    vpor ymm11, ymm11, ymm9
 ; x2 -= x11
-    vpsubq ymm5, ymm5, ymm1
+    vpsubq ymm3, ymm3, ymm11
 ; x13 ^= x6
-    vpxor ymm0, ymm0, ymm9
+    vpxor ymm15, ymm15, ymm6
 ; x13 >>>= 48
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 16
-    vpsrlq ymm2, ymm2, 48
-    vpor ymm0, ymm0, ymm2
+    vmovdqa ymm9, ymm15
+    vpsllq ymm15, ymm15, 16
+    vpsrlq ymm9, ymm9, 48
+    vpor ymm15, ymm15, ymm9
 ; x6 -= x13
-    vpsubq ymm9, ymm9, ymm0
+    vpsubq ymm6, ymm6, ymm15
 ; x9 ^= x4
-    vpxor ymm11, ymm11, ymm7
+    vpxor ymm0, ymm0, ymm12
 ; x9 >>>= 41
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 23
-    vpsrlq ymm2, ymm2, 41
-    vpor ymm11, ymm11, ymm2
+    vmovdqa ymm9, ymm0
+    vpsllq ymm0, ymm0, 23
+    vpsrlq ymm9, ymm9, 41
+    vpor ymm0, ymm0, ymm9
 ; x4 -= x9
-    vpsubq ymm7, ymm7, ymm11
+    vpsubq ymm12, ymm12, ymm0
 ; x1 ^= x14
-    vpxor ymm6, ymm6, ymm4
+    vpxor ymm4, ymm4, ymm10
 ; x1 >>>= 47
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 17
-    vpsrlq ymm2, ymm2, 47
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm9, ymm4
+    vpsllq ymm4, ymm4, 17
+    vpsrlq ymm9, ymm9, 47
+    vpor ymm4, ymm4, ymm9
 ; x14 -= x1
-    vpsubq ymm4, ymm4, ymm6
+    vpsubq ymm10, ymm10, ymm4
 ; x5 ^= x8
-    vmovdqu ymm2, [rsp + 192]
-    vpxor ymm2, ymm2, ymm10
-    vmovdqu [rsp + 224], ymm11
+    vpxor ymm7, ymm7, ymm14
 ; x5 >>>= 28
-    vmovdqa ymm11, ymm2
-    vpsllq ymm2, ymm2, 36
-    vpsrlq ymm11, ymm11, 28
-    vpor ymm2, ymm2, ymm11
+    vmovdqa ymm9, ymm7
+    vpsllq ymm7, ymm7, 36
+    vpsrlq ymm9, ymm9, 28
+    vpor ymm7, ymm7, ymm9
 ; x8 -= x5
-    vpsubq ymm10, ymm10, ymm2
+    vpsubq ymm14, ymm14, ymm7
 ; x3 ^= x10
-    vmovdqu ymm11, [rsp + 256]
-    vpxor ymm11, ymm11, [rsp + 160]
-    vmovdqu [rsp + 64], ymm10
+    vpxor ymm1, ymm1, ymm2
 ; x3 >>>= 16
-    vmovdqa ymm10, ymm11
-    vpsllq ymm11, ymm11, 48
-    vpsrlq ymm10, ymm10, 16
-    vpor ymm11, ymm11, ymm10
+    vmovdqa ymm9, ymm1
+    vpsllq ymm1, ymm1, 48
+    vpsrlq ymm9, ymm9, 16
+    vpor ymm1, ymm1, ymm9
 ; x10 -= x3
-    vmovdqu ymm10, [rsp + 160]
-    vpsubq ymm10, ymm10, ymm11
-    vmovdqu [rsp + 160], ymm10
+    vpsubq ymm2, ymm2, ymm1
 ; x7 ^= x12
-    vmovdqu ymm10, [rsp + 384]
-    vpxor ymm10, ymm10, [rsp + 0]
-    vmovdqu [rsp + 96], ymm1
+    vmovdqu ymm9, [rsp + 32]
+    vpxor ymm9, ymm9, ymm5
+    vmovdqu [rsp + 0], ymm2
 ; x7 >>>= 25
-    vmovdqa ymm1, ymm10
-    vpsllq ymm10, ymm10, 39
-    vpsrlq ymm1, ymm1, 25
-    vpor ymm10, ymm10, ymm1
+    vmovdqa ymm2, ymm9
+    vpsllq ymm9, ymm9, 39
+    vpsrlq ymm2, ymm2, 25
+    vpor ymm9, ymm9, ymm2
 ; x12 -= x7
-    vmovdqu ymm1, [rsp + 0]
-    vpsubq ymm1, ymm1, ymm10
+    vpsubq ymm5, ymm5, ymm9
 ; inverse round 8*c' + 2
 ; x7 ^= x0
-    vpxor ymm10, ymm10, ymm3
-    vmovdqu [rsp + 32], ymm4
+    vpxor ymm9, ymm9, ymm8
 ; x7 >>>= 33
-    vmovdqa ymm4, ymm10
-    vpsllq ymm10, ymm10, 31
-    vpsrlq ymm4, ymm4, 33
-    vpor ymm10, ymm10, ymm4
+    vmovdqa ymm2, ymm9
+    vpsllq ymm9, ymm9, 31
+    vpsrlq ymm2, ymm2, 33
+    vpor ymm9, ymm9, ymm2
 ; x0 -= x7
-    vpsubq ymm3, ymm3, ymm10
+    vpsubq ymm8, ymm8, ymm9
 ; x5 ^= x2
-    vpxor ymm2, ymm2, ymm5
+    vpxor ymm7, ymm7, ymm3
 ; x5 >>>= 4
-    vmovdqa ymm4, ymm2
-    vpsllq ymm2, ymm2, 60
-    vpsrlq ymm4, ymm4, 4
-    vpor ymm2, ymm2, ymm4
+    vmovdqa ymm2, ymm7
+    vpsllq ymm7, ymm7, 60
+    vpsrlq ymm2, ymm2, 4
+    vpor ymm7, ymm7, ymm2
 ; x2 -= x5
-    vpsubq ymm5, ymm5, ymm2
+    vpsubq ymm3, ymm3, ymm7
 ; x3 ^= x4
-    vpxor ymm11, ymm11, ymm7
+    vpxor ymm1, ymm1, ymm12
 ; x3 >>>= 51
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 13
-    vpsrlq ymm4, ymm4, 51
-    vpor ymm11, ymm11, ymm4
+    vmovdqa ymm2, ymm1
+    vpsllq ymm1, ymm1, 13
+    vpsrlq ymm2, ymm2, 51
+    vpor ymm1, ymm1, ymm2
 ; x4 -= x3
-    vpsubq ymm7, ymm7, ymm11
+    vpsubq ymm12, ymm12, ymm1
 ; x1 ^= x6
-    vpxor ymm6, ymm6, ymm9
+    vpxor ymm4, ymm4, ymm6
 ; x1 >>>= 13
-    vmovdqa ymm4, ymm6
-    vpsllq ymm6, ymm6, 51
-    vpsrlq ymm4, ymm4, 13
-    vpor ymm6, ymm6, ymm4
-; x6 -= x1
-    vpsubq ymm9, ymm9, ymm6
-; x15 ^= x12
-    vpxor ymm8, ymm8, ymm1
-; x15 >>>= 34
-    vmovdqa ymm4, ymm8
-    vpsllq ymm8, ymm8, 30
-    vpsrlq ymm4, ymm4, 34
-    vpor ymm8, ymm8, ymm4
-; x12 -= x15
-    vpsubq ymm1, ymm1, ymm8
-; x13 ^= x14
-    vpxor ymm0, ymm0, [rsp + 32]
-; x13 >>>= 41
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 23
-    vpsrlq ymm4, ymm4, 41
-    vpor ymm0, ymm0, ymm4
-; x14 -= x13
-    vmovdqu ymm4, [rsp + 32]
-    vpsubq ymm4, ymm4, ymm0
-    vmovdqu [rsp + 416], ymm6
-; x11 ^= x8
-    vmovdqu ymm6, [rsp + 96]
-    vpxor ymm6, ymm6, [rsp + 64]
-    vmovdqu [rsp + 32], ymm4
-; x11 >>>= 59
-    vmovdqa ymm4, ymm6
-    vpsllq ymm6, ymm6, 5
-    vpsrlq ymm4, ymm4, 59
-    vpor ymm6, ymm6, ymm4
-; x8 -= x11
-    vmovdqu ymm4, [rsp + 64]
-    vpsubq ymm4, ymm4, ymm6
-    vmovdqu [rsp + 64], ymm4
-; x9 ^= x10
-    vmovdqu ymm4, [rsp + 224]
-    vpxor ymm4, ymm4, [rsp + 160]
-    vmovdqu [rsp + 192], ymm2
-; x9 >>>= 17
     vmovdqa ymm2, ymm4
-    vpsllq ymm4, ymm4, 47
-    vpsrlq ymm2, ymm2, 17
+    vpsllq ymm4, ymm4, 51
+    vpsrlq ymm2, ymm2, 13
     vpor ymm4, ymm4, ymm2
+; x6 -= x1
+    vpsubq ymm6, ymm6, ymm4
+; x15 ^= x12
+    vpxor ymm13, ymm13, ymm5
+; x15 >>>= 34
+    vmovdqa ymm2, ymm13
+    vpsllq ymm13, ymm13, 30
+    vpsrlq ymm2, ymm2, 34
+    vpor ymm13, ymm13, ymm2
+; x12 -= x15
+    vpsubq ymm5, ymm5, ymm13
+; x13 ^= x14
+    vpxor ymm15, ymm15, ymm10
+; x13 >>>= 41
+    vmovdqa ymm2, ymm15
+    vpsllq ymm15, ymm15, 23
+    vpsrlq ymm2, ymm2, 41
+    vpor ymm15, ymm15, ymm2
+; x14 -= x13
+    vpsubq ymm10, ymm10, ymm15
+; x11 ^= x8
+    vpxor ymm11, ymm11, ymm14
+; x11 >>>= 59
+    vmovdqa ymm2, ymm11
+    vpsllq ymm11, ymm11, 5
+    vpsrlq ymm2, ymm2, 59
+    vpor ymm11, ymm11, ymm2
+; x8 -= x11
+    vpsubq ymm14, ymm14, ymm11
+; x9 ^= x10
+    vpxor ymm0, ymm0, [rsp + 0]
+; x9 >>>= 17
+    vmovdqa ymm2, ymm0
+    vpsllq ymm0, ymm0, 47
+    vpsrlq ymm2, ymm2, 17
+    vpor ymm0, ymm0, ymm2
 ; x10 -= x9
-    vmovdqu ymm2, [rsp + 160]
-    vpsubq ymm2, ymm2, ymm4
+    vmovdqu ymm2, [rsp + 0]
+    vpsubq ymm2, ymm2, ymm0
 ; inverse round 8*c' + 1
 ; x9 ^= x0
-    vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 256], ymm11
+    vpxor ymm0, ymm0, ymm8
+    vmovdqu [rsp + 64], ymm4
 ; x9 >>>= 38
-    vmovdqa ymm11, ymm4
-    vpsllq ymm4, ymm4, 26
-    vpsrlq ymm11, ymm11, 38
-    vpor ymm4, ymm4, ymm11
+    vmovdqa ymm4, ymm0
+    vpsllq ymm0, ymm0, 26
+    vpsrlq ymm4, ymm4, 38
+    vpor ymm0, ymm0, ymm4
 ; x0 -= x9
-    vpsubq ymm3, ymm3, ymm4
+    vpsubq ymm8, ymm8, ymm0
 ; x13 ^= x2
-    vpxor ymm0, ymm0, ymm5
+    vpxor ymm15, ymm15, ymm3
 ; x13 >>>= 19
-    vmovdqa ymm11, ymm0
-    vpsllq ymm0, ymm0, 45
-    vpsrlq ymm11, ymm11, 19
-    vpor ymm0, ymm0, ymm11
+    vmovdqa ymm4, ymm15
+    vpsllq ymm15, ymm15, 45
+    vpsrlq ymm4, ymm4, 19
+    vpor ymm15, ymm15, ymm4
 ; x2 -= x13
-    vpsubq ymm5, ymm5, ymm0
+    vpsubq ymm3, ymm3, ymm15
 ; x11 ^= x6
-    vpxor ymm6, ymm6, ymm9
+    vpxor ymm11, ymm11, ymm6
 ; x11 >>>= 10
-    vmovdqa ymm11, ymm6
-    vpsllq ymm6, ymm6, 54
-    vpsrlq ymm11, ymm11, 10
-    vpor ymm6, ymm6, ymm11
+    vmovdqa ymm4, ymm11
+    vpsllq ymm11, ymm11, 54
+    vpsrlq ymm4, ymm4, 10
+    vpor ymm11, ymm11, ymm4
 ; x6 -= x11
-    vpsubq ymm9, ymm9, ymm6
+    vpsubq ymm6, ymm6, ymm11
 ; x15 ^= x4
-    vpxor ymm8, ymm8, ymm7
+    vpxor ymm13, ymm13, ymm12
 ; x15 >>>= 55
-    vmovdqa ymm11, ymm8
-    vpsllq ymm8, ymm8, 9
-    vpsrlq ymm11, ymm11, 55
-    vpor ymm8, ymm8, ymm11
+    vmovdqa ymm4, ymm13
+    vpsllq ymm13, ymm13, 9
+    vpsrlq ymm4, ymm4, 55
+    vpor ymm13, ymm13, ymm4
 ; x4 -= x15
-    vpsubq ymm7, ymm7, ymm8
+    vpsubq ymm12, ymm12, ymm13
 ; x7 ^= x10
-    vpxor ymm10, ymm10, ymm2
+    vpxor ymm9, ymm9, ymm2
 ; x7 >>>= 49
-    vmovdqa ymm11, ymm10
-    vpsllq ymm10, ymm10, 15
-    vpsrlq ymm11, ymm11, 49
-    vpor ymm10, ymm10, ymm11
+    vmovdqa ymm4, ymm9
+    vpsllq ymm9, ymm9, 15
+    vpsrlq ymm4, ymm4, 49
+    vpor ymm9, ymm9, ymm4
 ; x10 -= x7
-    vpsubq ymm2, ymm2, ymm10
+    vpsubq ymm2, ymm2, ymm9
 ; x3 ^= x12
-    vmovdqu ymm11, [rsp + 256]
-    vpxor ymm11, ymm11, ymm1
-    vmovdqu [rsp + 448], ymm8
+    vpxor ymm1, ymm1, ymm5
 ; x3 >>>= 18
-    vmovdqa ymm8, ymm11
-    vpsllq ymm11, ymm11, 46
-    vpsrlq ymm8, ymm8, 18
-    vpor ymm11, ymm11, ymm8
+    vmovdqa ymm4, ymm1
+    vpsllq ymm1, ymm1, 46
+    vpsrlq ymm4, ymm4, 18
+    vpor ymm1, ymm1, ymm4
 ; x12 -= x3
-    vpsubq ymm1, ymm1, ymm11
+    vpsubq ymm5, ymm5, ymm1
 ; x5 ^= x14
-    vmovdqu ymm8, [rsp + 192]
-    vpxor ymm8, ymm8, [rsp + 32]
-    vmovdqu [rsp + 0], ymm1
+    vpxor ymm7, ymm7, ymm10
 ; x5 >>>= 23
-    vmovdqa ymm1, ymm8
-    vpsllq ymm8, ymm8, 41
-    vpsrlq ymm1, ymm1, 23
-    vpor ymm8, ymm8, ymm1
+    vmovdqa ymm4, ymm7
+    vpsllq ymm7, ymm7, 41
+    vpsrlq ymm4, ymm4, 23
+    vpor ymm7, ymm7, ymm4
 ; x14 -= x5
-    vmovdqu ymm1, [rsp + 32]
-    vpsubq ymm1, ymm1, ymm8
-    vmovdqu [rsp + 32], ymm1
+    vpsubq ymm10, ymm10, ymm7
 ; x1 ^= x8
-    vmovdqu ymm1, [rsp + 416]
-    vpxor ymm1, ymm1, [rsp + 64]
-    vmovdqu [rsp + 128], ymm0
+    vmovdqu ymm4, [rsp + 64]
+    vpxor ymm4, ymm4, ymm14
+    vmovdqu [rsp + 96], ymm13
 ; x1 >>>= 52
-    vmovdqa ymm0, ymm1
-    vpsllq ymm1, ymm1, 12
-    vpsrlq ymm0, ymm0, 52
-    vpor ymm1, ymm1, ymm0
+    vmovdqa ymm13, ymm4
+    vpsllq ymm4, ymm4, 12
+    vpsrlq ymm13, ymm13, 52
+    vpor ymm4, ymm4, ymm13
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 64]
-    vpsubq ymm0, ymm0, ymm1
+    vpsubq ymm14, ymm14, ymm4
 ; inverse round 8*c' + 0
 ; x1 ^= x0
-    vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 96], ymm6
+    vpxor ymm4, ymm4, ymm8
 ; x1 >>>= 24
-    vmovdqa ymm6, ymm1
-    vpsllq ymm1, ymm1, 40
-    vpsrlq ymm6, ymm6, 24
-    vpor ymm1, ymm1, ymm6
+    vmovdqa ymm13, ymm4
+    vpsllq ymm4, ymm4, 40
+    vpsrlq ymm13, ymm13, 24
+    vpor ymm4, ymm4, ymm13
 ; x0 -= x1
-    vpsubq ymm3, ymm3, ymm1
+    vpsubq ymm8, ymm8, ymm4
 ; x3 ^= x2
-    vpxor ymm11, ymm11, ymm5
+    vpxor ymm1, ymm1, ymm3
 ; x3 >>>= 13
-    vmovdqa ymm6, ymm11
-    vpsllq ymm11, ymm11, 51
-    vpsrlq ymm6, ymm6, 13
-    vpor ymm11, ymm11, ymm6
+    vmovdqa ymm13, ymm1
+    vpsllq ymm1, ymm1, 51
+    vpsrlq ymm13, ymm13, 13
+    vpor ymm1, ymm1, ymm13
 ; x2 -= x3
-    vpsubq ymm5, ymm5, ymm11
+    vpsubq ymm3, ymm3, ymm1
 ; x5 ^= x4
-    vpxor ymm8, ymm8, ymm7
+    vpxor ymm7, ymm7, ymm12
 ; x5 >>>= 8
-    vmovdqa ymm6, ymm8
-    vpsllq ymm8, ymm8, 56
-    vpsrlq ymm6, ymm6, 8
-    vpor ymm8, ymm8, ymm6
+    vmovdqa ymm13, ymm7
+    vpsllq ymm7, ymm7, 56
+    vpsrlq ymm13, ymm13, 8
+    vpor ymm7, ymm7, ymm13
 ; x4 -= x5
-    vpsubq ymm7, ymm7, ymm8
+    vpsubq ymm12, ymm12, ymm7
 ; x7 ^= x6
-    vpxor ymm10, ymm10, ymm9
+    vpxor ymm9, ymm9, ymm6
 ; x7 >>>= 47
-    vmovdqa ymm6, ymm10
-    vpsllq ymm10, ymm10, 17
-    vpsrlq ymm6, ymm6, 47
-    vpor ymm10, ymm10, ymm6
+    vmovdqa ymm13, ymm9
+    vpsllq ymm9, ymm9, 17
+    vpsrlq ymm13, ymm13, 47
+    vpor ymm9, ymm9, ymm13
 ; x6 -= x7
-    vpsubq ymm9, ymm9, ymm10
+    vpsubq ymm6, ymm6, ymm9
 ; x9 ^= x8
-    vpxor ymm4, ymm4, ymm0
+    vpxor ymm0, ymm0, ymm14
 ; x9 >>>= 8
-    vmovdqa ymm6, ymm4
-    vpsllq ymm4, ymm4, 56
-    vpsrlq ymm6, ymm6, 8
-    vpor ymm4, ymm4, ymm6
+    vmovdqa ymm13, ymm0
+    vpsllq ymm0, ymm0, 56
+    vpsrlq ymm13, ymm13, 8
+    vpor ymm0, ymm0, ymm13
 ; x8 -= x9
-    vpsubq ymm0, ymm0, ymm4
+    vpsubq ymm14, ymm14, ymm0
 ; x11 ^= x10
-    vmovdqu ymm6, [rsp + 96]
-    vpxor ymm6, ymm6, ymm2
-    vmovdqu [rsp + 224], ymm4
+    vpxor ymm11, ymm11, ymm2
 ; x11 >>>= 17
-    vmovdqa ymm4, ymm6
-    vpsllq ymm6, ymm6, 47
-    vpsrlq ymm4, ymm4, 17
-    vpor ymm6, ymm6, ymm4
+    vmovdqa ymm13, ymm11
+    vpsllq ymm11, ymm11, 47
+    vpsrlq ymm13, ymm13, 17
+    vpor ymm11, ymm11, ymm13
 ; x10 -= x11
-    vpsubq ymm2, ymm2, ymm6
+    vpsubq ymm2, ymm2, ymm11
 ; x13 ^= x12
-    vmovdqu ymm4, [rsp + 128]
-    vpxor ymm4, ymm4, [rsp + 0]
-    vmovdqu [rsp + 96], ymm6
+    vpxor ymm15, ymm15, ymm5
 ; x13 >>>= 22
-    vmovdqa ymm6, ymm4
-    vpsllq ymm4, ymm4, 42
-    vpsrlq ymm6, ymm6, 22
-    vpor ymm4, ymm4, ymm6
+    vmovdqa ymm13, ymm15
+    vpsllq ymm15, ymm15, 42
+    vpsrlq ymm13, ymm13, 22
+    vpor ymm15, ymm15, ymm13
 ; x12 -= x13
-    vmovdqu ymm6, [rsp + 0]
-    vpsubq ymm6, ymm6, ymm4
-    vmovdqu [rsp + 128], ymm4
+    vpsubq ymm5, ymm5, ymm15
 ; x15 ^= x14
-    vmovdqu ymm4, [rsp + 448]
-    vpxor ymm4, ymm4, [rsp + 32]
-    vmovdqu [rsp + 0], ymm6
+    vmovdqu ymm13, [rsp + 96]
+    vpxor ymm13, ymm13, ymm10
+    vmovdqu [rsp + 128], ymm15
 ; x15 >>>= 37
-    vmovdqa ymm6, ymm4
-    vpsllq ymm4, ymm4, 27
-    vpsrlq ymm6, ymm6, 37
-    vpor ymm4, ymm4, ymm6
+    vmovdqa ymm15, ymm13
+    vpsllq ymm13, ymm13, 27
+    vpsrlq ymm15, ymm15, 37
+    vpor ymm13, ymm13, ymm15
 ; x14 -= x15
-    vmovdqu ymm6, [rsp + 32]
-    vpsubq ymm6, ymm6, ymm4
+    vpsubq ymm10, ymm10, ymm13
 ; subtract subkey 18 - 2*c
 ; x0 -= kr[18 - 2*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 3072]
+    vpsubq ymm8, ymm8, [rsp + rax + 3040]
 ; x1 -= kr[19 - 2*c]
-    vpsubq ymm1, ymm1, [rsp + rax + 3104]
+    vpsubq ymm4, ymm4, [rsp + rax + 3072]
 ; x2 -= kr[20 - 2*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 3136]
+    vpsubq ymm3, ymm3, [rsp + rax + 3104]
 ; x3 -= kr[21 - 2*c]
-    vpsubq ymm11, ymm11, [rsp + rax + 3168]
+    vpsubq ymm1, ymm1, [rsp + rax + 3136]
 ; x4 -= kr[22 - 2*c]
-    vpsubq ymm7, ymm7, [rsp + rax + 3200]
+    vpsubq ymm12, ymm12, [rsp + rax + 3168]
 ; x5 -= kr[23 - 2*c]
-    vpsubq ymm8, ymm8, [rsp + rax + 3232]
+    vpsubq ymm7, ymm7, [rsp + rax + 3200]
 ; x6 -= kr[24 - 2*c]
-    vpsubq ymm9, ymm9, [rsp + rax + 3264]
+    vpsubq ymm6, ymm6, [rsp + rax + 3232]
 ; x7 -= kr[25 - 2*c]
-    vpsubq ymm10, ymm10, [rsp + rax + 3296]
+    vpsubq ymm9, ymm9, [rsp + rax + 3264]
 ; x8 -= kr[26 - 2*c]
-    vpsubq ymm0, ymm0, [rsp + rax + 3328]
-    vmovdqu [rsp + 1152], ymm9
+    vpsubq ymm14, ymm14, [rsp + rax + 3296]
 ; x9 -= kr[27 - 2*c]
-    vmovdqu ymm9, [rsp + 224]
-    vpsubq ymm9, ymm9, [rsp + rax + 3360]
+    vpsubq ymm0, ymm0, [rsp + rax + 3328]
 ; x10 -= kr[28 - 2*c]
-    vpsubq ymm2, ymm2, [rsp + rax + 3392]
-    vmovdqu [rsp + 224], ymm9
+    vpsubq ymm2, ymm2, [rsp + rax + 3360]
 ; x11 -= kr[29 - 2*c]
-    vmovdqu ymm9, [rsp + 96]
-    vpsubq ymm9, ymm9, [rsp + rax + 3424]
-    vmovdqu [rsp + 96], ymm9
+    vpsubq ymm11, ymm11, [rsp + rax + 3392]
 ; x12 -= kr[30 - 2*c]
-    vmovdqu ymm9, [rsp + 0]
-    vpsubq ymm9, ymm9, [rsp + rax + 3456]
-    vmovdqu [rsp + 0], ymm9
+    vpsubq ymm5, ymm5, [rsp + rax + 3424]
 ; x13 -= kr[31 - 2*c]
-    vmovdqu ymm9, [rsp + 128]
-    vpsubq ymm9, ymm9, [rsp + rax + 3488]
+    vmovdqu ymm15, [rsp + 128]
+    vpsubq ymm15, ymm15, [rsp + rax + 3456]
 ; x14 -= kr[32 - 2*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 3520]
+    vpsubq ymm10, ymm10, [rsp + rax + 3488]
 ; x15 -= kc[18 - 2*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 2400]
+    vpsubq ymm13, ymm13, [rsp + rax + 2368]
 ; x13 -= t0
-    vpsubq ymm9, ymm9, [rsp + 640]
+    vpsubq ymm15, ymm15, [rsp + 416]
 ; x14 -= t1
-    vpsubq ymm6, ymm6, [rsp + 608]
+    vpsubq ymm10, ymm10, [rsp + 288]
 ; previous cycle's tweak words: t[i] <- t[i+1 mod 3]
 ; x14 -= t1
-    vmovdqu [rsp + 128], ymm9
+    vmovdqu [rsp + 32], ymm9
 ; ts = t0
-    vmovdqu ymm9, [rsp + 640]
-    vmovdqu [rsp + 192], ymm8
+    vmovdqu ymm9, [rsp + 416]
+    vmovdqu [rsp + 1024], ymm8
 ; t0 = t1
-    vmovdqu ymm8, [rsp + 608]
-    vmovdqu [rsp + 640], ymm8
+    vmovdqu ymm8, [rsp + 288]
+    vmovdqu [rsp + 416], ymm8
 ; t1 = t2
-    vmovdqu ymm8, [rsp + 672]
-    vmovdqu [rsp + 608], ymm8
+    vmovdqu ymm8, [rsp + 448]
+    vmovdqu [rsp + 288], ymm8
 ; ctr += -64
     vmovdqa ymm8, ymm9
     add rax, -64
-    vmovdqu [rsp + 672], ymm8
-    vmovdqu [rsp + 416], ymm1
-    vmovdqu [rsp + 256], ymm11
-    vmovdqu [rsp + 384], ymm10
-    vmovdqu [rsp + 64], ymm0
-    vmovdqu [rsp + 160], ymm2
-    vmovdqu [rsp + 32], ymm6
-    vmovdqu [rsp + 448], ymm4
+    vmovdqu [rsp + 448], ymm8
+    vmovdqu [rsp + 0], ymm2
 ; while ctr != -640
-    vmovdqu ymm4, [rsp + 416]
-    vmovdqu ymm9, [rsp + 1152]
-    vmovdqu ymm1, [rsp + 224]
-    vmovdqu ymm10, [rsp + 96]
-    vmovdqu ymm6, [rsp + 128]
-    vmovdqu ymm0, [rsp + 32]
-    vmovdqu ymm2, [rsp + 448]
+    vmovdqu ymm8, [rsp + 1024]
     cmp rax, -640
     jne .cycle
 ; store the block(s)
-; out[0] = x0
-    mov rcx, qword [rsp + 768]
-    vmovq [rcx + 0], xmm3
-    vpextrq [rcx + 128], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rcx + 256], xmm15
-    vpextrq [rcx + 384], xmm15, 1
-; out[1] = x1
-    vmovq [rcx + 8], xmm4
-    vpextrq [rcx + 136], xmm4, 1
-    vextracti128 xmm15, ymm4, 1
-    vmovq [rcx + 264], xmm15
-    vpextrq [rcx + 392], xmm15, 1
-; out[2] = x2
-    vmovq [rcx + 16], xmm5
-    vpextrq [rcx + 144], xmm5, 1
-    vextracti128 xmm15, ymm5, 1
-    vmovq [rcx + 272], xmm15
-    vpextrq [rcx + 400], xmm15, 1
-; out[3] = x3
-    vmovq [rcx + 24], xmm11
-    vpextrq [rcx + 152], xmm11, 1
-    vextracti128 xmm15, ymm11, 1
-    vmovq [rcx + 280], xmm15
-    vpextrq [rcx + 408], xmm15, 1
-; out[4] = x4
-    vmovq [rcx + 32], xmm7
-    vpextrq [rcx + 160], xmm7, 1
-    vextracti128 xmm15, ymm7, 1
-    vmovq [rcx + 288], xmm15
-    vpextrq [rcx + 416], xmm15, 1
-; out[5] = x5
-    vmovdqu ymm3, [rsp + 192]
-    vmovq [rcx + 40], xmm3
-    vpextrq [rcx + 168], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rcx + 296], xmm15
-    vpextrq [rcx + 424], xmm15, 1
-; out[6] = x6
-    vmovq [rcx + 48], xmm9
-    vpextrq [rcx + 176], xmm9, 1
-    vextracti128 xmm15, ymm9, 1
-    vmovq [rcx + 304], xmm15
-    vpextrq [rcx + 432], xmm15, 1
-; out[7] = x7
-    vmovdqu ymm3, [rsp + 384]
-    vmovq [rcx + 56], xmm3
-    vpextrq [rcx + 184], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rcx + 312], xmm15
-    vpextrq [rcx + 440], xmm15, 1
-; out[8] = x8
-    vmovdqu ymm3, [rsp + 64]
-    vmovq [rcx + 64], xmm3
-    vpextrq [rcx + 192], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rcx + 320], xmm15
-    vpextrq [rcx + 448], xmm15, 1
-; out[9] = x9
-    vmovq [rcx + 72], xmm1
-    vpextrq [rcx + 200], xmm1, 1
-    vextracti128 xmm15, ymm1, 1
-    vmovq [rcx + 328], xmm15
-    vpextrq [rcx + 456], xmm15, 1
-; out[10] = x10
-    vmovdqu ymm1, [rsp + 160]
-    vmovq [rcx + 80], xmm1
-    vpextrq [rcx + 208], xmm1, 1
-    vextracti128 xmm15, ymm1, 1
-    vmovq [rcx + 336], xmm15
-    vpextrq [rcx + 464], xmm15, 1
-; out[11] = x11
-    vmovq [rcx + 88], xmm10
-    vpextrq [rcx + 216], xmm10, 1
-    vextracti128 xmm15, ymm10, 1
-    vmovq [rcx + 344], xmm15
-    vpextrq [rcx + 472], xmm15, 1
-; out[12] = x12
-    vmovdqu ymm1, [rsp + 0]
-    vmovq [rcx + 96], xmm1
-    vpextrq [rcx + 224], xmm1, 1
-    vextracti128 xmm15, ymm1, 1
-    vmovq [rcx + 352], xmm15
-    vpextrq [rcx + 480], xmm15, 1
-; out[13] = x13
-    vmovq [rcx + 104], xmm6
-    vpextrq [rcx + 232], xmm6, 1
-    vextracti128 xmm15, ymm6, 1
-    vmovq [rcx + 360], xmm15
-    vpextrq [rcx + 488], xmm15, 1
-; out[14] = x14
-    vmovq [rcx + 112], xmm0
-    vpextrq [rcx + 240], xmm0, 1
-    vextracti128 xmm15, ymm0, 1
-    vmovq [rcx + 368], xmm15
-    vpextrq [rcx + 496], xmm15, 1
-; out[15] = x15
-    vmovq [rcx + 120], xmm2
-    vpextrq [rcx + 248], xmm2, 1
-    vextracti128 xmm15, ymm2, 1
-    vmovq [rcx + 376], xmm15
-    vpextrq [rcx + 504], xmm15, 1
+; transpose back to stream order and store 4 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq ymm9, ymm8, ymm4
+    vmovdqu [rsp + 64], ymm4
+; t1_8 = unpcklo(x2, x3)
+    vpunpcklqdq ymm4, ymm3, ymm1
+    vmovdqu [rsp + 1056], ymm1
+; o0 = lo128(t1_0, t1_8)
+    vperm2i128 ymm1, ymm9, ymm4, 0x20
+; out[0] = o0
+    mov rax, qword [rsp + 224]
+    vmovdqu [rax], ymm1
+; t1_4 = unpcklo(x4, x5)
+    vpunpcklqdq ymm1, ymm12, ymm7
+    vmovdqu [rsp + 1088], ymm7
+; t1_12 = unpcklo(x6, x7)
+    vpunpcklqdq ymm7, ymm6, [rsp + 32]
+    vmovdqu [rsp + 1120], ymm6
+; o1 = lo128(t1_4, t1_12)
+    vperm2i128 ymm6, ymm1, ymm7, 0x20
+; out[4] = o1
+    vmovdqu [rax + 32], ymm6
+; t1_2 = unpcklo(x8, x9)
+    vpunpcklqdq ymm6, ymm14, ymm0
+    vmovdqu [rsp + 384], ymm0
+; t1_10 = unpcklo(x10, x11)
+    vpunpcklqdq ymm0, ymm2, ymm11
+    vmovdqu [rsp + 352], ymm11
+; o2 = lo128(t1_2, t1_10)
+    vperm2i128 ymm11, ymm6, ymm0, 0x20
+; out[8] = o2
+    vmovdqu [rax + 64], ymm11
+; t1_6 = unpcklo(x12, x13)
+    vpunpcklqdq ymm11, ymm5, ymm15
+    vmovdqu [rsp + 128], ymm15
+; t1_14 = unpcklo(x14, x15)
+    vpunpcklqdq ymm15, ymm10, ymm13
+    vmovdqu [rsp + 96], ymm13
+; o3 = lo128(t1_6, t1_14)
+    vperm2i128 ymm13, ymm11, ymm15, 0x20
+; out[12] = o3
+    vmovdqu [rax + 96], ymm13
+; o4 = hi128(t1_0, t1_8)
+    vperm2i128 ymm9, ymm9, ymm4, 0x31
+; out[16] = o4
+    vmovdqu [rax + 128], ymm9
+; o5 = hi128(t1_4, t1_12)
+    vperm2i128 ymm1, ymm1, ymm7, 0x31
+; out[20] = o5
+    vmovdqu [rax + 160], ymm1
+; o6 = hi128(t1_2, t1_10)
+    vperm2i128 ymm6, ymm6, ymm0, 0x31
+; out[24] = o6
+    vmovdqu [rax + 192], ymm6
+; o7 = hi128(t1_6, t1_14)
+    vperm2i128 ymm11, ymm11, ymm15, 0x31
+; out[28] = o7
+    vmovdqu [rax + 224], ymm11
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq ymm8, ymm8, [rsp + 64]
+; t1_9 = unpckhi(x2, x3)
+    vpunpckhqdq ymm3, ymm3, [rsp + 1056]
+; o8 = lo128(t1_1, t1_9)
+    vperm2i128 ymm0, ymm8, ymm3, 0x20
+; out[32] = o8
+    vmovdqu [rax + 256], ymm0
+; t1_5 = unpckhi(x4, x5)
+    vpunpckhqdq ymm12, ymm12, [rsp + 1088]
+; t1_13 = unpckhi(x6, x7)
+    vmovdqu ymm0, [rsp + 1120]
+    vpunpckhqdq ymm0, ymm0, [rsp + 32]
+; o9 = lo128(t1_5, t1_13)
+    vperm2i128 ymm1, ymm12, ymm0, 0x20
+; out[36] = o9
+    vmovdqu [rax + 288], ymm1
+; t1_3 = unpckhi(x8, x9)
+    vpunpckhqdq ymm14, ymm14, [rsp + 384]
+; t1_11 = unpckhi(x10, x11)
+    vpunpckhqdq ymm2, ymm2, [rsp + 352]
+; o10 = lo128(t1_3, t1_11)
+    vperm2i128 ymm1, ymm14, ymm2, 0x20
+; out[40] = o10
+    vmovdqu [rax + 320], ymm1
+; t1_7 = unpckhi(x12, x13)
+    vpunpckhqdq ymm5, ymm5, [rsp + 128]
+; t1_15 = unpckhi(x14, x15)
+    vpunpckhqdq ymm10, ymm10, [rsp + 96]
+; o11 = lo128(t1_7, t1_15)
+    vperm2i128 ymm1, ymm5, ymm10, 0x20
+; out[44] = o11
+    vmovdqu [rax + 352], ymm1
+; o12 = hi128(t1_1, t1_9)
+    vperm2i128 ymm8, ymm8, ymm3, 0x31
+; out[48] = o12
+    vmovdqu [rax + 384], ymm8
+; o13 = hi128(t1_5, t1_13)
+    vperm2i128 ymm12, ymm12, ymm0, 0x31
+; out[52] = o13
+    vmovdqu [rax + 416], ymm12
+; o14 = hi128(t1_3, t1_11)
+    vperm2i128 ymm14, ymm14, ymm2, 0x31
+; out[56] = o14
+    vmovdqu [rax + 448], ymm14
+; o15 = hi128(t1_7, t1_15)
+    vperm2i128 ymm5, ymm5, ymm10, 0x31
+; out[60] = o15
+    vmovdqu [rax + 480], ymm5
 ; next block
 ; tweak += 64
-    mov rax, qword [rsp + 576]
-    add rax, 0x40
+    mov rcx, qword [rsp + 256]
+    add rcx, 0x40
 ; in += 512
-    mov rdx, qword [rsp + 736]
+    mov rdx, qword [rsp + 320]
     add rdx, 0x200
 ; out += 512
-    add rcx, 0x200
+    add rax, 0x200
 ; n -= 1
-    mov rsi, qword [rsp + 544]
+    mov rsi, qword [rsp + 192]
     sub rsi, 1
-    mov qword [rsp + 736], rdx
-    mov qword [rsp + 544], rsi
-    mov qword [rsp + 768], rcx
-    mov qword [rsp + 576], rax
+    mov qword [rsp + 320], rdx
+    mov qword [rsp + 192], rsi
+    mov qword [rsp + 224], rax
+    mov qword [rsp + 256], rcx
 ; while n != 0
-    mov r8, qword [rsp + 544]
-    mov rsi, qword [rsp + 576]
+    mov r8, qword [rsp + 192]
+    mov rcx, qword [rsp + 224]
+    mov rsi, qword [rsp + 256]
     jnz .loop
 .done:
-    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 3624 bytes of stack slots (spilled key, tweak and state words)
+    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 3592 bytes of stack slots (spilled key, tweak and state words)
     vmovdqu [rsp + 0], ymm0
     vmovdqu [rsp + 32], ymm0
     vmovdqu [rsp + 64], ymm0
@@ -8727,10 +8673,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vmovdqu [rsp + 3488], ymm0
     vmovdqu [rsp + 3520], ymm0
     vmovdqu [rsp + 3552], ymm0
-    vmovdqu [rsp + 3584], ymm0
-    vmovq qword [rsp + 3616], xmm0
+    vmovq qword [rsp + 3584], xmm0
     vzeroupper
-    add rsp, 3624
+    add rsp, 3592
     ret
 .end:
 
@@ -14107,11 +14052,6 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_cpu_supported:
 .done:
     mov rbx, r10
     ret
-
-section .rodata
-align 64
-tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_block: dq 0, 128, 256, 384, 512, 640, 768, 896
-tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_tweak: dq 0, 16, 32, 48, 64, 80, 96, 112
 
 section .note.GNU-stack noalloc noexec nowrite progbits
 

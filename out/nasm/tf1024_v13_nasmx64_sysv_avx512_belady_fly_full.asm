@@ -3,7 +3,7 @@
 ; Threefish-1024, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
 ; 80 rounds, 128-byte blocks, little-endian 64-bit words.
 ; target nasm-x64: isa avx512, abi sysv, strategy belady, rotate rol, schedule description
-; layout lanes: 8 blocks per pass, zmm lane b = word i of block b (gather/scatter); the n mod 8 blocks left and single blocks run the scalar GPR code
+; layout lanes: 8 blocks per pass, one zmm per word, a block per lane (whole-vector loads and stores, transposed in registers); the n mod 8 blocks left and single blocks run the scalar GPR code
 ;
 ; Public contract (see tf1024_v13_nasmx64_sysv_avx512_belady_fly_full.h): tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt(key, tweak, in, out),
 ; tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt, tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks(key, tweaks, in, out, n), tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks.
@@ -11,9 +11,9 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 24, spills 21, reloads 0, memory operands 336, moves 1, instructions 2413
+;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 34, spills 21, reloads 0, memory operands 336, moves 1, instructions 2511
 ;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
-;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 24, spills 21, reloads 0, memory operands 336, moves 1, instructions 2413
+;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 34, spills 21, reloads 0, memory operands 336, moves 1, instructions 2511
 ;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes (value: registers it occupies):
@@ -21,13 +21,37 @@
 ;       k3: zmm3                  k4: zmm4                  k5: zmm5                  k6: zmm6
 ;       k7: zmm7                  k8: zmm8                  k9: zmm9                 k10: zmm10
 ;      k11: zmm11                k12: zmm12                k13: zmm13                k14: zmm14
-;      k15: zmm15                k16: zmm16                key: rdi                    n: r8
-;      out: rcx                   t0: zmm0                  t1: zmm1                  t2: zmm2
-;    tweak: rsi                   x0: zmm3                  x1: zmm4                  x2: zmm5
-;       x3: zmm6                  x4: zmm7                  x5: zmm8                  x6: zmm9
-;       x7: zmm10                 x8: zmm11                 x9: zmm12                x10: zmm13
-;      x11: zmm14                x12: zmm15                x13: zmm16                x14: zmm17
-;      x15: zmm18
+;      k15: zmm15                k16: zmm16                key: rdi                 l1_0: zmm4
+;     l1_1: zmm1                l1_2: zmm11               l1_3: zmm9                l1_4: zmm7
+;     l1_5: zmm5                l1_6: zmm14               l1_7: zmm12               l1_8: zmm11
+;     l1_9: zmm7               l1_10: zmm19              l1_11: zmm17              l1_12: zmm14
+;    l1_13: zmm12              l1_14: zmm22              l1_15: zmm20              l2_16: zmm8
+;    l2_17: zmm4               l2_18: zmm15              l2_19: zmm11              l2_20: zmm15
+;    l2_21: zmm11              l2_22: zmm23              l2_23: zmm19              l2_24: zmm3
+;    l2_25: zmm1               l2_26: zmm6               l2_27: zmm9               l2_28: zmm9
+;    l2_29: zmm7               l2_30: zmm13              l2_31: zmm17                  n: r8
+;       o0: zmm21                 o1: zmm28                 o2: zmm2                  o3: zmm2
+;       o4: zmm14                 o5: zmm23                 o6: zmm0                  o7: zmm21
+;       o8: zmm2                  o9: zmm4                 o10: zmm4                 o11: zmm4
+;      o12: zmm0                 o13: zmm2                 o14: zmm16                o15: zmm24
+;      out: rcx                   s0: zmm1                  s1: zmm7                  s2: zmm3
+;       s3: zmm9                  s4: zmm5                  s5: zmm12                 s6: zmm6
+;       s7: zmm13                 s8: zmm9                  s9: zmm17                s10: zmm10
+;      s11: zmm18                s12: zmm12                s13: zmm20                s14: zmm13
+;      s15: zmm21                 t0: zmm2                  t1: zmm0                t1_0: zmm0
+;     t1_1: zmm16               t1_2: zmm21               t1_3: zmm24               t1_4: zmm17
+;     t1_5: zmm6                t1_6: zmm25               t1_7: zmm13               t1_8: zmm2
+;     t1_9: zmm10              t1_10: zmm22              t1_11: zmm18              t1_12: zmm19
+;    t1_13: zmm5               t1_14: zmm26              t1_15: zmm12                 t2: zmm14
+;    t2_16: zmm14              t2_17: zmm0               t2_18: zmm0               t2_19: zmm16
+;    t2_20: zmm23              t2_21: zmm21              t2_22: zmm2               t2_23: zmm24
+;    t2_24: zmm20              t2_25: zmm17              t2_26: zmm1               t2_27: zmm6
+;    t2_28: zmm27              t2_29: zmm25              t2_30: zmm3               t2_31: zmm13
+;      tw0: zmm0                 tw1: zmm1               tweak: rsi                   x0: zmm16
+;       x1: zmm8                  x2: zmm10                 x3: zmm3                  x4: zmm6
+;       x5: zmm4                  x6: zmm5                  x7: zmm1                  x8: zmm24
+;       x9: zmm15                x10: zmm18                x11: zmm9                 x12: zmm13
+;      x13: zmm11                x14: zmm12                x15: zmm7
 ;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out tweak
 ;   frame: 2696 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -56,13 +80,37 @@
 ;       k3: zmm3                  k4: zmm4                  k5: zmm5                  k6: zmm6
 ;       k7: zmm7                  k8: zmm8                  k9: zmm9                 k10: zmm10
 ;      k11: zmm11                k12: zmm12                k13: zmm13                k14: zmm14
-;      k15: zmm15                k16: zmm16                key: rdi                    n: r8
-;      out: rcx                   t0: zmm0                  t1: zmm1                  t2: zmm2
-;    tweak: rsi                   x0: zmm3                  x1: zmm4                  x2: zmm5
-;       x3: zmm6                  x4: zmm7                  x5: zmm8                  x6: zmm9
-;       x7: zmm10                 x8: zmm11                 x9: zmm12                x10: zmm13
-;      x11: zmm14                x12: zmm15                x13: zmm16                x14: zmm17
-;      x15: zmm18
+;      k15: zmm15                k16: zmm16                key: rdi                 l1_0: zmm4
+;     l1_1: zmm1                l1_2: zmm11               l1_3: zmm9                l1_4: zmm7
+;     l1_5: zmm5                l1_6: zmm14               l1_7: zmm12               l1_8: zmm11
+;     l1_9: zmm7               l1_10: zmm19              l1_11: zmm17              l1_12: zmm14
+;    l1_13: zmm12              l1_14: zmm22              l1_15: zmm20              l2_16: zmm8
+;    l2_17: zmm4               l2_18: zmm15              l2_19: zmm11              l2_20: zmm15
+;    l2_21: zmm11              l2_22: zmm23              l2_23: zmm19              l2_24: zmm3
+;    l2_25: zmm1               l2_26: zmm6               l2_27: zmm9               l2_28: zmm9
+;    l2_29: zmm7               l2_30: zmm13              l2_31: zmm17                  n: r8
+;       o0: zmm21                 o1: zmm28                 o2: zmm2                  o3: zmm2
+;       o4: zmm14                 o5: zmm23                 o6: zmm0                  o7: zmm21
+;       o8: zmm2                  o9: zmm4                 o10: zmm4                 o11: zmm4
+;      o12: zmm0                 o13: zmm2                 o14: zmm16                o15: zmm24
+;      out: rcx                   s0: zmm1                  s1: zmm7                  s2: zmm3
+;       s3: zmm9                  s4: zmm5                  s5: zmm12                 s6: zmm6
+;       s7: zmm13                 s8: zmm9                  s9: zmm17                s10: zmm10
+;      s11: zmm18                s12: zmm12                s13: zmm20                s14: zmm13
+;      s15: zmm21                 t0: zmm2                  t1: zmm0                t1_0: zmm0
+;     t1_1: zmm16               t1_2: zmm21               t1_3: zmm24               t1_4: zmm17
+;     t1_5: zmm6                t1_6: zmm25               t1_7: zmm13               t1_8: zmm2
+;     t1_9: zmm10              t1_10: zmm22              t1_11: zmm18              t1_12: zmm19
+;    t1_13: zmm5               t1_14: zmm26              t1_15: zmm12                 t2: zmm14
+;    t2_16: zmm14              t2_17: zmm0               t2_18: zmm0               t2_19: zmm16
+;    t2_20: zmm23              t2_21: zmm21              t2_22: zmm2               t2_23: zmm24
+;    t2_24: zmm20              t2_25: zmm17              t2_26: zmm1               t2_27: zmm6
+;    t2_28: zmm27              t2_29: zmm25              t2_30: zmm3               t2_31: zmm13
+;      tw0: zmm0                 tw1: zmm1               tweak: rsi                   x0: zmm16
+;       x1: zmm8                  x2: zmm10                 x3: zmm3                  x4: zmm6
+;       x5: zmm4                  x6: zmm5                  x7: zmm1                  x8: zmm24
+;       x9: zmm15                x10: zmm18                x11: zmm9                 x12: zmm13
+;      x13: zmm11                x14: zmm12                x15: zmm7
 ;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out tweak
 ;   frame: 2696 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -139,8 +187,6 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 .entry:
     sub rsp, 2696
 .prolog_end:
-    vmovdqu64 zmm31, [rel tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 128
-    vmovdqu64 zmm30, [rel tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 1088], 0xa9fc1a22
     mov dword [rsp + 1092], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 1096], 0xa9fc1a22
@@ -571,4850 +617,5015 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 ; for each block
     align 32
 .loop:
+; load 8 tweaks and transpose to one vector per tweak word (lane bit i: block bit (2, 0, 1)[i])
+; tw0 = tweak[0]
+    vmovdqu64 zmm0, [rsi]
+; tw1 = tweak[8]
+    vmovdqu64 zmm1, [rsi + 64]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq zmm2, zmm0, zmm1
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq zmm0, zmm0, zmm1
+; load 8 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu64 zmm1, [rdx]
+; s2 = in[16]
+    vmovdqu64 zmm3, [rdx + 128]
+; l1_0 = even128(s0, s2)
+    vshufi64x2 zmm4, zmm1, zmm3, 0x88
+; s4 = in[32]
+    vmovdqu64 zmm5, [rdx + 256]
+; s6 = in[48]
+    vmovdqu64 zmm6, [rdx + 384]
+; l1_4 = even128(s4, s6)
+    vshufi64x2 zmm7, zmm5, zmm6, 0x88
+; l2_16 = even128(l1_0, l1_4)
+    vshufi64x2 zmm8, zmm4, zmm7, 0x88
+; s8 = in[64]
+    vmovdqu64 zmm9, [rdx + 512]
+; s10 = in[80]
+    vmovdqu64 zmm10, [rdx + 640]
+; l1_2 = even128(s8, s10)
+    vshufi64x2 zmm11, zmm9, zmm10, 0x88
+; s12 = in[96]
+    vmovdqu64 zmm12, [rdx + 768]
+; s14 = in[112]
+    vmovdqu64 zmm13, [rdx + 896]
+; l1_6 = even128(s12, s14)
+    vshufi64x2 zmm14, zmm12, zmm13, 0x88
+; l2_18 = even128(l1_2, l1_6)
+    vshufi64x2 zmm15, zmm11, zmm14, 0x88
+; x0 = unpcklo(l2_16, l2_18)
+    vpunpcklqdq zmm16, zmm8, zmm15
+; x1 = unpckhi(l2_16, l2_18)
+    vpunpckhqdq zmm8, zmm8, zmm15
+; l1_1 = odd128(s0, s2)
+    vshufi64x2 zmm1, zmm1, zmm3, 0xdd
+; l1_5 = odd128(s4, s6)
+    vshufi64x2 zmm5, zmm5, zmm6, 0xdd
+; l2_24 = even128(l1_1, l1_5)
+    vshufi64x2 zmm3, zmm1, zmm5, 0x88
+; l1_3 = odd128(s8, s10)
+    vshufi64x2 zmm9, zmm9, zmm10, 0xdd
+; l1_7 = odd128(s12, s14)
+    vshufi64x2 zmm12, zmm12, zmm13, 0xdd
+; l2_26 = even128(l1_3, l1_7)
+    vshufi64x2 zmm6, zmm9, zmm12, 0x88
+; x2 = unpcklo(l2_24, l2_26)
+    vpunpcklqdq zmm10, zmm3, zmm6
+; x3 = unpckhi(l2_24, l2_26)
+    vpunpckhqdq zmm3, zmm3, zmm6
+; l2_17 = odd128(l1_0, l1_4)
+    vshufi64x2 zmm4, zmm4, zmm7, 0xdd
+; l2_19 = odd128(l1_2, l1_6)
+    vshufi64x2 zmm11, zmm11, zmm14, 0xdd
+; x4 = unpcklo(l2_17, l2_19)
+    vpunpcklqdq zmm6, zmm4, zmm11
+; x5 = unpckhi(l2_17, l2_19)
+    vpunpckhqdq zmm4, zmm4, zmm11
+; l2_25 = odd128(l1_1, l1_5)
+    vshufi64x2 zmm1, zmm1, zmm5, 0xdd
+; l2_27 = odd128(l1_3, l1_7)
+    vshufi64x2 zmm9, zmm9, zmm12, 0xdd
+; x6 = unpcklo(l2_25, l2_27)
+    vpunpcklqdq zmm5, zmm1, zmm9
+; x7 = unpckhi(l2_25, l2_27)
+    vpunpckhqdq zmm1, zmm1, zmm9
+; s1 = in[8]
+    vmovdqu64 zmm7, [rdx + 64]
+; s3 = in[24]
+    vmovdqu64 zmm9, [rdx + 192]
+; l1_8 = even128(s1, s3)
+    vshufi64x2 zmm11, zmm7, zmm9, 0x88
+; s5 = in[40]
+    vmovdqu64 zmm12, [rdx + 320]
+; s7 = in[56]
+    vmovdqu64 zmm13, [rdx + 448]
+; l1_12 = even128(s5, s7)
+    vshufi64x2 zmm14, zmm12, zmm13, 0x88
+; l2_20 = even128(l1_8, l1_12)
+    vshufi64x2 zmm15, zmm11, zmm14, 0x88
+; s9 = in[72]
+    vmovdqu64 zmm17, [rdx + 576]
+; s11 = in[88]
+    vmovdqu64 zmm18, [rdx + 704]
+; l1_10 = even128(s9, s11)
+    vshufi64x2 zmm19, zmm17, zmm18, 0x88
+; s13 = in[104]
+    vmovdqu64 zmm20, [rdx + 832]
+; s15 = in[120]
+    vmovdqu64 zmm21, [rdx + 960]
+; l1_14 = even128(s13, s15)
+    vshufi64x2 zmm22, zmm20, zmm21, 0x88
+; l2_22 = even128(l1_10, l1_14)
+    vshufi64x2 zmm23, zmm19, zmm22, 0x88
+; x8 = unpcklo(l2_20, l2_22)
+    vpunpcklqdq zmm24, zmm15, zmm23
+; x9 = unpckhi(l2_20, l2_22)
+    vpunpckhqdq zmm15, zmm15, zmm23
+; l1_9 = odd128(s1, s3)
+    vshufi64x2 zmm7, zmm7, zmm9, 0xdd
+; l1_13 = odd128(s5, s7)
+    vshufi64x2 zmm12, zmm12, zmm13, 0xdd
+; l2_28 = even128(l1_9, l1_13)
+    vshufi64x2 zmm9, zmm7, zmm12, 0x88
+; l1_11 = odd128(s9, s11)
+    vshufi64x2 zmm17, zmm17, zmm18, 0xdd
+; l1_15 = odd128(s13, s15)
+    vshufi64x2 zmm20, zmm20, zmm21, 0xdd
+; l2_30 = even128(l1_11, l1_15)
+    vshufi64x2 zmm13, zmm17, zmm20, 0x88
+; x10 = unpcklo(l2_28, l2_30)
+    vpunpcklqdq zmm18, zmm9, zmm13
+; x11 = unpckhi(l2_28, l2_30)
+    vpunpckhqdq zmm9, zmm9, zmm13
+; l2_21 = odd128(l1_8, l1_12)
+    vshufi64x2 zmm11, zmm11, zmm14, 0xdd
+; l2_23 = odd128(l1_10, l1_14)
+    vshufi64x2 zmm19, zmm19, zmm22, 0xdd
+; x12 = unpcklo(l2_21, l2_23)
+    vpunpcklqdq zmm13, zmm11, zmm19
+; x13 = unpckhi(l2_21, l2_23)
+    vpunpckhqdq zmm11, zmm11, zmm19
+; l2_29 = odd128(l1_9, l1_13)
+    vshufi64x2 zmm7, zmm7, zmm12, 0xdd
+; l2_31 = odd128(l1_11, l1_15)
+    vshufi64x2 zmm17, zmm17, zmm20, 0xdd
+; x14 = unpcklo(l2_29, l2_31)
+    vpunpcklqdq zmm12, zmm7, zmm17
+; x15 = unpckhi(l2_29, l2_31)
+    vpunpckhqdq zmm7, zmm7, zmm17
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm0{k1}, [rsi + zmm30 + 0]
-; t1 = tweak[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm1{k1}, [rsi + zmm30 + 8]
 ; t2 ^= t1
-    vmovdqa64 zmm2, zmm0
-    vpxorq zmm2, zmm2, zmm1
-; x0 = in[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm3{k1}, [rdx + zmm31 + 0]
-; x1 = in[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm4{k1}, [rdx + zmm31 + 8]
-; x2 = in[2]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm5{k1}, [rdx + zmm31 + 16]
-; x3 = in[3]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm6{k1}, [rdx + zmm31 + 24]
-; x4 = in[4]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm7{k1}, [rdx + zmm31 + 32]
-; x5 = in[5]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm8{k1}, [rdx + zmm31 + 40]
-; x6 = in[6]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm9{k1}, [rdx + zmm31 + 48]
-; x7 = in[7]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm10{k1}, [rdx + zmm31 + 56]
-; x8 = in[8]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm11{k1}, [rdx + zmm31 + 64]
-; x9 = in[9]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm12{k1}, [rdx + zmm31 + 72]
-; x10 = in[10]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm13{k1}, [rdx + zmm31 + 80]
-; x11 = in[11]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm14{k1}, [rdx + zmm31 + 88]
-; x12 = in[12]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm15{k1}, [rdx + zmm31 + 96]
-; x13 = in[13]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm16{k1}, [rdx + zmm31 + 104]
-; x14 = in[14]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm17{k1}, [rdx + zmm31 + 112]
-; x15 = in[15]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm18{k1}, [rdx + zmm31 + 120]
+    vmovdqa64 zmm14, zmm2
+    vpxorq zmm14, zmm14, zmm0
 ; add subkey 0
 ; x0 += k0
-    vpaddq zmm3, zmm3, [rsp + 832]
+    vpaddq zmm16, zmm16, [rsp + 832]
 ; x1 += k1
-    vpaddq zmm4, zmm4, [rsp + 896]
+    vpaddq zmm8, zmm8, [rsp + 896]
 ; x2 += k2
-    vpaddq zmm5, zmm5, [rsp + 1024]
+    vpaddq zmm10, zmm10, [rsp + 1024]
 ; x3 += k3
-    vpaddq zmm6, zmm6, [rsp + 384]
+    vpaddq zmm3, zmm3, [rsp + 384]
 ; x4 += k4
-    vpaddq zmm7, zmm7, [rsp + 448]
+    vpaddq zmm6, zmm6, [rsp + 448]
 ; x5 += k5
-    vpaddq zmm8, zmm8, [rsp + 512]
+    vpaddq zmm4, zmm4, [rsp + 512]
 ; x6 += k6
-    vpaddq zmm9, zmm9, [rsp + 576]
+    vpaddq zmm5, zmm5, [rsp + 576]
 ; x7 += k7
-    vpaddq zmm10, zmm10, [rsp + 640]
+    vpaddq zmm1, zmm1, [rsp + 640]
 ; x8 += k8
-    vpaddq zmm11, zmm11, [rsp + 704]
+    vpaddq zmm24, zmm24, [rsp + 704]
 ; x9 += k9
-    vpaddq zmm12, zmm12, [rsp + 768]
+    vpaddq zmm15, zmm15, [rsp + 768]
 ; x10 += k10
-    vpaddq zmm13, zmm13, [rsp + 0]
+    vpaddq zmm18, zmm18, [rsp + 0]
 ; x11 += k11
-    vpaddq zmm14, zmm14, [rsp + 64]
+    vpaddq zmm9, zmm9, [rsp + 64]
 ; x12 += k12
-    vpaddq zmm15, zmm15, [rsp + 128]
+    vpaddq zmm13, zmm13, [rsp + 128]
 ; x13 += k13
-    vpaddq zmm16, zmm16, [rsp + 192]
+    vpaddq zmm11, zmm11, [rsp + 192]
 ; x14 += k14
-    vpaddq zmm17, zmm17, [rsp + 256]
+    vpaddq zmm12, zmm12, [rsp + 256]
 ; x15 += k15
-    vpaddq zmm18, zmm18, [rsp + 320]
+    vpaddq zmm7, zmm7, [rsp + 320]
 ; x13 += t0
-    vpaddq zmm16, zmm16, zmm0
+    vpaddq zmm11, zmm11, zmm2
 ; x14 += t1
-    vpaddq zmm17, zmm17, zmm1
+    vpaddq zmm12, zmm12, zmm0
 ; round 0
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 24
-    vprolq zmm4, zmm4, 24
+    vprolq zmm8, zmm8, 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 13
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 8
-    vprolq zmm8, zmm8, 8
+    vprolq zmm4, zmm4, 8
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 47
-    vprolq zmm10, zmm10, 47
+    vprolq zmm1, zmm1, 47
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 8
-    vprolq zmm12, zmm12, 8
+    vprolq zmm15, zmm15, 8
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 17
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 22
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 37
-    vprolq zmm18, zmm18, 37
+    vprolq zmm7, zmm7, 37
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 1
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 38
-    vprolq zmm12, zmm12, 38
+    vprolq zmm15, zmm15, 38
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 19
-    vprolq zmm16, zmm16, 19
+    vprolq zmm11, zmm11, 19
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 10
-    vprolq zmm14, zmm14, 10
+    vprolq zmm9, zmm9, 10
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 55
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 49
-    vprolq zmm10, zmm10, 49
+    vprolq zmm1, zmm1, 49
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 18
-    vprolq zmm6, zmm6, 18
+    vprolq zmm3, zmm3, 18
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 23
-    vprolq zmm8, zmm8, 23
+    vprolq zmm4, zmm4, 23
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 52
-    vprolq zmm4, zmm4, 52
+    vprolq zmm8, zmm8, 52
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 2
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 33
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 4
-    vprolq zmm8, zmm8, 4
+    vprolq zmm4, zmm4, 4
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 51
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 13
-    vprolq zmm4, zmm4, 13
+    vprolq zmm8, zmm8, 13
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 34
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 41
-    vprolq zmm16, zmm16, 41
+    vprolq zmm11, zmm11, 41
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 59
-    vprolq zmm14, zmm14, 59
+    vprolq zmm9, zmm9, 59
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 17
-    vprolq zmm12, zmm12, 17
+    vprolq zmm15, zmm15, 17
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 3
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 5
-    vprolq zmm18, zmm18, 5
+    vprolq zmm7, zmm7, 5
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 20
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 48
-    vprolq zmm16, zmm16, 48
+    vprolq zmm11, zmm11, 48
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 41
-    vprolq zmm12, zmm12, 41
+    vprolq zmm15, zmm15, 41
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 47
-    vprolq zmm4, zmm4, 47
+    vprolq zmm8, zmm8, 47
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 28
-    vprolq zmm8, zmm8, 28
+    vprolq zmm4, zmm4, 28
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 16
-    vprolq zmm6, zmm6, 16
+    vprolq zmm3, zmm3, 16
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 25
-    vprolq zmm10, zmm10, 25
+    vprolq zmm1, zmm1, 25
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 1
 ; x0 += k1
-    vpaddq zmm3, zmm3, [rsp + 896]
+    vpaddq zmm16, zmm16, [rsp + 896]
 ; x1 += k2
-    vpaddq zmm4, zmm4, [rsp + 1024]
+    vpaddq zmm8, zmm8, [rsp + 1024]
 ; x2 += k3
-    vpaddq zmm5, zmm5, [rsp + 384]
+    vpaddq zmm10, zmm10, [rsp + 384]
 ; x3 += k4
-    vpaddq zmm6, zmm6, [rsp + 448]
+    vpaddq zmm3, zmm3, [rsp + 448]
 ; x4 += k5
-    vpaddq zmm7, zmm7, [rsp + 512]
+    vpaddq zmm6, zmm6, [rsp + 512]
 ; x5 += k6
-    vpaddq zmm8, zmm8, [rsp + 576]
+    vpaddq zmm4, zmm4, [rsp + 576]
 ; x6 += k7
-    vpaddq zmm9, zmm9, [rsp + 640]
+    vpaddq zmm5, zmm5, [rsp + 640]
 ; x7 += k8
-    vpaddq zmm10, zmm10, [rsp + 704]
+    vpaddq zmm1, zmm1, [rsp + 704]
 ; x8 += k9
-    vpaddq zmm11, zmm11, [rsp + 768]
+    vpaddq zmm24, zmm24, [rsp + 768]
 ; x9 += k10
-    vpaddq zmm12, zmm12, [rsp + 0]
+    vpaddq zmm15, zmm15, [rsp + 0]
 ; x10 += k11
-    vpaddq zmm13, zmm13, [rsp + 64]
+    vpaddq zmm18, zmm18, [rsp + 64]
 ; x11 += k12
-    vpaddq zmm14, zmm14, [rsp + 128]
+    vpaddq zmm9, zmm9, [rsp + 128]
 ; x12 += k13
-    vpaddq zmm15, zmm15, [rsp + 192]
+    vpaddq zmm13, zmm13, [rsp + 192]
 ; x13 += k14
-    vpaddq zmm16, zmm16, [rsp + 256]
+    vpaddq zmm11, zmm11, [rsp + 256]
 ; x14 += k15
-    vpaddq zmm17, zmm17, [rsp + 320]
+    vpaddq zmm12, zmm12, [rsp + 320]
 ; x15 += k16
-    vpaddq zmm18, zmm18, [rsp + 960]
+    vpaddq zmm7, zmm7, [rsp + 960]
 ; x13 += t1
-    vpaddq zmm16, zmm16, zmm1
+    vpaddq zmm11, zmm11, zmm0
 ; x14 += t2
-    vpaddq zmm17, zmm17, zmm2
+    vpaddq zmm12, zmm12, zmm14
 ; x15 += 1
-    vpaddq zmm18, zmm18, qword [rsp + 1408]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 1408]{1to8}
 ; round 4
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 9
-    vprolq zmm6, zmm6, 9
+    vprolq zmm3, zmm3, 9
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 37
-    vprolq zmm8, zmm8, 37
+    vprolq zmm4, zmm4, 37
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 12
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 47
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 44
-    vprolq zmm16, zmm16, 44
+    vprolq zmm11, zmm11, 44
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 30
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 5
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 16
-    vprolq zmm12, zmm12, 16
+    vprolq zmm15, zmm15, 16
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 34
-    vprolq zmm16, zmm16, 34
+    vprolq zmm11, zmm11, 34
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 56
-    vprolq zmm14, zmm14, 56
+    vprolq zmm9, zmm9, 56
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 51
-    vprolq zmm18, zmm18, 51
+    vprolq zmm7, zmm7, 51
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 4
-    vprolq zmm10, zmm10, 4
+    vprolq zmm1, zmm1, 4
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 53
-    vprolq zmm6, zmm6, 53
+    vprolq zmm3, zmm3, 53
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 42
-    vprolq zmm8, zmm8, 42
+    vprolq zmm4, zmm4, 42
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 6
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 44
-    vprolq zmm8, zmm8, 44
+    vprolq zmm4, zmm4, 44
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 47
-    vprolq zmm6, zmm6, 47
+    vprolq zmm3, zmm3, 47
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 46
-    vprolq zmm4, zmm4, 46
+    vprolq zmm8, zmm8, 46
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 19
-    vprolq zmm18, zmm18, 19
+    vprolq zmm7, zmm7, 19
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 42
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 44
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 25
-    vprolq zmm12, zmm12, 25
+    vprolq zmm15, zmm15, 25
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 7
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 9
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 48
-    vprolq zmm14, zmm14, 48
+    vprolq zmm9, zmm9, 48
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 35
-    vprolq zmm16, zmm16, 35
+    vprolq zmm11, zmm11, 35
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 52
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 23
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 31
-    vprolq zmm8, zmm8, 31
+    vprolq zmm4, zmm4, 31
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 37
-    vprolq zmm6, zmm6, 37
+    vprolq zmm3, zmm3, 37
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 20
-    vprolq zmm10, zmm10, 20
+    vprolq zmm1, zmm1, 20
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 2
 ; x0 += k2
-    vpaddq zmm3, zmm3, [rsp + 1024]
+    vpaddq zmm16, zmm16, [rsp + 1024]
 ; x1 += k3
-    vpaddq zmm4, zmm4, [rsp + 384]
+    vpaddq zmm8, zmm8, [rsp + 384]
 ; x2 += k4
-    vpaddq zmm5, zmm5, [rsp + 448]
+    vpaddq zmm10, zmm10, [rsp + 448]
 ; x3 += k5
-    vpaddq zmm6, zmm6, [rsp + 512]
+    vpaddq zmm3, zmm3, [rsp + 512]
 ; x4 += k6
-    vpaddq zmm7, zmm7, [rsp + 576]
+    vpaddq zmm6, zmm6, [rsp + 576]
 ; x5 += k7
-    vpaddq zmm8, zmm8, [rsp + 640]
+    vpaddq zmm4, zmm4, [rsp + 640]
 ; x6 += k8
-    vpaddq zmm9, zmm9, [rsp + 704]
+    vpaddq zmm5, zmm5, [rsp + 704]
 ; x7 += k9
-    vpaddq zmm10, zmm10, [rsp + 768]
+    vpaddq zmm1, zmm1, [rsp + 768]
 ; x8 += k10
-    vpaddq zmm11, zmm11, [rsp + 0]
+    vpaddq zmm24, zmm24, [rsp + 0]
 ; x9 += k11
-    vpaddq zmm12, zmm12, [rsp + 64]
+    vpaddq zmm15, zmm15, [rsp + 64]
 ; x10 += k12
-    vpaddq zmm13, zmm13, [rsp + 128]
+    vpaddq zmm18, zmm18, [rsp + 128]
 ; x11 += k13
-    vpaddq zmm14, zmm14, [rsp + 192]
+    vpaddq zmm9, zmm9, [rsp + 192]
 ; x12 += k14
-    vpaddq zmm15, zmm15, [rsp + 256]
+    vpaddq zmm13, zmm13, [rsp + 256]
 ; x13 += k15
-    vpaddq zmm16, zmm16, [rsp + 320]
+    vpaddq zmm11, zmm11, [rsp + 320]
 ; x14 += k16
-    vpaddq zmm17, zmm17, [rsp + 960]
+    vpaddq zmm12, zmm12, [rsp + 960]
 ; x15 += k0
-    vpaddq zmm18, zmm18, [rsp + 832]
+    vpaddq zmm7, zmm7, [rsp + 832]
 ; x13 += t2
-    vpaddq zmm16, zmm16, zmm2
+    vpaddq zmm11, zmm11, zmm14
 ; x14 += t0
-    vpaddq zmm17, zmm17, zmm0
+    vpaddq zmm12, zmm12, zmm2
 ; x15 += 2
-    vpaddq zmm18, zmm18, qword [rsp + 1472]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 1472]{1to8}
 ; round 8
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 24
-    vprolq zmm4, zmm4, 24
+    vprolq zmm8, zmm8, 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 13
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 8
-    vprolq zmm8, zmm8, 8
+    vprolq zmm4, zmm4, 8
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 47
-    vprolq zmm10, zmm10, 47
+    vprolq zmm1, zmm1, 47
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 8
-    vprolq zmm12, zmm12, 8
+    vprolq zmm15, zmm15, 8
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 17
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 22
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 37
-    vprolq zmm18, zmm18, 37
+    vprolq zmm7, zmm7, 37
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 9
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 38
-    vprolq zmm12, zmm12, 38
+    vprolq zmm15, zmm15, 38
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 19
-    vprolq zmm16, zmm16, 19
+    vprolq zmm11, zmm11, 19
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 10
-    vprolq zmm14, zmm14, 10
+    vprolq zmm9, zmm9, 10
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 55
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 49
-    vprolq zmm10, zmm10, 49
+    vprolq zmm1, zmm1, 49
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 18
-    vprolq zmm6, zmm6, 18
+    vprolq zmm3, zmm3, 18
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 23
-    vprolq zmm8, zmm8, 23
+    vprolq zmm4, zmm4, 23
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 52
-    vprolq zmm4, zmm4, 52
+    vprolq zmm8, zmm8, 52
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 10
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 33
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 4
-    vprolq zmm8, zmm8, 4
+    vprolq zmm4, zmm4, 4
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 51
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 13
-    vprolq zmm4, zmm4, 13
+    vprolq zmm8, zmm8, 13
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 34
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 41
-    vprolq zmm16, zmm16, 41
+    vprolq zmm11, zmm11, 41
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 59
-    vprolq zmm14, zmm14, 59
+    vprolq zmm9, zmm9, 59
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 17
-    vprolq zmm12, zmm12, 17
+    vprolq zmm15, zmm15, 17
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 11
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 5
-    vprolq zmm18, zmm18, 5
+    vprolq zmm7, zmm7, 5
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 20
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 48
-    vprolq zmm16, zmm16, 48
+    vprolq zmm11, zmm11, 48
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 41
-    vprolq zmm12, zmm12, 41
+    vprolq zmm15, zmm15, 41
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 47
-    vprolq zmm4, zmm4, 47
+    vprolq zmm8, zmm8, 47
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 28
-    vprolq zmm8, zmm8, 28
+    vprolq zmm4, zmm4, 28
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 16
-    vprolq zmm6, zmm6, 16
+    vprolq zmm3, zmm3, 16
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 25
-    vprolq zmm10, zmm10, 25
+    vprolq zmm1, zmm1, 25
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 3
 ; x0 += k3
-    vpaddq zmm3, zmm3, [rsp + 384]
+    vpaddq zmm16, zmm16, [rsp + 384]
 ; x1 += k4
-    vpaddq zmm4, zmm4, [rsp + 448]
+    vpaddq zmm8, zmm8, [rsp + 448]
 ; x2 += k5
-    vpaddq zmm5, zmm5, [rsp + 512]
+    vpaddq zmm10, zmm10, [rsp + 512]
 ; x3 += k6
-    vpaddq zmm6, zmm6, [rsp + 576]
+    vpaddq zmm3, zmm3, [rsp + 576]
 ; x4 += k7
-    vpaddq zmm7, zmm7, [rsp + 640]
+    vpaddq zmm6, zmm6, [rsp + 640]
 ; x5 += k8
-    vpaddq zmm8, zmm8, [rsp + 704]
+    vpaddq zmm4, zmm4, [rsp + 704]
 ; x6 += k9
-    vpaddq zmm9, zmm9, [rsp + 768]
+    vpaddq zmm5, zmm5, [rsp + 768]
 ; x7 += k10
-    vpaddq zmm10, zmm10, [rsp + 0]
+    vpaddq zmm1, zmm1, [rsp + 0]
 ; x8 += k11
-    vpaddq zmm11, zmm11, [rsp + 64]
+    vpaddq zmm24, zmm24, [rsp + 64]
 ; x9 += k12
-    vpaddq zmm12, zmm12, [rsp + 128]
+    vpaddq zmm15, zmm15, [rsp + 128]
 ; x10 += k13
-    vpaddq zmm13, zmm13, [rsp + 192]
+    vpaddq zmm18, zmm18, [rsp + 192]
 ; x11 += k14
-    vpaddq zmm14, zmm14, [rsp + 256]
+    vpaddq zmm9, zmm9, [rsp + 256]
 ; x12 += k15
-    vpaddq zmm15, zmm15, [rsp + 320]
+    vpaddq zmm13, zmm13, [rsp + 320]
 ; x13 += k16
-    vpaddq zmm16, zmm16, [rsp + 960]
+    vpaddq zmm11, zmm11, [rsp + 960]
 ; x14 += k0
-    vpaddq zmm17, zmm17, [rsp + 832]
+    vpaddq zmm12, zmm12, [rsp + 832]
 ; x15 += k1
-    vpaddq zmm18, zmm18, [rsp + 896]
+    vpaddq zmm7, zmm7, [rsp + 896]
 ; x13 += t0
-    vpaddq zmm16, zmm16, zmm0
+    vpaddq zmm11, zmm11, zmm2
 ; x14 += t1
-    vpaddq zmm17, zmm17, zmm1
+    vpaddq zmm12, zmm12, zmm0
 ; x15 += 3
-    vpaddq zmm18, zmm18, qword [rsp + 1536]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 1536]{1to8}
 ; round 12
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 9
-    vprolq zmm6, zmm6, 9
+    vprolq zmm3, zmm3, 9
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 37
-    vprolq zmm8, zmm8, 37
+    vprolq zmm4, zmm4, 37
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 12
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 47
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 44
-    vprolq zmm16, zmm16, 44
+    vprolq zmm11, zmm11, 44
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 30
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 13
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 16
-    vprolq zmm12, zmm12, 16
+    vprolq zmm15, zmm15, 16
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 34
-    vprolq zmm16, zmm16, 34
+    vprolq zmm11, zmm11, 34
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 56
-    vprolq zmm14, zmm14, 56
+    vprolq zmm9, zmm9, 56
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 51
-    vprolq zmm18, zmm18, 51
+    vprolq zmm7, zmm7, 51
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 4
-    vprolq zmm10, zmm10, 4
+    vprolq zmm1, zmm1, 4
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 53
-    vprolq zmm6, zmm6, 53
+    vprolq zmm3, zmm3, 53
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 42
-    vprolq zmm8, zmm8, 42
+    vprolq zmm4, zmm4, 42
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 14
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 44
-    vprolq zmm8, zmm8, 44
+    vprolq zmm4, zmm4, 44
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 47
-    vprolq zmm6, zmm6, 47
+    vprolq zmm3, zmm3, 47
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 46
-    vprolq zmm4, zmm4, 46
+    vprolq zmm8, zmm8, 46
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 19
-    vprolq zmm18, zmm18, 19
+    vprolq zmm7, zmm7, 19
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 42
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 44
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 25
-    vprolq zmm12, zmm12, 25
+    vprolq zmm15, zmm15, 25
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 15
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 9
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 48
-    vprolq zmm14, zmm14, 48
+    vprolq zmm9, zmm9, 48
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 35
-    vprolq zmm16, zmm16, 35
+    vprolq zmm11, zmm11, 35
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 52
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 23
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 31
-    vprolq zmm8, zmm8, 31
+    vprolq zmm4, zmm4, 31
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 37
-    vprolq zmm6, zmm6, 37
+    vprolq zmm3, zmm3, 37
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 20
-    vprolq zmm10, zmm10, 20
+    vprolq zmm1, zmm1, 20
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 4
 ; x0 += k4
-    vpaddq zmm3, zmm3, [rsp + 448]
+    vpaddq zmm16, zmm16, [rsp + 448]
 ; x1 += k5
-    vpaddq zmm4, zmm4, [rsp + 512]
+    vpaddq zmm8, zmm8, [rsp + 512]
 ; x2 += k6
-    vpaddq zmm5, zmm5, [rsp + 576]
+    vpaddq zmm10, zmm10, [rsp + 576]
 ; x3 += k7
-    vpaddq zmm6, zmm6, [rsp + 640]
+    vpaddq zmm3, zmm3, [rsp + 640]
 ; x4 += k8
-    vpaddq zmm7, zmm7, [rsp + 704]
+    vpaddq zmm6, zmm6, [rsp + 704]
 ; x5 += k9
-    vpaddq zmm8, zmm8, [rsp + 768]
+    vpaddq zmm4, zmm4, [rsp + 768]
 ; x6 += k10
-    vpaddq zmm9, zmm9, [rsp + 0]
+    vpaddq zmm5, zmm5, [rsp + 0]
 ; x7 += k11
-    vpaddq zmm10, zmm10, [rsp + 64]
+    vpaddq zmm1, zmm1, [rsp + 64]
 ; x8 += k12
-    vpaddq zmm11, zmm11, [rsp + 128]
+    vpaddq zmm24, zmm24, [rsp + 128]
 ; x9 += k13
-    vpaddq zmm12, zmm12, [rsp + 192]
+    vpaddq zmm15, zmm15, [rsp + 192]
 ; x10 += k14
-    vpaddq zmm13, zmm13, [rsp + 256]
+    vpaddq zmm18, zmm18, [rsp + 256]
 ; x11 += k15
-    vpaddq zmm14, zmm14, [rsp + 320]
+    vpaddq zmm9, zmm9, [rsp + 320]
 ; x12 += k16
-    vpaddq zmm15, zmm15, [rsp + 960]
+    vpaddq zmm13, zmm13, [rsp + 960]
 ; x13 += k0
-    vpaddq zmm16, zmm16, [rsp + 832]
+    vpaddq zmm11, zmm11, [rsp + 832]
 ; x14 += k1
-    vpaddq zmm17, zmm17, [rsp + 896]
+    vpaddq zmm12, zmm12, [rsp + 896]
 ; x15 += k2
-    vpaddq zmm18, zmm18, [rsp + 1024]
+    vpaddq zmm7, zmm7, [rsp + 1024]
 ; x13 += t1
-    vpaddq zmm16, zmm16, zmm1
+    vpaddq zmm11, zmm11, zmm0
 ; x14 += t2
-    vpaddq zmm17, zmm17, zmm2
+    vpaddq zmm12, zmm12, zmm14
 ; x15 += 4
-    vpaddq zmm18, zmm18, qword [rsp + 1600]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 1600]{1to8}
 ; round 16
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 24
-    vprolq zmm4, zmm4, 24
+    vprolq zmm8, zmm8, 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 13
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 8
-    vprolq zmm8, zmm8, 8
+    vprolq zmm4, zmm4, 8
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 47
-    vprolq zmm10, zmm10, 47
+    vprolq zmm1, zmm1, 47
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 8
-    vprolq zmm12, zmm12, 8
+    vprolq zmm15, zmm15, 8
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 17
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 22
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 37
-    vprolq zmm18, zmm18, 37
+    vprolq zmm7, zmm7, 37
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 17
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 38
-    vprolq zmm12, zmm12, 38
+    vprolq zmm15, zmm15, 38
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 19
-    vprolq zmm16, zmm16, 19
+    vprolq zmm11, zmm11, 19
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 10
-    vprolq zmm14, zmm14, 10
+    vprolq zmm9, zmm9, 10
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 55
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 49
-    vprolq zmm10, zmm10, 49
+    vprolq zmm1, zmm1, 49
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 18
-    vprolq zmm6, zmm6, 18
+    vprolq zmm3, zmm3, 18
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 23
-    vprolq zmm8, zmm8, 23
+    vprolq zmm4, zmm4, 23
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 52
-    vprolq zmm4, zmm4, 52
+    vprolq zmm8, zmm8, 52
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 18
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 33
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 4
-    vprolq zmm8, zmm8, 4
+    vprolq zmm4, zmm4, 4
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 51
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 13
-    vprolq zmm4, zmm4, 13
+    vprolq zmm8, zmm8, 13
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 34
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 41
-    vprolq zmm16, zmm16, 41
+    vprolq zmm11, zmm11, 41
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 59
-    vprolq zmm14, zmm14, 59
+    vprolq zmm9, zmm9, 59
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 17
-    vprolq zmm12, zmm12, 17
+    vprolq zmm15, zmm15, 17
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 19
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 5
-    vprolq zmm18, zmm18, 5
+    vprolq zmm7, zmm7, 5
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 20
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 48
-    vprolq zmm16, zmm16, 48
+    vprolq zmm11, zmm11, 48
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 41
-    vprolq zmm12, zmm12, 41
+    vprolq zmm15, zmm15, 41
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 47
-    vprolq zmm4, zmm4, 47
+    vprolq zmm8, zmm8, 47
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 28
-    vprolq zmm8, zmm8, 28
+    vprolq zmm4, zmm4, 28
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 16
-    vprolq zmm6, zmm6, 16
+    vprolq zmm3, zmm3, 16
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 25
-    vprolq zmm10, zmm10, 25
+    vprolq zmm1, zmm1, 25
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 5
 ; x0 += k5
-    vpaddq zmm3, zmm3, [rsp + 512]
+    vpaddq zmm16, zmm16, [rsp + 512]
 ; x1 += k6
-    vpaddq zmm4, zmm4, [rsp + 576]
+    vpaddq zmm8, zmm8, [rsp + 576]
 ; x2 += k7
-    vpaddq zmm5, zmm5, [rsp + 640]
+    vpaddq zmm10, zmm10, [rsp + 640]
 ; x3 += k8
-    vpaddq zmm6, zmm6, [rsp + 704]
+    vpaddq zmm3, zmm3, [rsp + 704]
 ; x4 += k9
-    vpaddq zmm7, zmm7, [rsp + 768]
+    vpaddq zmm6, zmm6, [rsp + 768]
 ; x5 += k10
-    vpaddq zmm8, zmm8, [rsp + 0]
+    vpaddq zmm4, zmm4, [rsp + 0]
 ; x6 += k11
-    vpaddq zmm9, zmm9, [rsp + 64]
+    vpaddq zmm5, zmm5, [rsp + 64]
 ; x7 += k12
-    vpaddq zmm10, zmm10, [rsp + 128]
+    vpaddq zmm1, zmm1, [rsp + 128]
 ; x8 += k13
-    vpaddq zmm11, zmm11, [rsp + 192]
+    vpaddq zmm24, zmm24, [rsp + 192]
 ; x9 += k14
-    vpaddq zmm12, zmm12, [rsp + 256]
+    vpaddq zmm15, zmm15, [rsp + 256]
 ; x10 += k15
-    vpaddq zmm13, zmm13, [rsp + 320]
+    vpaddq zmm18, zmm18, [rsp + 320]
 ; x11 += k16
-    vpaddq zmm14, zmm14, [rsp + 960]
+    vpaddq zmm9, zmm9, [rsp + 960]
 ; x12 += k0
-    vpaddq zmm15, zmm15, [rsp + 832]
+    vpaddq zmm13, zmm13, [rsp + 832]
 ; x13 += k1
-    vpaddq zmm16, zmm16, [rsp + 896]
+    vpaddq zmm11, zmm11, [rsp + 896]
 ; x14 += k2
-    vpaddq zmm17, zmm17, [rsp + 1024]
+    vpaddq zmm12, zmm12, [rsp + 1024]
 ; x15 += k3
-    vpaddq zmm18, zmm18, [rsp + 384]
+    vpaddq zmm7, zmm7, [rsp + 384]
 ; x13 += t2
-    vpaddq zmm16, zmm16, zmm2
+    vpaddq zmm11, zmm11, zmm14
 ; x14 += t0
-    vpaddq zmm17, zmm17, zmm0
+    vpaddq zmm12, zmm12, zmm2
 ; x15 += 5
-    vpaddq zmm18, zmm18, qword [rsp + 1664]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 1664]{1to8}
 ; round 20
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 9
-    vprolq zmm6, zmm6, 9
+    vprolq zmm3, zmm3, 9
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 37
-    vprolq zmm8, zmm8, 37
+    vprolq zmm4, zmm4, 37
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 12
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 47
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 44
-    vprolq zmm16, zmm16, 44
+    vprolq zmm11, zmm11, 44
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 30
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 21
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 16
-    vprolq zmm12, zmm12, 16
+    vprolq zmm15, zmm15, 16
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 34
-    vprolq zmm16, zmm16, 34
+    vprolq zmm11, zmm11, 34
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 56
-    vprolq zmm14, zmm14, 56
+    vprolq zmm9, zmm9, 56
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 51
-    vprolq zmm18, zmm18, 51
+    vprolq zmm7, zmm7, 51
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 4
-    vprolq zmm10, zmm10, 4
+    vprolq zmm1, zmm1, 4
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 53
-    vprolq zmm6, zmm6, 53
+    vprolq zmm3, zmm3, 53
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 42
-    vprolq zmm8, zmm8, 42
+    vprolq zmm4, zmm4, 42
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 22
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 44
-    vprolq zmm8, zmm8, 44
+    vprolq zmm4, zmm4, 44
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 47
-    vprolq zmm6, zmm6, 47
+    vprolq zmm3, zmm3, 47
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 46
-    vprolq zmm4, zmm4, 46
+    vprolq zmm8, zmm8, 46
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 19
-    vprolq zmm18, zmm18, 19
+    vprolq zmm7, zmm7, 19
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 42
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 44
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 25
-    vprolq zmm12, zmm12, 25
+    vprolq zmm15, zmm15, 25
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 23
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 9
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 48
-    vprolq zmm14, zmm14, 48
+    vprolq zmm9, zmm9, 48
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 35
-    vprolq zmm16, zmm16, 35
+    vprolq zmm11, zmm11, 35
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 52
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 23
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 31
-    vprolq zmm8, zmm8, 31
+    vprolq zmm4, zmm4, 31
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 37
-    vprolq zmm6, zmm6, 37
+    vprolq zmm3, zmm3, 37
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 20
-    vprolq zmm10, zmm10, 20
+    vprolq zmm1, zmm1, 20
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 6
 ; x0 += k6
-    vpaddq zmm3, zmm3, [rsp + 576]
+    vpaddq zmm16, zmm16, [rsp + 576]
 ; x1 += k7
-    vpaddq zmm4, zmm4, [rsp + 640]
+    vpaddq zmm8, zmm8, [rsp + 640]
 ; x2 += k8
-    vpaddq zmm5, zmm5, [rsp + 704]
+    vpaddq zmm10, zmm10, [rsp + 704]
 ; x3 += k9
-    vpaddq zmm6, zmm6, [rsp + 768]
+    vpaddq zmm3, zmm3, [rsp + 768]
 ; x4 += k10
-    vpaddq zmm7, zmm7, [rsp + 0]
+    vpaddq zmm6, zmm6, [rsp + 0]
 ; x5 += k11
-    vpaddq zmm8, zmm8, [rsp + 64]
+    vpaddq zmm4, zmm4, [rsp + 64]
 ; x6 += k12
-    vpaddq zmm9, zmm9, [rsp + 128]
+    vpaddq zmm5, zmm5, [rsp + 128]
 ; x7 += k13
-    vpaddq zmm10, zmm10, [rsp + 192]
+    vpaddq zmm1, zmm1, [rsp + 192]
 ; x8 += k14
-    vpaddq zmm11, zmm11, [rsp + 256]
+    vpaddq zmm24, zmm24, [rsp + 256]
 ; x9 += k15
-    vpaddq zmm12, zmm12, [rsp + 320]
+    vpaddq zmm15, zmm15, [rsp + 320]
 ; x10 += k16
-    vpaddq zmm13, zmm13, [rsp + 960]
+    vpaddq zmm18, zmm18, [rsp + 960]
 ; x11 += k0
-    vpaddq zmm14, zmm14, [rsp + 832]
+    vpaddq zmm9, zmm9, [rsp + 832]
 ; x12 += k1
-    vpaddq zmm15, zmm15, [rsp + 896]
+    vpaddq zmm13, zmm13, [rsp + 896]
 ; x13 += k2
-    vpaddq zmm16, zmm16, [rsp + 1024]
+    vpaddq zmm11, zmm11, [rsp + 1024]
 ; x14 += k3
-    vpaddq zmm17, zmm17, [rsp + 384]
+    vpaddq zmm12, zmm12, [rsp + 384]
 ; x15 += k4
-    vpaddq zmm18, zmm18, [rsp + 448]
+    vpaddq zmm7, zmm7, [rsp + 448]
 ; x13 += t0
-    vpaddq zmm16, zmm16, zmm0
+    vpaddq zmm11, zmm11, zmm2
 ; x14 += t1
-    vpaddq zmm17, zmm17, zmm1
+    vpaddq zmm12, zmm12, zmm0
 ; x15 += 6
-    vpaddq zmm18, zmm18, qword [rsp + 1728]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 1728]{1to8}
 ; round 24
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 24
-    vprolq zmm4, zmm4, 24
+    vprolq zmm8, zmm8, 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 13
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 8
-    vprolq zmm8, zmm8, 8
+    vprolq zmm4, zmm4, 8
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 47
-    vprolq zmm10, zmm10, 47
+    vprolq zmm1, zmm1, 47
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 8
-    vprolq zmm12, zmm12, 8
+    vprolq zmm15, zmm15, 8
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 17
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 22
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 37
-    vprolq zmm18, zmm18, 37
+    vprolq zmm7, zmm7, 37
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 25
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 38
-    vprolq zmm12, zmm12, 38
+    vprolq zmm15, zmm15, 38
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 19
-    vprolq zmm16, zmm16, 19
+    vprolq zmm11, zmm11, 19
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 10
-    vprolq zmm14, zmm14, 10
+    vprolq zmm9, zmm9, 10
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 55
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 49
-    vprolq zmm10, zmm10, 49
+    vprolq zmm1, zmm1, 49
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 18
-    vprolq zmm6, zmm6, 18
+    vprolq zmm3, zmm3, 18
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 23
-    vprolq zmm8, zmm8, 23
+    vprolq zmm4, zmm4, 23
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 52
-    vprolq zmm4, zmm4, 52
+    vprolq zmm8, zmm8, 52
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 26
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 33
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 4
-    vprolq zmm8, zmm8, 4
+    vprolq zmm4, zmm4, 4
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 51
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 13
-    vprolq zmm4, zmm4, 13
+    vprolq zmm8, zmm8, 13
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 34
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 41
-    vprolq zmm16, zmm16, 41
+    vprolq zmm11, zmm11, 41
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 59
-    vprolq zmm14, zmm14, 59
+    vprolq zmm9, zmm9, 59
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 17
-    vprolq zmm12, zmm12, 17
+    vprolq zmm15, zmm15, 17
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 27
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 5
-    vprolq zmm18, zmm18, 5
+    vprolq zmm7, zmm7, 5
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 20
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 48
-    vprolq zmm16, zmm16, 48
+    vprolq zmm11, zmm11, 48
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 41
-    vprolq zmm12, zmm12, 41
+    vprolq zmm15, zmm15, 41
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 47
-    vprolq zmm4, zmm4, 47
+    vprolq zmm8, zmm8, 47
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 28
-    vprolq zmm8, zmm8, 28
+    vprolq zmm4, zmm4, 28
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 16
-    vprolq zmm6, zmm6, 16
+    vprolq zmm3, zmm3, 16
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 25
-    vprolq zmm10, zmm10, 25
+    vprolq zmm1, zmm1, 25
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 7
 ; x0 += k7
-    vpaddq zmm3, zmm3, [rsp + 640]
+    vpaddq zmm16, zmm16, [rsp + 640]
 ; x1 += k8
-    vpaddq zmm4, zmm4, [rsp + 704]
+    vpaddq zmm8, zmm8, [rsp + 704]
 ; x2 += k9
-    vpaddq zmm5, zmm5, [rsp + 768]
+    vpaddq zmm10, zmm10, [rsp + 768]
 ; x3 += k10
-    vpaddq zmm6, zmm6, [rsp + 0]
+    vpaddq zmm3, zmm3, [rsp + 0]
 ; x4 += k11
-    vpaddq zmm7, zmm7, [rsp + 64]
+    vpaddq zmm6, zmm6, [rsp + 64]
 ; x5 += k12
-    vpaddq zmm8, zmm8, [rsp + 128]
+    vpaddq zmm4, zmm4, [rsp + 128]
 ; x6 += k13
-    vpaddq zmm9, zmm9, [rsp + 192]
+    vpaddq zmm5, zmm5, [rsp + 192]
 ; x7 += k14
-    vpaddq zmm10, zmm10, [rsp + 256]
+    vpaddq zmm1, zmm1, [rsp + 256]
 ; x8 += k15
-    vpaddq zmm11, zmm11, [rsp + 320]
+    vpaddq zmm24, zmm24, [rsp + 320]
 ; x9 += k16
-    vpaddq zmm12, zmm12, [rsp + 960]
+    vpaddq zmm15, zmm15, [rsp + 960]
 ; x10 += k0
-    vpaddq zmm13, zmm13, [rsp + 832]
+    vpaddq zmm18, zmm18, [rsp + 832]
 ; x11 += k1
-    vpaddq zmm14, zmm14, [rsp + 896]
+    vpaddq zmm9, zmm9, [rsp + 896]
 ; x12 += k2
-    vpaddq zmm15, zmm15, [rsp + 1024]
+    vpaddq zmm13, zmm13, [rsp + 1024]
 ; x13 += k3
-    vpaddq zmm16, zmm16, [rsp + 384]
+    vpaddq zmm11, zmm11, [rsp + 384]
 ; x14 += k4
-    vpaddq zmm17, zmm17, [rsp + 448]
+    vpaddq zmm12, zmm12, [rsp + 448]
 ; x15 += k5
-    vpaddq zmm18, zmm18, [rsp + 512]
+    vpaddq zmm7, zmm7, [rsp + 512]
 ; x13 += t1
-    vpaddq zmm16, zmm16, zmm1
+    vpaddq zmm11, zmm11, zmm0
 ; x14 += t2
-    vpaddq zmm17, zmm17, zmm2
+    vpaddq zmm12, zmm12, zmm14
 ; x15 += 7
-    vpaddq zmm18, zmm18, qword [rsp + 1792]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 1792]{1to8}
 ; round 28
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 9
-    vprolq zmm6, zmm6, 9
+    vprolq zmm3, zmm3, 9
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 37
-    vprolq zmm8, zmm8, 37
+    vprolq zmm4, zmm4, 37
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 12
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 47
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 44
-    vprolq zmm16, zmm16, 44
+    vprolq zmm11, zmm11, 44
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 30
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 29
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 16
-    vprolq zmm12, zmm12, 16
+    vprolq zmm15, zmm15, 16
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 34
-    vprolq zmm16, zmm16, 34
+    vprolq zmm11, zmm11, 34
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 56
-    vprolq zmm14, zmm14, 56
+    vprolq zmm9, zmm9, 56
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 51
-    vprolq zmm18, zmm18, 51
+    vprolq zmm7, zmm7, 51
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 4
-    vprolq zmm10, zmm10, 4
+    vprolq zmm1, zmm1, 4
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 53
-    vprolq zmm6, zmm6, 53
+    vprolq zmm3, zmm3, 53
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 42
-    vprolq zmm8, zmm8, 42
+    vprolq zmm4, zmm4, 42
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 30
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 44
-    vprolq zmm8, zmm8, 44
+    vprolq zmm4, zmm4, 44
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 47
-    vprolq zmm6, zmm6, 47
+    vprolq zmm3, zmm3, 47
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 46
-    vprolq zmm4, zmm4, 46
+    vprolq zmm8, zmm8, 46
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 19
-    vprolq zmm18, zmm18, 19
+    vprolq zmm7, zmm7, 19
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 42
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 44
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 25
-    vprolq zmm12, zmm12, 25
+    vprolq zmm15, zmm15, 25
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 31
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 9
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 48
-    vprolq zmm14, zmm14, 48
+    vprolq zmm9, zmm9, 48
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 35
-    vprolq zmm16, zmm16, 35
+    vprolq zmm11, zmm11, 35
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 52
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 23
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 31
-    vprolq zmm8, zmm8, 31
+    vprolq zmm4, zmm4, 31
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 37
-    vprolq zmm6, zmm6, 37
+    vprolq zmm3, zmm3, 37
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 20
-    vprolq zmm10, zmm10, 20
+    vprolq zmm1, zmm1, 20
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 8
 ; x0 += k8
-    vpaddq zmm3, zmm3, [rsp + 704]
+    vpaddq zmm16, zmm16, [rsp + 704]
 ; x1 += k9
-    vpaddq zmm4, zmm4, [rsp + 768]
+    vpaddq zmm8, zmm8, [rsp + 768]
 ; x2 += k10
-    vpaddq zmm5, zmm5, [rsp + 0]
+    vpaddq zmm10, zmm10, [rsp + 0]
 ; x3 += k11
-    vpaddq zmm6, zmm6, [rsp + 64]
+    vpaddq zmm3, zmm3, [rsp + 64]
 ; x4 += k12
-    vpaddq zmm7, zmm7, [rsp + 128]
+    vpaddq zmm6, zmm6, [rsp + 128]
 ; x5 += k13
-    vpaddq zmm8, zmm8, [rsp + 192]
+    vpaddq zmm4, zmm4, [rsp + 192]
 ; x6 += k14
-    vpaddq zmm9, zmm9, [rsp + 256]
+    vpaddq zmm5, zmm5, [rsp + 256]
 ; x7 += k15
-    vpaddq zmm10, zmm10, [rsp + 320]
+    vpaddq zmm1, zmm1, [rsp + 320]
 ; x8 += k16
-    vpaddq zmm11, zmm11, [rsp + 960]
+    vpaddq zmm24, zmm24, [rsp + 960]
 ; x9 += k0
-    vpaddq zmm12, zmm12, [rsp + 832]
+    vpaddq zmm15, zmm15, [rsp + 832]
 ; x10 += k1
-    vpaddq zmm13, zmm13, [rsp + 896]
+    vpaddq zmm18, zmm18, [rsp + 896]
 ; x11 += k2
-    vpaddq zmm14, zmm14, [rsp + 1024]
+    vpaddq zmm9, zmm9, [rsp + 1024]
 ; x12 += k3
-    vpaddq zmm15, zmm15, [rsp + 384]
+    vpaddq zmm13, zmm13, [rsp + 384]
 ; x13 += k4
-    vpaddq zmm16, zmm16, [rsp + 448]
+    vpaddq zmm11, zmm11, [rsp + 448]
 ; x14 += k5
-    vpaddq zmm17, zmm17, [rsp + 512]
+    vpaddq zmm12, zmm12, [rsp + 512]
 ; x15 += k6
-    vpaddq zmm18, zmm18, [rsp + 576]
+    vpaddq zmm7, zmm7, [rsp + 576]
 ; x13 += t2
-    vpaddq zmm16, zmm16, zmm2
+    vpaddq zmm11, zmm11, zmm14
 ; x14 += t0
-    vpaddq zmm17, zmm17, zmm0
+    vpaddq zmm12, zmm12, zmm2
 ; x15 += 8
-    vpaddq zmm18, zmm18, qword [rsp + 1856]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 1856]{1to8}
 ; round 32
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 24
-    vprolq zmm4, zmm4, 24
+    vprolq zmm8, zmm8, 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 13
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 8
-    vprolq zmm8, zmm8, 8
+    vprolq zmm4, zmm4, 8
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 47
-    vprolq zmm10, zmm10, 47
+    vprolq zmm1, zmm1, 47
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 8
-    vprolq zmm12, zmm12, 8
+    vprolq zmm15, zmm15, 8
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 17
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 22
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 37
-    vprolq zmm18, zmm18, 37
+    vprolq zmm7, zmm7, 37
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 33
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 38
-    vprolq zmm12, zmm12, 38
+    vprolq zmm15, zmm15, 38
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 19
-    vprolq zmm16, zmm16, 19
+    vprolq zmm11, zmm11, 19
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 10
-    vprolq zmm14, zmm14, 10
+    vprolq zmm9, zmm9, 10
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 55
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 49
-    vprolq zmm10, zmm10, 49
+    vprolq zmm1, zmm1, 49
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 18
-    vprolq zmm6, zmm6, 18
+    vprolq zmm3, zmm3, 18
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 23
-    vprolq zmm8, zmm8, 23
+    vprolq zmm4, zmm4, 23
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 52
-    vprolq zmm4, zmm4, 52
+    vprolq zmm8, zmm8, 52
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 34
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 33
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 4
-    vprolq zmm8, zmm8, 4
+    vprolq zmm4, zmm4, 4
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 51
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 13
-    vprolq zmm4, zmm4, 13
+    vprolq zmm8, zmm8, 13
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 34
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 41
-    vprolq zmm16, zmm16, 41
+    vprolq zmm11, zmm11, 41
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 59
-    vprolq zmm14, zmm14, 59
+    vprolq zmm9, zmm9, 59
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 17
-    vprolq zmm12, zmm12, 17
+    vprolq zmm15, zmm15, 17
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 35
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 5
-    vprolq zmm18, zmm18, 5
+    vprolq zmm7, zmm7, 5
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 20
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 48
-    vprolq zmm16, zmm16, 48
+    vprolq zmm11, zmm11, 48
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 41
-    vprolq zmm12, zmm12, 41
+    vprolq zmm15, zmm15, 41
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 47
-    vprolq zmm4, zmm4, 47
+    vprolq zmm8, zmm8, 47
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 28
-    vprolq zmm8, zmm8, 28
+    vprolq zmm4, zmm4, 28
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 16
-    vprolq zmm6, zmm6, 16
+    vprolq zmm3, zmm3, 16
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 25
-    vprolq zmm10, zmm10, 25
+    vprolq zmm1, zmm1, 25
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 9
 ; x0 += k9
-    vpaddq zmm3, zmm3, [rsp + 768]
+    vpaddq zmm16, zmm16, [rsp + 768]
 ; x1 += k10
-    vpaddq zmm4, zmm4, [rsp + 0]
+    vpaddq zmm8, zmm8, [rsp + 0]
 ; x2 += k11
-    vpaddq zmm5, zmm5, [rsp + 64]
+    vpaddq zmm10, zmm10, [rsp + 64]
 ; x3 += k12
-    vpaddq zmm6, zmm6, [rsp + 128]
+    vpaddq zmm3, zmm3, [rsp + 128]
 ; x4 += k13
-    vpaddq zmm7, zmm7, [rsp + 192]
+    vpaddq zmm6, zmm6, [rsp + 192]
 ; x5 += k14
-    vpaddq zmm8, zmm8, [rsp + 256]
+    vpaddq zmm4, zmm4, [rsp + 256]
 ; x6 += k15
-    vpaddq zmm9, zmm9, [rsp + 320]
+    vpaddq zmm5, zmm5, [rsp + 320]
 ; x7 += k16
-    vpaddq zmm10, zmm10, [rsp + 960]
+    vpaddq zmm1, zmm1, [rsp + 960]
 ; x8 += k0
-    vpaddq zmm11, zmm11, [rsp + 832]
+    vpaddq zmm24, zmm24, [rsp + 832]
 ; x9 += k1
-    vpaddq zmm12, zmm12, [rsp + 896]
+    vpaddq zmm15, zmm15, [rsp + 896]
 ; x10 += k2
-    vpaddq zmm13, zmm13, [rsp + 1024]
+    vpaddq zmm18, zmm18, [rsp + 1024]
 ; x11 += k3
-    vpaddq zmm14, zmm14, [rsp + 384]
+    vpaddq zmm9, zmm9, [rsp + 384]
 ; x12 += k4
-    vpaddq zmm15, zmm15, [rsp + 448]
+    vpaddq zmm13, zmm13, [rsp + 448]
 ; x13 += k5
-    vpaddq zmm16, zmm16, [rsp + 512]
+    vpaddq zmm11, zmm11, [rsp + 512]
 ; x14 += k6
-    vpaddq zmm17, zmm17, [rsp + 576]
+    vpaddq zmm12, zmm12, [rsp + 576]
 ; x15 += k7
-    vpaddq zmm18, zmm18, [rsp + 640]
+    vpaddq zmm7, zmm7, [rsp + 640]
 ; x13 += t0
-    vpaddq zmm16, zmm16, zmm0
+    vpaddq zmm11, zmm11, zmm2
 ; x14 += t1
-    vpaddq zmm17, zmm17, zmm1
+    vpaddq zmm12, zmm12, zmm0
 ; x15 += 9
-    vpaddq zmm18, zmm18, qword [rsp + 1920]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 1920]{1to8}
 ; round 36
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 9
-    vprolq zmm6, zmm6, 9
+    vprolq zmm3, zmm3, 9
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 37
-    vprolq zmm8, zmm8, 37
+    vprolq zmm4, zmm4, 37
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 12
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 47
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 44
-    vprolq zmm16, zmm16, 44
+    vprolq zmm11, zmm11, 44
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 30
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 37
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 16
-    vprolq zmm12, zmm12, 16
+    vprolq zmm15, zmm15, 16
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 34
-    vprolq zmm16, zmm16, 34
+    vprolq zmm11, zmm11, 34
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 56
-    vprolq zmm14, zmm14, 56
+    vprolq zmm9, zmm9, 56
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 51
-    vprolq zmm18, zmm18, 51
+    vprolq zmm7, zmm7, 51
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 4
-    vprolq zmm10, zmm10, 4
+    vprolq zmm1, zmm1, 4
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 53
-    vprolq zmm6, zmm6, 53
+    vprolq zmm3, zmm3, 53
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 42
-    vprolq zmm8, zmm8, 42
+    vprolq zmm4, zmm4, 42
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 38
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 44
-    vprolq zmm8, zmm8, 44
+    vprolq zmm4, zmm4, 44
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 47
-    vprolq zmm6, zmm6, 47
+    vprolq zmm3, zmm3, 47
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 46
-    vprolq zmm4, zmm4, 46
+    vprolq zmm8, zmm8, 46
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 19
-    vprolq zmm18, zmm18, 19
+    vprolq zmm7, zmm7, 19
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 42
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 44
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 25
-    vprolq zmm12, zmm12, 25
+    vprolq zmm15, zmm15, 25
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 39
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 9
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 48
-    vprolq zmm14, zmm14, 48
+    vprolq zmm9, zmm9, 48
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 35
-    vprolq zmm16, zmm16, 35
+    vprolq zmm11, zmm11, 35
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 52
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 23
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 31
-    vprolq zmm8, zmm8, 31
+    vprolq zmm4, zmm4, 31
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 37
-    vprolq zmm6, zmm6, 37
+    vprolq zmm3, zmm3, 37
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 20
-    vprolq zmm10, zmm10, 20
+    vprolq zmm1, zmm1, 20
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 10
 ; x0 += k10
-    vpaddq zmm3, zmm3, [rsp + 0]
+    vpaddq zmm16, zmm16, [rsp + 0]
 ; x1 += k11
-    vpaddq zmm4, zmm4, [rsp + 64]
+    vpaddq zmm8, zmm8, [rsp + 64]
 ; x2 += k12
-    vpaddq zmm5, zmm5, [rsp + 128]
+    vpaddq zmm10, zmm10, [rsp + 128]
 ; x3 += k13
-    vpaddq zmm6, zmm6, [rsp + 192]
+    vpaddq zmm3, zmm3, [rsp + 192]
 ; x4 += k14
-    vpaddq zmm7, zmm7, [rsp + 256]
+    vpaddq zmm6, zmm6, [rsp + 256]
 ; x5 += k15
-    vpaddq zmm8, zmm8, [rsp + 320]
+    vpaddq zmm4, zmm4, [rsp + 320]
 ; x6 += k16
-    vpaddq zmm9, zmm9, [rsp + 960]
+    vpaddq zmm5, zmm5, [rsp + 960]
 ; x7 += k0
-    vpaddq zmm10, zmm10, [rsp + 832]
+    vpaddq zmm1, zmm1, [rsp + 832]
 ; x8 += k1
-    vpaddq zmm11, zmm11, [rsp + 896]
+    vpaddq zmm24, zmm24, [rsp + 896]
 ; x9 += k2
-    vpaddq zmm12, zmm12, [rsp + 1024]
+    vpaddq zmm15, zmm15, [rsp + 1024]
 ; x10 += k3
-    vpaddq zmm13, zmm13, [rsp + 384]
+    vpaddq zmm18, zmm18, [rsp + 384]
 ; x11 += k4
-    vpaddq zmm14, zmm14, [rsp + 448]
+    vpaddq zmm9, zmm9, [rsp + 448]
 ; x12 += k5
-    vpaddq zmm15, zmm15, [rsp + 512]
+    vpaddq zmm13, zmm13, [rsp + 512]
 ; x13 += k6
-    vpaddq zmm16, zmm16, [rsp + 576]
+    vpaddq zmm11, zmm11, [rsp + 576]
 ; x14 += k7
-    vpaddq zmm17, zmm17, [rsp + 640]
+    vpaddq zmm12, zmm12, [rsp + 640]
 ; x15 += k8
-    vpaddq zmm18, zmm18, [rsp + 704]
+    vpaddq zmm7, zmm7, [rsp + 704]
 ; x13 += t1
-    vpaddq zmm16, zmm16, zmm1
+    vpaddq zmm11, zmm11, zmm0
 ; x14 += t2
-    vpaddq zmm17, zmm17, zmm2
+    vpaddq zmm12, zmm12, zmm14
 ; x15 += 0xa
-    vpaddq zmm18, zmm18, qword [rsp + 1984]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 1984]{1to8}
 ; round 40
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 24
-    vprolq zmm4, zmm4, 24
+    vprolq zmm8, zmm8, 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 13
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 8
-    vprolq zmm8, zmm8, 8
+    vprolq zmm4, zmm4, 8
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 47
-    vprolq zmm10, zmm10, 47
+    vprolq zmm1, zmm1, 47
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 8
-    vprolq zmm12, zmm12, 8
+    vprolq zmm15, zmm15, 8
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 17
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 22
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 37
-    vprolq zmm18, zmm18, 37
+    vprolq zmm7, zmm7, 37
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 41
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 38
-    vprolq zmm12, zmm12, 38
+    vprolq zmm15, zmm15, 38
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 19
-    vprolq zmm16, zmm16, 19
+    vprolq zmm11, zmm11, 19
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 10
-    vprolq zmm14, zmm14, 10
+    vprolq zmm9, zmm9, 10
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 55
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 49
-    vprolq zmm10, zmm10, 49
+    vprolq zmm1, zmm1, 49
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 18
-    vprolq zmm6, zmm6, 18
+    vprolq zmm3, zmm3, 18
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 23
-    vprolq zmm8, zmm8, 23
+    vprolq zmm4, zmm4, 23
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 52
-    vprolq zmm4, zmm4, 52
+    vprolq zmm8, zmm8, 52
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 42
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 33
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 4
-    vprolq zmm8, zmm8, 4
+    vprolq zmm4, zmm4, 4
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 51
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 13
-    vprolq zmm4, zmm4, 13
+    vprolq zmm8, zmm8, 13
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 34
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 41
-    vprolq zmm16, zmm16, 41
+    vprolq zmm11, zmm11, 41
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 59
-    vprolq zmm14, zmm14, 59
+    vprolq zmm9, zmm9, 59
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 17
-    vprolq zmm12, zmm12, 17
+    vprolq zmm15, zmm15, 17
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 43
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 5
-    vprolq zmm18, zmm18, 5
+    vprolq zmm7, zmm7, 5
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 20
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 48
-    vprolq zmm16, zmm16, 48
+    vprolq zmm11, zmm11, 48
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 41
-    vprolq zmm12, zmm12, 41
+    vprolq zmm15, zmm15, 41
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 47
-    vprolq zmm4, zmm4, 47
+    vprolq zmm8, zmm8, 47
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 28
-    vprolq zmm8, zmm8, 28
+    vprolq zmm4, zmm4, 28
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 16
-    vprolq zmm6, zmm6, 16
+    vprolq zmm3, zmm3, 16
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 25
-    vprolq zmm10, zmm10, 25
+    vprolq zmm1, zmm1, 25
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 11
 ; x0 += k11
-    vpaddq zmm3, zmm3, [rsp + 64]
+    vpaddq zmm16, zmm16, [rsp + 64]
 ; x1 += k12
-    vpaddq zmm4, zmm4, [rsp + 128]
+    vpaddq zmm8, zmm8, [rsp + 128]
 ; x2 += k13
-    vpaddq zmm5, zmm5, [rsp + 192]
+    vpaddq zmm10, zmm10, [rsp + 192]
 ; x3 += k14
-    vpaddq zmm6, zmm6, [rsp + 256]
+    vpaddq zmm3, zmm3, [rsp + 256]
 ; x4 += k15
-    vpaddq zmm7, zmm7, [rsp + 320]
+    vpaddq zmm6, zmm6, [rsp + 320]
 ; x5 += k16
-    vpaddq zmm8, zmm8, [rsp + 960]
+    vpaddq zmm4, zmm4, [rsp + 960]
 ; x6 += k0
-    vpaddq zmm9, zmm9, [rsp + 832]
+    vpaddq zmm5, zmm5, [rsp + 832]
 ; x7 += k1
-    vpaddq zmm10, zmm10, [rsp + 896]
+    vpaddq zmm1, zmm1, [rsp + 896]
 ; x8 += k2
-    vpaddq zmm11, zmm11, [rsp + 1024]
+    vpaddq zmm24, zmm24, [rsp + 1024]
 ; x9 += k3
-    vpaddq zmm12, zmm12, [rsp + 384]
+    vpaddq zmm15, zmm15, [rsp + 384]
 ; x10 += k4
-    vpaddq zmm13, zmm13, [rsp + 448]
+    vpaddq zmm18, zmm18, [rsp + 448]
 ; x11 += k5
-    vpaddq zmm14, zmm14, [rsp + 512]
+    vpaddq zmm9, zmm9, [rsp + 512]
 ; x12 += k6
-    vpaddq zmm15, zmm15, [rsp + 576]
+    vpaddq zmm13, zmm13, [rsp + 576]
 ; x13 += k7
-    vpaddq zmm16, zmm16, [rsp + 640]
+    vpaddq zmm11, zmm11, [rsp + 640]
 ; x14 += k8
-    vpaddq zmm17, zmm17, [rsp + 704]
+    vpaddq zmm12, zmm12, [rsp + 704]
 ; x15 += k9
-    vpaddq zmm18, zmm18, [rsp + 768]
+    vpaddq zmm7, zmm7, [rsp + 768]
 ; x13 += t2
-    vpaddq zmm16, zmm16, zmm2
+    vpaddq zmm11, zmm11, zmm14
 ; x14 += t0
-    vpaddq zmm17, zmm17, zmm0
+    vpaddq zmm12, zmm12, zmm2
 ; x15 += 0xb
-    vpaddq zmm18, zmm18, qword [rsp + 2048]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 2048]{1to8}
 ; round 44
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 9
-    vprolq zmm6, zmm6, 9
+    vprolq zmm3, zmm3, 9
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 37
-    vprolq zmm8, zmm8, 37
+    vprolq zmm4, zmm4, 37
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 12
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 47
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 44
-    vprolq zmm16, zmm16, 44
+    vprolq zmm11, zmm11, 44
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 30
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 45
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 16
-    vprolq zmm12, zmm12, 16
+    vprolq zmm15, zmm15, 16
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 34
-    vprolq zmm16, zmm16, 34
+    vprolq zmm11, zmm11, 34
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 56
-    vprolq zmm14, zmm14, 56
+    vprolq zmm9, zmm9, 56
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 51
-    vprolq zmm18, zmm18, 51
+    vprolq zmm7, zmm7, 51
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 4
-    vprolq zmm10, zmm10, 4
+    vprolq zmm1, zmm1, 4
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 53
-    vprolq zmm6, zmm6, 53
+    vprolq zmm3, zmm3, 53
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 42
-    vprolq zmm8, zmm8, 42
+    vprolq zmm4, zmm4, 42
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 46
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 44
-    vprolq zmm8, zmm8, 44
+    vprolq zmm4, zmm4, 44
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 47
-    vprolq zmm6, zmm6, 47
+    vprolq zmm3, zmm3, 47
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 46
-    vprolq zmm4, zmm4, 46
+    vprolq zmm8, zmm8, 46
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 19
-    vprolq zmm18, zmm18, 19
+    vprolq zmm7, zmm7, 19
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 42
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 44
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 25
-    vprolq zmm12, zmm12, 25
+    vprolq zmm15, zmm15, 25
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 47
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 9
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 48
-    vprolq zmm14, zmm14, 48
+    vprolq zmm9, zmm9, 48
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 35
-    vprolq zmm16, zmm16, 35
+    vprolq zmm11, zmm11, 35
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 52
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 23
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 31
-    vprolq zmm8, zmm8, 31
+    vprolq zmm4, zmm4, 31
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 37
-    vprolq zmm6, zmm6, 37
+    vprolq zmm3, zmm3, 37
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 20
-    vprolq zmm10, zmm10, 20
+    vprolq zmm1, zmm1, 20
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 12
 ; x0 += k12
-    vpaddq zmm3, zmm3, [rsp + 128]
+    vpaddq zmm16, zmm16, [rsp + 128]
 ; x1 += k13
-    vpaddq zmm4, zmm4, [rsp + 192]
+    vpaddq zmm8, zmm8, [rsp + 192]
 ; x2 += k14
-    vpaddq zmm5, zmm5, [rsp + 256]
+    vpaddq zmm10, zmm10, [rsp + 256]
 ; x3 += k15
-    vpaddq zmm6, zmm6, [rsp + 320]
+    vpaddq zmm3, zmm3, [rsp + 320]
 ; x4 += k16
-    vpaddq zmm7, zmm7, [rsp + 960]
+    vpaddq zmm6, zmm6, [rsp + 960]
 ; x5 += k0
-    vpaddq zmm8, zmm8, [rsp + 832]
+    vpaddq zmm4, zmm4, [rsp + 832]
 ; x6 += k1
-    vpaddq zmm9, zmm9, [rsp + 896]
+    vpaddq zmm5, zmm5, [rsp + 896]
 ; x7 += k2
-    vpaddq zmm10, zmm10, [rsp + 1024]
+    vpaddq zmm1, zmm1, [rsp + 1024]
 ; x8 += k3
-    vpaddq zmm11, zmm11, [rsp + 384]
+    vpaddq zmm24, zmm24, [rsp + 384]
 ; x9 += k4
-    vpaddq zmm12, zmm12, [rsp + 448]
+    vpaddq zmm15, zmm15, [rsp + 448]
 ; x10 += k5
-    vpaddq zmm13, zmm13, [rsp + 512]
+    vpaddq zmm18, zmm18, [rsp + 512]
 ; x11 += k6
-    vpaddq zmm14, zmm14, [rsp + 576]
+    vpaddq zmm9, zmm9, [rsp + 576]
 ; x12 += k7
-    vpaddq zmm15, zmm15, [rsp + 640]
+    vpaddq zmm13, zmm13, [rsp + 640]
 ; x13 += k8
-    vpaddq zmm16, zmm16, [rsp + 704]
+    vpaddq zmm11, zmm11, [rsp + 704]
 ; x14 += k9
-    vpaddq zmm17, zmm17, [rsp + 768]
+    vpaddq zmm12, zmm12, [rsp + 768]
 ; x15 += k10
-    vpaddq zmm18, zmm18, [rsp + 0]
+    vpaddq zmm7, zmm7, [rsp + 0]
 ; x13 += t0
-    vpaddq zmm16, zmm16, zmm0
+    vpaddq zmm11, zmm11, zmm2
 ; x14 += t1
-    vpaddq zmm17, zmm17, zmm1
+    vpaddq zmm12, zmm12, zmm0
 ; x15 += 0xc
-    vpaddq zmm18, zmm18, qword [rsp + 2112]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 2112]{1to8}
 ; round 48
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 24
-    vprolq zmm4, zmm4, 24
+    vprolq zmm8, zmm8, 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 13
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 8
-    vprolq zmm8, zmm8, 8
+    vprolq zmm4, zmm4, 8
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 47
-    vprolq zmm10, zmm10, 47
+    vprolq zmm1, zmm1, 47
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 8
-    vprolq zmm12, zmm12, 8
+    vprolq zmm15, zmm15, 8
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 17
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 22
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 37
-    vprolq zmm18, zmm18, 37
+    vprolq zmm7, zmm7, 37
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 49
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 38
-    vprolq zmm12, zmm12, 38
+    vprolq zmm15, zmm15, 38
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 19
-    vprolq zmm16, zmm16, 19
+    vprolq zmm11, zmm11, 19
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 10
-    vprolq zmm14, zmm14, 10
+    vprolq zmm9, zmm9, 10
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 55
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 49
-    vprolq zmm10, zmm10, 49
+    vprolq zmm1, zmm1, 49
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 18
-    vprolq zmm6, zmm6, 18
+    vprolq zmm3, zmm3, 18
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 23
-    vprolq zmm8, zmm8, 23
+    vprolq zmm4, zmm4, 23
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 52
-    vprolq zmm4, zmm4, 52
+    vprolq zmm8, zmm8, 52
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 50
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 33
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 4
-    vprolq zmm8, zmm8, 4
+    vprolq zmm4, zmm4, 4
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 51
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 13
-    vprolq zmm4, zmm4, 13
+    vprolq zmm8, zmm8, 13
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 34
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 41
-    vprolq zmm16, zmm16, 41
+    vprolq zmm11, zmm11, 41
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 59
-    vprolq zmm14, zmm14, 59
+    vprolq zmm9, zmm9, 59
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 17
-    vprolq zmm12, zmm12, 17
+    vprolq zmm15, zmm15, 17
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 51
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 5
-    vprolq zmm18, zmm18, 5
+    vprolq zmm7, zmm7, 5
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 20
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 48
-    vprolq zmm16, zmm16, 48
+    vprolq zmm11, zmm11, 48
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 41
-    vprolq zmm12, zmm12, 41
+    vprolq zmm15, zmm15, 41
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 47
-    vprolq zmm4, zmm4, 47
+    vprolq zmm8, zmm8, 47
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 28
-    vprolq zmm8, zmm8, 28
+    vprolq zmm4, zmm4, 28
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 16
-    vprolq zmm6, zmm6, 16
+    vprolq zmm3, zmm3, 16
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 25
-    vprolq zmm10, zmm10, 25
+    vprolq zmm1, zmm1, 25
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 13
 ; x0 += k13
-    vpaddq zmm3, zmm3, [rsp + 192]
+    vpaddq zmm16, zmm16, [rsp + 192]
 ; x1 += k14
-    vpaddq zmm4, zmm4, [rsp + 256]
+    vpaddq zmm8, zmm8, [rsp + 256]
 ; x2 += k15
-    vpaddq zmm5, zmm5, [rsp + 320]
+    vpaddq zmm10, zmm10, [rsp + 320]
 ; x3 += k16
-    vpaddq zmm6, zmm6, [rsp + 960]
+    vpaddq zmm3, zmm3, [rsp + 960]
 ; x4 += k0
-    vpaddq zmm7, zmm7, [rsp + 832]
+    vpaddq zmm6, zmm6, [rsp + 832]
 ; x5 += k1
-    vpaddq zmm8, zmm8, [rsp + 896]
+    vpaddq zmm4, zmm4, [rsp + 896]
 ; x6 += k2
-    vpaddq zmm9, zmm9, [rsp + 1024]
+    vpaddq zmm5, zmm5, [rsp + 1024]
 ; x7 += k3
-    vpaddq zmm10, zmm10, [rsp + 384]
+    vpaddq zmm1, zmm1, [rsp + 384]
 ; x8 += k4
-    vpaddq zmm11, zmm11, [rsp + 448]
+    vpaddq zmm24, zmm24, [rsp + 448]
 ; x9 += k5
-    vpaddq zmm12, zmm12, [rsp + 512]
+    vpaddq zmm15, zmm15, [rsp + 512]
 ; x10 += k6
-    vpaddq zmm13, zmm13, [rsp + 576]
+    vpaddq zmm18, zmm18, [rsp + 576]
 ; x11 += k7
-    vpaddq zmm14, zmm14, [rsp + 640]
+    vpaddq zmm9, zmm9, [rsp + 640]
 ; x12 += k8
-    vpaddq zmm15, zmm15, [rsp + 704]
+    vpaddq zmm13, zmm13, [rsp + 704]
 ; x13 += k9
-    vpaddq zmm16, zmm16, [rsp + 768]
+    vpaddq zmm11, zmm11, [rsp + 768]
 ; x14 += k10
-    vpaddq zmm17, zmm17, [rsp + 0]
+    vpaddq zmm12, zmm12, [rsp + 0]
 ; x15 += k11
-    vpaddq zmm18, zmm18, [rsp + 64]
+    vpaddq zmm7, zmm7, [rsp + 64]
 ; x13 += t1
-    vpaddq zmm16, zmm16, zmm1
+    vpaddq zmm11, zmm11, zmm0
 ; x14 += t2
-    vpaddq zmm17, zmm17, zmm2
+    vpaddq zmm12, zmm12, zmm14
 ; x15 += 0xd
-    vpaddq zmm18, zmm18, qword [rsp + 2176]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 2176]{1to8}
 ; round 52
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 9
-    vprolq zmm6, zmm6, 9
+    vprolq zmm3, zmm3, 9
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 37
-    vprolq zmm8, zmm8, 37
+    vprolq zmm4, zmm4, 37
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 12
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 47
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 44
-    vprolq zmm16, zmm16, 44
+    vprolq zmm11, zmm11, 44
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 30
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 53
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 16
-    vprolq zmm12, zmm12, 16
+    vprolq zmm15, zmm15, 16
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 34
-    vprolq zmm16, zmm16, 34
+    vprolq zmm11, zmm11, 34
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 56
-    vprolq zmm14, zmm14, 56
+    vprolq zmm9, zmm9, 56
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 51
-    vprolq zmm18, zmm18, 51
+    vprolq zmm7, zmm7, 51
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 4
-    vprolq zmm10, zmm10, 4
+    vprolq zmm1, zmm1, 4
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 53
-    vprolq zmm6, zmm6, 53
+    vprolq zmm3, zmm3, 53
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 42
-    vprolq zmm8, zmm8, 42
+    vprolq zmm4, zmm4, 42
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 54
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 44
-    vprolq zmm8, zmm8, 44
+    vprolq zmm4, zmm4, 44
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 47
-    vprolq zmm6, zmm6, 47
+    vprolq zmm3, zmm3, 47
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 46
-    vprolq zmm4, zmm4, 46
+    vprolq zmm8, zmm8, 46
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 19
-    vprolq zmm18, zmm18, 19
+    vprolq zmm7, zmm7, 19
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 42
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 44
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 25
-    vprolq zmm12, zmm12, 25
+    vprolq zmm15, zmm15, 25
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 55
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 9
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 48
-    vprolq zmm14, zmm14, 48
+    vprolq zmm9, zmm9, 48
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 35
-    vprolq zmm16, zmm16, 35
+    vprolq zmm11, zmm11, 35
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 52
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 23
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 31
-    vprolq zmm8, zmm8, 31
+    vprolq zmm4, zmm4, 31
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 37
-    vprolq zmm6, zmm6, 37
+    vprolq zmm3, zmm3, 37
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 20
-    vprolq zmm10, zmm10, 20
+    vprolq zmm1, zmm1, 20
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 14
 ; x0 += k14
-    vpaddq zmm3, zmm3, [rsp + 256]
+    vpaddq zmm16, zmm16, [rsp + 256]
 ; x1 += k15
-    vpaddq zmm4, zmm4, [rsp + 320]
+    vpaddq zmm8, zmm8, [rsp + 320]
 ; x2 += k16
-    vpaddq zmm5, zmm5, [rsp + 960]
+    vpaddq zmm10, zmm10, [rsp + 960]
 ; x3 += k0
-    vpaddq zmm6, zmm6, [rsp + 832]
+    vpaddq zmm3, zmm3, [rsp + 832]
 ; x4 += k1
-    vpaddq zmm7, zmm7, [rsp + 896]
+    vpaddq zmm6, zmm6, [rsp + 896]
 ; x5 += k2
-    vpaddq zmm8, zmm8, [rsp + 1024]
+    vpaddq zmm4, zmm4, [rsp + 1024]
 ; x6 += k3
-    vpaddq zmm9, zmm9, [rsp + 384]
+    vpaddq zmm5, zmm5, [rsp + 384]
 ; x7 += k4
-    vpaddq zmm10, zmm10, [rsp + 448]
+    vpaddq zmm1, zmm1, [rsp + 448]
 ; x8 += k5
-    vpaddq zmm11, zmm11, [rsp + 512]
+    vpaddq zmm24, zmm24, [rsp + 512]
 ; x9 += k6
-    vpaddq zmm12, zmm12, [rsp + 576]
+    vpaddq zmm15, zmm15, [rsp + 576]
 ; x10 += k7
-    vpaddq zmm13, zmm13, [rsp + 640]
+    vpaddq zmm18, zmm18, [rsp + 640]
 ; x11 += k8
-    vpaddq zmm14, zmm14, [rsp + 704]
+    vpaddq zmm9, zmm9, [rsp + 704]
 ; x12 += k9
-    vpaddq zmm15, zmm15, [rsp + 768]
+    vpaddq zmm13, zmm13, [rsp + 768]
 ; x13 += k10
-    vpaddq zmm16, zmm16, [rsp + 0]
+    vpaddq zmm11, zmm11, [rsp + 0]
 ; x14 += k11
-    vpaddq zmm17, zmm17, [rsp + 64]
+    vpaddq zmm12, zmm12, [rsp + 64]
 ; x15 += k12
-    vpaddq zmm18, zmm18, [rsp + 128]
+    vpaddq zmm7, zmm7, [rsp + 128]
 ; x13 += t2
-    vpaddq zmm16, zmm16, zmm2
+    vpaddq zmm11, zmm11, zmm14
 ; x14 += t0
-    vpaddq zmm17, zmm17, zmm0
+    vpaddq zmm12, zmm12, zmm2
 ; x15 += 0xe
-    vpaddq zmm18, zmm18, qword [rsp + 2240]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 2240]{1to8}
 ; round 56
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 24
-    vprolq zmm4, zmm4, 24
+    vprolq zmm8, zmm8, 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 13
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 8
-    vprolq zmm8, zmm8, 8
+    vprolq zmm4, zmm4, 8
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 47
-    vprolq zmm10, zmm10, 47
+    vprolq zmm1, zmm1, 47
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 8
-    vprolq zmm12, zmm12, 8
+    vprolq zmm15, zmm15, 8
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 17
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 22
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 37
-    vprolq zmm18, zmm18, 37
+    vprolq zmm7, zmm7, 37
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 57
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 38
-    vprolq zmm12, zmm12, 38
+    vprolq zmm15, zmm15, 38
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 19
-    vprolq zmm16, zmm16, 19
+    vprolq zmm11, zmm11, 19
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 10
-    vprolq zmm14, zmm14, 10
+    vprolq zmm9, zmm9, 10
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 55
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 49
-    vprolq zmm10, zmm10, 49
+    vprolq zmm1, zmm1, 49
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 18
-    vprolq zmm6, zmm6, 18
+    vprolq zmm3, zmm3, 18
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 23
-    vprolq zmm8, zmm8, 23
+    vprolq zmm4, zmm4, 23
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 52
-    vprolq zmm4, zmm4, 52
+    vprolq zmm8, zmm8, 52
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 58
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 33
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 4
-    vprolq zmm8, zmm8, 4
+    vprolq zmm4, zmm4, 4
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 51
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 13
-    vprolq zmm4, zmm4, 13
+    vprolq zmm8, zmm8, 13
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 34
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 41
-    vprolq zmm16, zmm16, 41
+    vprolq zmm11, zmm11, 41
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 59
-    vprolq zmm14, zmm14, 59
+    vprolq zmm9, zmm9, 59
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 17
-    vprolq zmm12, zmm12, 17
+    vprolq zmm15, zmm15, 17
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 59
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 5
-    vprolq zmm18, zmm18, 5
+    vprolq zmm7, zmm7, 5
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 20
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 48
-    vprolq zmm16, zmm16, 48
+    vprolq zmm11, zmm11, 48
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 41
-    vprolq zmm12, zmm12, 41
+    vprolq zmm15, zmm15, 41
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 47
-    vprolq zmm4, zmm4, 47
+    vprolq zmm8, zmm8, 47
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 28
-    vprolq zmm8, zmm8, 28
+    vprolq zmm4, zmm4, 28
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 16
-    vprolq zmm6, zmm6, 16
+    vprolq zmm3, zmm3, 16
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 25
-    vprolq zmm10, zmm10, 25
+    vprolq zmm1, zmm1, 25
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 15
 ; x0 += k15
-    vpaddq zmm3, zmm3, [rsp + 320]
+    vpaddq zmm16, zmm16, [rsp + 320]
 ; x1 += k16
-    vpaddq zmm4, zmm4, [rsp + 960]
+    vpaddq zmm8, zmm8, [rsp + 960]
 ; x2 += k0
-    vpaddq zmm5, zmm5, [rsp + 832]
+    vpaddq zmm10, zmm10, [rsp + 832]
 ; x3 += k1
-    vpaddq zmm6, zmm6, [rsp + 896]
+    vpaddq zmm3, zmm3, [rsp + 896]
 ; x4 += k2
-    vpaddq zmm7, zmm7, [rsp + 1024]
+    vpaddq zmm6, zmm6, [rsp + 1024]
 ; x5 += k3
-    vpaddq zmm8, zmm8, [rsp + 384]
+    vpaddq zmm4, zmm4, [rsp + 384]
 ; x6 += k4
-    vpaddq zmm9, zmm9, [rsp + 448]
+    vpaddq zmm5, zmm5, [rsp + 448]
 ; x7 += k5
-    vpaddq zmm10, zmm10, [rsp + 512]
+    vpaddq zmm1, zmm1, [rsp + 512]
 ; x8 += k6
-    vpaddq zmm11, zmm11, [rsp + 576]
+    vpaddq zmm24, zmm24, [rsp + 576]
 ; x9 += k7
-    vpaddq zmm12, zmm12, [rsp + 640]
+    vpaddq zmm15, zmm15, [rsp + 640]
 ; x10 += k8
-    vpaddq zmm13, zmm13, [rsp + 704]
+    vpaddq zmm18, zmm18, [rsp + 704]
 ; x11 += k9
-    vpaddq zmm14, zmm14, [rsp + 768]
+    vpaddq zmm9, zmm9, [rsp + 768]
 ; x12 += k10
-    vpaddq zmm15, zmm15, [rsp + 0]
+    vpaddq zmm13, zmm13, [rsp + 0]
 ; x13 += k11
-    vpaddq zmm16, zmm16, [rsp + 64]
+    vpaddq zmm11, zmm11, [rsp + 64]
 ; x14 += k12
-    vpaddq zmm17, zmm17, [rsp + 128]
+    vpaddq zmm12, zmm12, [rsp + 128]
 ; x15 += k13
-    vpaddq zmm18, zmm18, [rsp + 192]
+    vpaddq zmm7, zmm7, [rsp + 192]
 ; x13 += t0
-    vpaddq zmm16, zmm16, zmm0
+    vpaddq zmm11, zmm11, zmm2
 ; x14 += t1
-    vpaddq zmm17, zmm17, zmm1
+    vpaddq zmm12, zmm12, zmm0
 ; x15 += 0xf
-    vpaddq zmm18, zmm18, qword [rsp + 2304]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 2304]{1to8}
 ; round 60
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 9
-    vprolq zmm6, zmm6, 9
+    vprolq zmm3, zmm3, 9
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 37
-    vprolq zmm8, zmm8, 37
+    vprolq zmm4, zmm4, 37
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 12
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 47
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 44
-    vprolq zmm16, zmm16, 44
+    vprolq zmm11, zmm11, 44
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 30
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 61
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 16
-    vprolq zmm12, zmm12, 16
+    vprolq zmm15, zmm15, 16
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 34
-    vprolq zmm16, zmm16, 34
+    vprolq zmm11, zmm11, 34
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 56
-    vprolq zmm14, zmm14, 56
+    vprolq zmm9, zmm9, 56
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 51
-    vprolq zmm18, zmm18, 51
+    vprolq zmm7, zmm7, 51
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 4
-    vprolq zmm10, zmm10, 4
+    vprolq zmm1, zmm1, 4
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 53
-    vprolq zmm6, zmm6, 53
+    vprolq zmm3, zmm3, 53
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 42
-    vprolq zmm8, zmm8, 42
+    vprolq zmm4, zmm4, 42
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 62
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 44
-    vprolq zmm8, zmm8, 44
+    vprolq zmm4, zmm4, 44
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 47
-    vprolq zmm6, zmm6, 47
+    vprolq zmm3, zmm3, 47
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 46
-    vprolq zmm4, zmm4, 46
+    vprolq zmm8, zmm8, 46
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 19
-    vprolq zmm18, zmm18, 19
+    vprolq zmm7, zmm7, 19
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 42
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 44
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 25
-    vprolq zmm12, zmm12, 25
+    vprolq zmm15, zmm15, 25
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 63
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 9
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 48
-    vprolq zmm14, zmm14, 48
+    vprolq zmm9, zmm9, 48
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 35
-    vprolq zmm16, zmm16, 35
+    vprolq zmm11, zmm11, 35
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 52
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 23
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 31
-    vprolq zmm8, zmm8, 31
+    vprolq zmm4, zmm4, 31
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 37
-    vprolq zmm6, zmm6, 37
+    vprolq zmm3, zmm3, 37
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 20
-    vprolq zmm10, zmm10, 20
+    vprolq zmm1, zmm1, 20
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 16
 ; x0 += k16
-    vpaddq zmm3, zmm3, [rsp + 960]
+    vpaddq zmm16, zmm16, [rsp + 960]
 ; x1 += k0
-    vpaddq zmm4, zmm4, [rsp + 832]
+    vpaddq zmm8, zmm8, [rsp + 832]
 ; x2 += k1
-    vpaddq zmm5, zmm5, [rsp + 896]
+    vpaddq zmm10, zmm10, [rsp + 896]
 ; x3 += k2
-    vpaddq zmm6, zmm6, [rsp + 1024]
+    vpaddq zmm3, zmm3, [rsp + 1024]
 ; x4 += k3
-    vpaddq zmm7, zmm7, [rsp + 384]
+    vpaddq zmm6, zmm6, [rsp + 384]
 ; x5 += k4
-    vpaddq zmm8, zmm8, [rsp + 448]
+    vpaddq zmm4, zmm4, [rsp + 448]
 ; x6 += k5
-    vpaddq zmm9, zmm9, [rsp + 512]
+    vpaddq zmm5, zmm5, [rsp + 512]
 ; x7 += k6
-    vpaddq zmm10, zmm10, [rsp + 576]
+    vpaddq zmm1, zmm1, [rsp + 576]
 ; x8 += k7
-    vpaddq zmm11, zmm11, [rsp + 640]
+    vpaddq zmm24, zmm24, [rsp + 640]
 ; x9 += k8
-    vpaddq zmm12, zmm12, [rsp + 704]
+    vpaddq zmm15, zmm15, [rsp + 704]
 ; x10 += k9
-    vpaddq zmm13, zmm13, [rsp + 768]
+    vpaddq zmm18, zmm18, [rsp + 768]
 ; x11 += k10
-    vpaddq zmm14, zmm14, [rsp + 0]
+    vpaddq zmm9, zmm9, [rsp + 0]
 ; x12 += k11
-    vpaddq zmm15, zmm15, [rsp + 64]
+    vpaddq zmm13, zmm13, [rsp + 64]
 ; x13 += k12
-    vpaddq zmm16, zmm16, [rsp + 128]
+    vpaddq zmm11, zmm11, [rsp + 128]
 ; x14 += k13
-    vpaddq zmm17, zmm17, [rsp + 192]
+    vpaddq zmm12, zmm12, [rsp + 192]
 ; x15 += k14
-    vpaddq zmm18, zmm18, [rsp + 256]
+    vpaddq zmm7, zmm7, [rsp + 256]
 ; x13 += t1
-    vpaddq zmm16, zmm16, zmm1
+    vpaddq zmm11, zmm11, zmm0
 ; x14 += t2
-    vpaddq zmm17, zmm17, zmm2
+    vpaddq zmm12, zmm12, zmm14
 ; x15 += 0x10
-    vpaddq zmm18, zmm18, qword [rsp + 2368]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 2368]{1to8}
 ; round 64
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 24
-    vprolq zmm4, zmm4, 24
+    vprolq zmm8, zmm8, 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 13
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 8
-    vprolq zmm8, zmm8, 8
+    vprolq zmm4, zmm4, 8
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 47
-    vprolq zmm10, zmm10, 47
+    vprolq zmm1, zmm1, 47
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 8
-    vprolq zmm12, zmm12, 8
+    vprolq zmm15, zmm15, 8
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 17
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 22
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 37
-    vprolq zmm18, zmm18, 37
+    vprolq zmm7, zmm7, 37
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 65
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 38
-    vprolq zmm12, zmm12, 38
+    vprolq zmm15, zmm15, 38
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 19
-    vprolq zmm16, zmm16, 19
+    vprolq zmm11, zmm11, 19
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 10
-    vprolq zmm14, zmm14, 10
+    vprolq zmm9, zmm9, 10
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 55
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 49
-    vprolq zmm10, zmm10, 49
+    vprolq zmm1, zmm1, 49
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 18
-    vprolq zmm6, zmm6, 18
+    vprolq zmm3, zmm3, 18
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 23
-    vprolq zmm8, zmm8, 23
+    vprolq zmm4, zmm4, 23
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 52
-    vprolq zmm4, zmm4, 52
+    vprolq zmm8, zmm8, 52
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 66
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 33
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 4
-    vprolq zmm8, zmm8, 4
+    vprolq zmm4, zmm4, 4
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 51
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 13
-    vprolq zmm4, zmm4, 13
+    vprolq zmm8, zmm8, 13
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 34
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 41
-    vprolq zmm16, zmm16, 41
+    vprolq zmm11, zmm11, 41
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 59
-    vprolq zmm14, zmm14, 59
+    vprolq zmm9, zmm9, 59
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 17
-    vprolq zmm12, zmm12, 17
+    vprolq zmm15, zmm15, 17
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 67
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 5
-    vprolq zmm18, zmm18, 5
+    vprolq zmm7, zmm7, 5
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 20
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 48
-    vprolq zmm16, zmm16, 48
+    vprolq zmm11, zmm11, 48
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 41
-    vprolq zmm12, zmm12, 41
+    vprolq zmm15, zmm15, 41
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 47
-    vprolq zmm4, zmm4, 47
+    vprolq zmm8, zmm8, 47
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 28
-    vprolq zmm8, zmm8, 28
+    vprolq zmm4, zmm4, 28
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 16
-    vprolq zmm6, zmm6, 16
+    vprolq zmm3, zmm3, 16
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 25
-    vprolq zmm10, zmm10, 25
+    vprolq zmm1, zmm1, 25
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 17
 ; x0 += k0
-    vpaddq zmm3, zmm3, [rsp + 832]
+    vpaddq zmm16, zmm16, [rsp + 832]
 ; x1 += k1
-    vpaddq zmm4, zmm4, [rsp + 896]
+    vpaddq zmm8, zmm8, [rsp + 896]
 ; x2 += k2
-    vpaddq zmm5, zmm5, [rsp + 1024]
+    vpaddq zmm10, zmm10, [rsp + 1024]
 ; x3 += k3
-    vpaddq zmm6, zmm6, [rsp + 384]
+    vpaddq zmm3, zmm3, [rsp + 384]
 ; x4 += k4
-    vpaddq zmm7, zmm7, [rsp + 448]
+    vpaddq zmm6, zmm6, [rsp + 448]
 ; x5 += k5
-    vpaddq zmm8, zmm8, [rsp + 512]
+    vpaddq zmm4, zmm4, [rsp + 512]
 ; x6 += k6
-    vpaddq zmm9, zmm9, [rsp + 576]
+    vpaddq zmm5, zmm5, [rsp + 576]
 ; x7 += k7
-    vpaddq zmm10, zmm10, [rsp + 640]
+    vpaddq zmm1, zmm1, [rsp + 640]
 ; x8 += k8
-    vpaddq zmm11, zmm11, [rsp + 704]
+    vpaddq zmm24, zmm24, [rsp + 704]
 ; x9 += k9
-    vpaddq zmm12, zmm12, [rsp + 768]
+    vpaddq zmm15, zmm15, [rsp + 768]
 ; x10 += k10
-    vpaddq zmm13, zmm13, [rsp + 0]
+    vpaddq zmm18, zmm18, [rsp + 0]
 ; x11 += k11
-    vpaddq zmm14, zmm14, [rsp + 64]
+    vpaddq zmm9, zmm9, [rsp + 64]
 ; x12 += k12
-    vpaddq zmm15, zmm15, [rsp + 128]
+    vpaddq zmm13, zmm13, [rsp + 128]
 ; x13 += k13
-    vpaddq zmm16, zmm16, [rsp + 192]
+    vpaddq zmm11, zmm11, [rsp + 192]
 ; x14 += k14
-    vpaddq zmm17, zmm17, [rsp + 256]
+    vpaddq zmm12, zmm12, [rsp + 256]
 ; x15 += k15
-    vpaddq zmm18, zmm18, [rsp + 320]
+    vpaddq zmm7, zmm7, [rsp + 320]
 ; x13 += t2
-    vpaddq zmm16, zmm16, zmm2
+    vpaddq zmm11, zmm11, zmm14
 ; x14 += t0
-    vpaddq zmm17, zmm17, zmm0
+    vpaddq zmm12, zmm12, zmm2
 ; x15 += 0x11
-    vpaddq zmm18, zmm18, qword [rsp + 2432]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 2432]{1to8}
 ; round 68
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 9
-    vprolq zmm6, zmm6, 9
+    vprolq zmm3, zmm3, 9
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 37
-    vprolq zmm8, zmm8, 37
+    vprolq zmm4, zmm4, 37
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 12
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 47
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 44
-    vprolq zmm16, zmm16, 44
+    vprolq zmm11, zmm11, 44
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 30
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 69
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 16
-    vprolq zmm12, zmm12, 16
+    vprolq zmm15, zmm15, 16
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 34
-    vprolq zmm16, zmm16, 34
+    vprolq zmm11, zmm11, 34
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 56
-    vprolq zmm14, zmm14, 56
+    vprolq zmm9, zmm9, 56
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 51
-    vprolq zmm18, zmm18, 51
+    vprolq zmm7, zmm7, 51
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 4
-    vprolq zmm10, zmm10, 4
+    vprolq zmm1, zmm1, 4
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 53
-    vprolq zmm6, zmm6, 53
+    vprolq zmm3, zmm3, 53
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 42
-    vprolq zmm8, zmm8, 42
+    vprolq zmm4, zmm4, 42
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 70
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 44
-    vprolq zmm8, zmm8, 44
+    vprolq zmm4, zmm4, 44
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 47
-    vprolq zmm6, zmm6, 47
+    vprolq zmm3, zmm3, 47
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 46
-    vprolq zmm4, zmm4, 46
+    vprolq zmm8, zmm8, 46
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 19
-    vprolq zmm18, zmm18, 19
+    vprolq zmm7, zmm7, 19
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 42
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 44
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 25
-    vprolq zmm12, zmm12, 25
+    vprolq zmm15, zmm15, 25
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 71
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 9
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 48
-    vprolq zmm14, zmm14, 48
+    vprolq zmm9, zmm9, 48
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 35
-    vprolq zmm16, zmm16, 35
+    vprolq zmm11, zmm11, 35
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 52
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 23
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 31
-    vprolq zmm8, zmm8, 31
+    vprolq zmm4, zmm4, 31
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 37
-    vprolq zmm6, zmm6, 37
+    vprolq zmm3, zmm3, 37
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 20
-    vprolq zmm10, zmm10, 20
+    vprolq zmm1, zmm1, 20
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 18
 ; x0 += k1
-    vpaddq zmm3, zmm3, [rsp + 896]
+    vpaddq zmm16, zmm16, [rsp + 896]
 ; x1 += k2
-    vpaddq zmm4, zmm4, [rsp + 1024]
+    vpaddq zmm8, zmm8, [rsp + 1024]
 ; x2 += k3
-    vpaddq zmm5, zmm5, [rsp + 384]
+    vpaddq zmm10, zmm10, [rsp + 384]
 ; x3 += k4
-    vpaddq zmm6, zmm6, [rsp + 448]
+    vpaddq zmm3, zmm3, [rsp + 448]
 ; x4 += k5
-    vpaddq zmm7, zmm7, [rsp + 512]
+    vpaddq zmm6, zmm6, [rsp + 512]
 ; x5 += k6
-    vpaddq zmm8, zmm8, [rsp + 576]
+    vpaddq zmm4, zmm4, [rsp + 576]
 ; x6 += k7
-    vpaddq zmm9, zmm9, [rsp + 640]
+    vpaddq zmm5, zmm5, [rsp + 640]
 ; x7 += k8
-    vpaddq zmm10, zmm10, [rsp + 704]
+    vpaddq zmm1, zmm1, [rsp + 704]
 ; x8 += k9
-    vpaddq zmm11, zmm11, [rsp + 768]
+    vpaddq zmm24, zmm24, [rsp + 768]
 ; x9 += k10
-    vpaddq zmm12, zmm12, [rsp + 0]
+    vpaddq zmm15, zmm15, [rsp + 0]
 ; x10 += k11
-    vpaddq zmm13, zmm13, [rsp + 64]
+    vpaddq zmm18, zmm18, [rsp + 64]
 ; x11 += k12
-    vpaddq zmm14, zmm14, [rsp + 128]
+    vpaddq zmm9, zmm9, [rsp + 128]
 ; x12 += k13
-    vpaddq zmm15, zmm15, [rsp + 192]
+    vpaddq zmm13, zmm13, [rsp + 192]
 ; x13 += k14
-    vpaddq zmm16, zmm16, [rsp + 256]
+    vpaddq zmm11, zmm11, [rsp + 256]
 ; x14 += k15
-    vpaddq zmm17, zmm17, [rsp + 320]
+    vpaddq zmm12, zmm12, [rsp + 320]
 ; x15 += k16
-    vpaddq zmm18, zmm18, [rsp + 960]
+    vpaddq zmm7, zmm7, [rsp + 960]
 ; x13 += t0
-    vpaddq zmm16, zmm16, zmm0
+    vpaddq zmm11, zmm11, zmm2
 ; x14 += t1
-    vpaddq zmm17, zmm17, zmm1
+    vpaddq zmm12, zmm12, zmm0
 ; x15 += 0x12
-    vpaddq zmm18, zmm18, qword [rsp + 2496]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 2496]{1to8}
 ; round 72
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 24
-    vprolq zmm4, zmm4, 24
+    vprolq zmm8, zmm8, 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 13
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 8
-    vprolq zmm8, zmm8, 8
+    vprolq zmm4, zmm4, 8
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 47
-    vprolq zmm10, zmm10, 47
+    vprolq zmm1, zmm1, 47
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 8
-    vprolq zmm12, zmm12, 8
+    vprolq zmm15, zmm15, 8
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 17
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 22
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 37
-    vprolq zmm18, zmm18, 37
+    vprolq zmm7, zmm7, 37
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 73
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 38
-    vprolq zmm12, zmm12, 38
+    vprolq zmm15, zmm15, 38
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 19
-    vprolq zmm16, zmm16, 19
+    vprolq zmm11, zmm11, 19
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 10
-    vprolq zmm14, zmm14, 10
+    vprolq zmm9, zmm9, 10
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 55
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 49
-    vprolq zmm10, zmm10, 49
+    vprolq zmm1, zmm1, 49
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 18
-    vprolq zmm6, zmm6, 18
+    vprolq zmm3, zmm3, 18
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 23
-    vprolq zmm8, zmm8, 23
+    vprolq zmm4, zmm4, 23
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 52
-    vprolq zmm4, zmm4, 52
+    vprolq zmm8, zmm8, 52
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 74
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 33
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 4
-    vprolq zmm8, zmm8, 4
+    vprolq zmm4, zmm4, 4
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 51
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 13
-    vprolq zmm4, zmm4, 13
+    vprolq zmm8, zmm8, 13
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 34
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 41
-    vprolq zmm16, zmm16, 41
+    vprolq zmm11, zmm11, 41
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 59
-    vprolq zmm14, zmm14, 59
+    vprolq zmm9, zmm9, 59
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 17
-    vprolq zmm12, zmm12, 17
+    vprolq zmm15, zmm15, 17
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 75
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 5
-    vprolq zmm18, zmm18, 5
+    vprolq zmm7, zmm7, 5
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 20
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 48
-    vprolq zmm16, zmm16, 48
+    vprolq zmm11, zmm11, 48
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 41
-    vprolq zmm12, zmm12, 41
+    vprolq zmm15, zmm15, 41
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 47
-    vprolq zmm4, zmm4, 47
+    vprolq zmm8, zmm8, 47
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 28
-    vprolq zmm8, zmm8, 28
+    vprolq zmm4, zmm4, 28
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 16
-    vprolq zmm6, zmm6, 16
+    vprolq zmm3, zmm3, 16
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 25
-    vprolq zmm10, zmm10, 25
+    vprolq zmm1, zmm1, 25
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 19
 ; x0 += k2
-    vpaddq zmm3, zmm3, [rsp + 1024]
+    vpaddq zmm16, zmm16, [rsp + 1024]
 ; x1 += k3
-    vpaddq zmm4, zmm4, [rsp + 384]
+    vpaddq zmm8, zmm8, [rsp + 384]
 ; x2 += k4
-    vpaddq zmm5, zmm5, [rsp + 448]
+    vpaddq zmm10, zmm10, [rsp + 448]
 ; x3 += k5
-    vpaddq zmm6, zmm6, [rsp + 512]
+    vpaddq zmm3, zmm3, [rsp + 512]
 ; x4 += k6
-    vpaddq zmm7, zmm7, [rsp + 576]
+    vpaddq zmm6, zmm6, [rsp + 576]
 ; x5 += k7
-    vpaddq zmm8, zmm8, [rsp + 640]
+    vpaddq zmm4, zmm4, [rsp + 640]
 ; x6 += k8
-    vpaddq zmm9, zmm9, [rsp + 704]
+    vpaddq zmm5, zmm5, [rsp + 704]
 ; x7 += k9
-    vpaddq zmm10, zmm10, [rsp + 768]
+    vpaddq zmm1, zmm1, [rsp + 768]
 ; x8 += k10
-    vpaddq zmm11, zmm11, [rsp + 0]
+    vpaddq zmm24, zmm24, [rsp + 0]
 ; x9 += k11
-    vpaddq zmm12, zmm12, [rsp + 64]
+    vpaddq zmm15, zmm15, [rsp + 64]
 ; x10 += k12
-    vpaddq zmm13, zmm13, [rsp + 128]
+    vpaddq zmm18, zmm18, [rsp + 128]
 ; x11 += k13
-    vpaddq zmm14, zmm14, [rsp + 192]
+    vpaddq zmm9, zmm9, [rsp + 192]
 ; x12 += k14
-    vpaddq zmm15, zmm15, [rsp + 256]
+    vpaddq zmm13, zmm13, [rsp + 256]
 ; x13 += k15
-    vpaddq zmm16, zmm16, [rsp + 320]
+    vpaddq zmm11, zmm11, [rsp + 320]
 ; x14 += k16
-    vpaddq zmm17, zmm17, [rsp + 960]
+    vpaddq zmm12, zmm12, [rsp + 960]
 ; x15 += k0
-    vpaddq zmm18, zmm18, [rsp + 832]
+    vpaddq zmm7, zmm7, [rsp + 832]
 ; x13 += t1
-    vpaddq zmm16, zmm16, zmm1
+    vpaddq zmm11, zmm11, zmm0
 ; x14 += t2
-    vpaddq zmm17, zmm17, zmm2
+    vpaddq zmm12, zmm12, zmm14
 ; x15 += 0x13
-    vpaddq zmm18, zmm18, qword [rsp + 2560]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 2560]{1to8}
 ; round 76
 ; x0 += x1
-    vpaddq zmm3, zmm3, zmm4
+    vpaddq zmm16, zmm16, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x2 += x3
-    vpaddq zmm5, zmm5, zmm6
+    vpaddq zmm10, zmm10, zmm3
 ; x3 <<<= 9
-    vprolq zmm6, zmm6, 9
+    vprolq zmm3, zmm3, 9
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x4 += x5
-    vpaddq zmm7, zmm7, zmm8
+    vpaddq zmm6, zmm6, zmm4
 ; x5 <<<= 37
-    vprolq zmm8, zmm8, 37
+    vprolq zmm4, zmm4, 37
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x6 += x7
-    vpaddq zmm9, zmm9, zmm10
+    vpaddq zmm5, zmm5, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x8 += x9
-    vpaddq zmm11, zmm11, zmm12
+    vpaddq zmm24, zmm24, zmm15
 ; x9 <<<= 12
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x10 += x11
-    vpaddq zmm13, zmm13, zmm14
+    vpaddq zmm18, zmm18, zmm9
 ; x11 <<<= 47
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x12 += x13
-    vpaddq zmm15, zmm15, zmm16
+    vpaddq zmm13, zmm13, zmm11
 ; x13 <<<= 44
-    vprolq zmm16, zmm16, 44
+    vprolq zmm11, zmm11, 44
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x14 += x15
-    vpaddq zmm17, zmm17, zmm18
+    vpaddq zmm12, zmm12, zmm7
 ; x15 <<<= 30
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; round 77
 ; x0 += x9
-    vpaddq zmm3, zmm3, zmm12
+    vpaddq zmm16, zmm16, zmm15
 ; x9 <<<= 16
-    vprolq zmm12, zmm12, 16
+    vprolq zmm15, zmm15, 16
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x2 += x13
-    vpaddq zmm5, zmm5, zmm16
+    vpaddq zmm10, zmm10, zmm11
 ; x13 <<<= 34
-    vprolq zmm16, zmm16, 34
+    vprolq zmm11, zmm11, 34
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x6 += x11
-    vpaddq zmm9, zmm9, zmm14
+    vpaddq zmm5, zmm5, zmm9
 ; x11 <<<= 56
-    vprolq zmm14, zmm14, 56
+    vprolq zmm9, zmm9, 56
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x4 += x15
-    vpaddq zmm7, zmm7, zmm18
+    vpaddq zmm6, zmm6, zmm7
 ; x15 <<<= 51
-    vprolq zmm18, zmm18, 51
+    vprolq zmm7, zmm7, 51
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x10 += x7
-    vpaddq zmm13, zmm13, zmm10
+    vpaddq zmm18, zmm18, zmm1
 ; x7 <<<= 4
-    vprolq zmm10, zmm10, 4
+    vprolq zmm1, zmm1, 4
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x12 += x3
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm13, zmm13, zmm3
 ; x3 <<<= 53
-    vprolq zmm6, zmm6, 53
+    vprolq zmm3, zmm3, 53
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x14 += x5
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm12, zmm12, zmm4
 ; x5 <<<= 42
-    vprolq zmm8, zmm8, 42
+    vprolq zmm4, zmm4, 42
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x8 += x1
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm24, zmm24, zmm8
 ; x1 <<<= 41
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; round 78
 ; x0 += x7
-    vpaddq zmm3, zmm3, zmm10
+    vpaddq zmm16, zmm16, zmm1
 ; x7 <<<= 31
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x2 += x5
-    vpaddq zmm5, zmm5, zmm8
+    vpaddq zmm10, zmm10, zmm4
 ; x5 <<<= 44
-    vprolq zmm8, zmm8, 44
+    vprolq zmm4, zmm4, 44
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x4 += x3
-    vpaddq zmm7, zmm7, zmm6
+    vpaddq zmm6, zmm6, zmm3
 ; x3 <<<= 47
-    vprolq zmm6, zmm6, 47
+    vprolq zmm3, zmm3, 47
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x6 += x1
-    vpaddq zmm9, zmm9, zmm4
+    vpaddq zmm5, zmm5, zmm8
 ; x1 <<<= 46
-    vprolq zmm4, zmm4, 46
+    vprolq zmm8, zmm8, 46
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x12 += x15
-    vpaddq zmm15, zmm15, zmm18
+    vpaddq zmm13, zmm13, zmm7
 ; x15 <<<= 19
-    vprolq zmm18, zmm18, 19
+    vprolq zmm7, zmm7, 19
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x14 += x13
-    vpaddq zmm17, zmm17, zmm16
+    vpaddq zmm12, zmm12, zmm11
 ; x13 <<<= 42
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x8 += x11
-    vpaddq zmm11, zmm11, zmm14
+    vpaddq zmm24, zmm24, zmm9
 ; x11 <<<= 44
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x10 += x9
-    vpaddq zmm13, zmm13, zmm12
+    vpaddq zmm18, zmm18, zmm15
 ; x9 <<<= 25
-    vprolq zmm12, zmm12, 25
+    vprolq zmm15, zmm15, 25
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; round 79
 ; x0 += x15
-    vpaddq zmm3, zmm3, zmm18
+    vpaddq zmm16, zmm16, zmm7
 ; x15 <<<= 9
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x2 += x11
-    vpaddq zmm5, zmm5, zmm14
+    vpaddq zmm10, zmm10, zmm9
 ; x11 <<<= 48
-    vprolq zmm14, zmm14, 48
+    vprolq zmm9, zmm9, 48
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x6 += x13
-    vpaddq zmm9, zmm9, zmm16
+    vpaddq zmm5, zmm5, zmm11
 ; x13 <<<= 35
-    vprolq zmm16, zmm16, 35
+    vprolq zmm11, zmm11, 35
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x4 += x9
-    vpaddq zmm7, zmm7, zmm12
+    vpaddq zmm6, zmm6, zmm15
 ; x9 <<<= 52
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x14 += x1
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm12, zmm12, zmm8
 ; x1 <<<= 23
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x8 += x5
-    vpaddq zmm11, zmm11, zmm8
+    vpaddq zmm24, zmm24, zmm4
 ; x5 <<<= 31
-    vprolq zmm8, zmm8, 31
+    vprolq zmm4, zmm4, 31
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x10 += x3
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm18, zmm18, zmm3
 ; x3 <<<= 37
-    vprolq zmm6, zmm6, 37
+    vprolq zmm3, zmm3, 37
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x12 += x7
-    vpaddq zmm15, zmm15, zmm10
+    vpaddq zmm13, zmm13, zmm1
 ; x7 <<<= 20
-    vprolq zmm10, zmm10, 20
+    vprolq zmm1, zmm1, 20
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; add subkey 20
 ; x0 += k3
-    vpaddq zmm3, zmm3, [rsp + 384]
+    vpaddq zmm16, zmm16, [rsp + 384]
 ; x1 += k4
-    vpaddq zmm4, zmm4, [rsp + 448]
+    vpaddq zmm8, zmm8, [rsp + 448]
 ; x2 += k5
-    vpaddq zmm5, zmm5, [rsp + 512]
+    vpaddq zmm10, zmm10, [rsp + 512]
 ; x3 += k6
-    vpaddq zmm6, zmm6, [rsp + 576]
+    vpaddq zmm3, zmm3, [rsp + 576]
 ; x4 += k7
-    vpaddq zmm7, zmm7, [rsp + 640]
+    vpaddq zmm6, zmm6, [rsp + 640]
 ; x5 += k8
-    vpaddq zmm8, zmm8, [rsp + 704]
+    vpaddq zmm4, zmm4, [rsp + 704]
 ; x6 += k9
-    vpaddq zmm9, zmm9, [rsp + 768]
+    vpaddq zmm5, zmm5, [rsp + 768]
 ; x7 += k10
-    vpaddq zmm10, zmm10, [rsp + 0]
+    vpaddq zmm1, zmm1, [rsp + 0]
 ; x8 += k11
-    vpaddq zmm11, zmm11, [rsp + 64]
+    vpaddq zmm24, zmm24, [rsp + 64]
 ; x9 += k12
-    vpaddq zmm12, zmm12, [rsp + 128]
+    vpaddq zmm15, zmm15, [rsp + 128]
 ; x10 += k13
-    vpaddq zmm13, zmm13, [rsp + 192]
+    vpaddq zmm18, zmm18, [rsp + 192]
 ; x11 += k14
-    vpaddq zmm14, zmm14, [rsp + 256]
+    vpaddq zmm9, zmm9, [rsp + 256]
 ; x12 += k15
-    vpaddq zmm15, zmm15, [rsp + 320]
+    vpaddq zmm13, zmm13, [rsp + 320]
 ; x13 += k16
-    vpaddq zmm16, zmm16, [rsp + 960]
+    vpaddq zmm11, zmm11, [rsp + 960]
 ; x14 += k0
-    vpaddq zmm17, zmm17, [rsp + 832]
+    vpaddq zmm12, zmm12, [rsp + 832]
 ; x15 += k1
-    vpaddq zmm18, zmm18, [rsp + 896]
+    vpaddq zmm7, zmm7, [rsp + 896]
 ; x13 += t2
-    vpaddq zmm16, zmm16, zmm2
+    vpaddq zmm11, zmm11, zmm14
 ; x14 += t0
-    vpaddq zmm17, zmm17, zmm0
+    vpaddq zmm12, zmm12, zmm2
 ; x15 += 0x14
-    vpaddq zmm18, zmm18, qword [rsp + 2624]{1to8}
+    vpaddq zmm7, zmm7, qword [rsp + 2624]{1to8}
 ; store the block(s)
-; out[0] = x0
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm3
-; out[1] = x1
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm4
-; out[2] = x2
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm5
-; out[3] = x3
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm6
-; out[4] = x4
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 32]{k1}, zmm7
-; out[5] = x5
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 40]{k1}, zmm8
-; out[6] = x6
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 48]{k1}, zmm9
-; out[7] = x7
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 56]{k1}, zmm10
-; out[8] = x8
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 64]{k1}, zmm11
-; out[9] = x9
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 72]{k1}, zmm12
-; out[10] = x10
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 80]{k1}, zmm13
-; out[11] = x11
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 88]{k1}, zmm14
-; out[12] = x12
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 96]{k1}, zmm15
-; out[13] = x13
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 104]{k1}, zmm16
-; out[14] = x14
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 112]{k1}, zmm17
-; out[15] = x15
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 120]{k1}, zmm18
+; transpose back to stream order and store 8 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq zmm0, zmm16, zmm8
+; t1_8 = unpcklo(x2, x3)
+    vpunpcklqdq zmm2, zmm10, zmm3
+; t2_16 = even128(t1_0, t1_8)
+    vshufi64x2 zmm14, zmm0, zmm2, 0x88
+; t1_4 = unpcklo(x4, x5)
+    vpunpcklqdq zmm17, zmm6, zmm4
+; t1_12 = unpcklo(x6, x7)
+    vpunpcklqdq zmm19, zmm5, zmm1
+; t2_24 = even128(t1_4, t1_12)
+    vshufi64x2 zmm20, zmm17, zmm19, 0x88
+; o0 = even128(t2_16, t2_24)
+    vshufi64x2 zmm21, zmm14, zmm20, 0x88
+; out[0] = o0
+    vmovdqu64 [rcx], zmm21
+; t1_2 = unpcklo(x8, x9)
+    vpunpcklqdq zmm21, zmm24, zmm15
+; t1_10 = unpcklo(x10, x11)
+    vpunpcklqdq zmm22, zmm18, zmm9
+; t2_20 = even128(t1_2, t1_10)
+    vshufi64x2 zmm23, zmm21, zmm22, 0x88
+; t1_6 = unpcklo(x12, x13)
+    vpunpcklqdq zmm25, zmm13, zmm11
+; t1_14 = unpcklo(x14, x15)
+    vpunpcklqdq zmm26, zmm12, zmm7
+; t2_28 = even128(t1_6, t1_14)
+    vshufi64x2 zmm27, zmm25, zmm26, 0x88
+; o1 = even128(t2_20, t2_28)
+    vshufi64x2 zmm28, zmm23, zmm27, 0x88
+; out[8] = o1
+    vmovdqu64 [rcx + 64], zmm28
+; t2_17 = odd128(t1_0, t1_8)
+    vshufi64x2 zmm0, zmm0, zmm2, 0xdd
+; t2_25 = odd128(t1_4, t1_12)
+    vshufi64x2 zmm17, zmm17, zmm19, 0xdd
+; o2 = even128(t2_17, t2_25)
+    vshufi64x2 zmm2, zmm0, zmm17, 0x88
+; out[16] = o2
+    vmovdqu64 [rcx + 128], zmm2
+; t2_21 = odd128(t1_2, t1_10)
+    vshufi64x2 zmm21, zmm21, zmm22, 0xdd
+; t2_29 = odd128(t1_6, t1_14)
+    vshufi64x2 zmm25, zmm25, zmm26, 0xdd
+; o3 = even128(t2_21, t2_29)
+    vshufi64x2 zmm2, zmm21, zmm25, 0x88
+; out[24] = o3
+    vmovdqu64 [rcx + 192], zmm2
+; o4 = odd128(t2_16, t2_24)
+    vshufi64x2 zmm14, zmm14, zmm20, 0xdd
+; out[32] = o4
+    vmovdqu64 [rcx + 256], zmm14
+; o5 = odd128(t2_20, t2_28)
+    vshufi64x2 zmm23, zmm23, zmm27, 0xdd
+; out[40] = o5
+    vmovdqu64 [rcx + 320], zmm23
+; o6 = odd128(t2_17, t2_25)
+    vshufi64x2 zmm0, zmm0, zmm17, 0xdd
+; out[48] = o6
+    vmovdqu64 [rcx + 384], zmm0
+; o7 = odd128(t2_21, t2_29)
+    vshufi64x2 zmm21, zmm21, zmm25, 0xdd
+; out[56] = o7
+    vmovdqu64 [rcx + 448], zmm21
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq zmm16, zmm16, zmm8
+; t1_9 = unpckhi(x2, x3)
+    vpunpckhqdq zmm10, zmm10, zmm3
+; t2_18 = even128(t1_1, t1_9)
+    vshufi64x2 zmm0, zmm16, zmm10, 0x88
+; t1_5 = unpckhi(x4, x5)
+    vpunpckhqdq zmm6, zmm6, zmm4
+; t1_13 = unpckhi(x6, x7)
+    vpunpckhqdq zmm5, zmm5, zmm1
+; t2_26 = even128(t1_5, t1_13)
+    vshufi64x2 zmm1, zmm6, zmm5, 0x88
+; o8 = even128(t2_18, t2_26)
+    vshufi64x2 zmm2, zmm0, zmm1, 0x88
+; out[64] = o8
+    vmovdqu64 [rcx + 512], zmm2
+; t1_3 = unpckhi(x8, x9)
+    vpunpckhqdq zmm24, zmm24, zmm15
+; t1_11 = unpckhi(x10, x11)
+    vpunpckhqdq zmm18, zmm18, zmm9
+; t2_22 = even128(t1_3, t1_11)
+    vshufi64x2 zmm2, zmm24, zmm18, 0x88
+; t1_7 = unpckhi(x12, x13)
+    vpunpckhqdq zmm13, zmm13, zmm11
+; t1_15 = unpckhi(x14, x15)
+    vpunpckhqdq zmm12, zmm12, zmm7
+; t2_30 = even128(t1_7, t1_15)
+    vshufi64x2 zmm3, zmm13, zmm12, 0x88
+; o9 = even128(t2_22, t2_30)
+    vshufi64x2 zmm4, zmm2, zmm3, 0x88
+; out[72] = o9
+    vmovdqu64 [rcx + 576], zmm4
+; t2_19 = odd128(t1_1, t1_9)
+    vshufi64x2 zmm16, zmm16, zmm10, 0xdd
+; t2_27 = odd128(t1_5, t1_13)
+    vshufi64x2 zmm6, zmm6, zmm5, 0xdd
+; o10 = even128(t2_19, t2_27)
+    vshufi64x2 zmm4, zmm16, zmm6, 0x88
+; out[80] = o10
+    vmovdqu64 [rcx + 640], zmm4
+; t2_23 = odd128(t1_3, t1_11)
+    vshufi64x2 zmm24, zmm24, zmm18, 0xdd
+; t2_31 = odd128(t1_7, t1_15)
+    vshufi64x2 zmm13, zmm13, zmm12, 0xdd
+; o11 = even128(t2_23, t2_31)
+    vshufi64x2 zmm4, zmm24, zmm13, 0x88
+; out[88] = o11
+    vmovdqu64 [rcx + 704], zmm4
+; o12 = odd128(t2_18, t2_26)
+    vshufi64x2 zmm0, zmm0, zmm1, 0xdd
+; out[96] = o12
+    vmovdqu64 [rcx + 768], zmm0
+; o13 = odd128(t2_22, t2_30)
+    vshufi64x2 zmm2, zmm2, zmm3, 0xdd
+; out[104] = o13
+    vmovdqu64 [rcx + 832], zmm2
+; o14 = odd128(t2_19, t2_27)
+    vshufi64x2 zmm16, zmm16, zmm6, 0xdd
+; out[112] = o14
+    vmovdqu64 [rcx + 896], zmm16
+; o15 = odd128(t2_23, t2_31)
+    vshufi64x2 zmm24, zmm24, zmm13, 0xdd
+; out[120] = o15
+    vmovdqu64 [rcx + 960], zmm24
 ; next block
 ; tweak += 128
     add rsi, 0x80
@@ -10862,8 +11073,6 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 .entry:
     sub rsp, 2696
 .prolog_end:
-    vmovdqu64 zmm31, [rel tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 128
-    vmovdqu64 zmm30, [rel tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 1088], 0xa9fc1a22
     mov dword [rsp + 1092], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 1096], 0xa9fc1a22
@@ -11294,4850 +11503,5015 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 ; for each block
     align 32
 .loop:
+; load 8 tweaks and transpose to one vector per tweak word (lane bit i: block bit (2, 0, 1)[i])
+; tw0 = tweak[0]
+    vmovdqu64 zmm0, [rsi]
+; tw1 = tweak[8]
+    vmovdqu64 zmm1, [rsi + 64]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq zmm2, zmm0, zmm1
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq zmm0, zmm0, zmm1
+; load 8 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu64 zmm1, [rdx]
+; s2 = in[16]
+    vmovdqu64 zmm3, [rdx + 128]
+; l1_0 = even128(s0, s2)
+    vshufi64x2 zmm4, zmm1, zmm3, 0x88
+; s4 = in[32]
+    vmovdqu64 zmm5, [rdx + 256]
+; s6 = in[48]
+    vmovdqu64 zmm6, [rdx + 384]
+; l1_4 = even128(s4, s6)
+    vshufi64x2 zmm7, zmm5, zmm6, 0x88
+; l2_16 = even128(l1_0, l1_4)
+    vshufi64x2 zmm8, zmm4, zmm7, 0x88
+; s8 = in[64]
+    vmovdqu64 zmm9, [rdx + 512]
+; s10 = in[80]
+    vmovdqu64 zmm10, [rdx + 640]
+; l1_2 = even128(s8, s10)
+    vshufi64x2 zmm11, zmm9, zmm10, 0x88
+; s12 = in[96]
+    vmovdqu64 zmm12, [rdx + 768]
+; s14 = in[112]
+    vmovdqu64 zmm13, [rdx + 896]
+; l1_6 = even128(s12, s14)
+    vshufi64x2 zmm14, zmm12, zmm13, 0x88
+; l2_18 = even128(l1_2, l1_6)
+    vshufi64x2 zmm15, zmm11, zmm14, 0x88
+; x0 = unpcklo(l2_16, l2_18)
+    vpunpcklqdq zmm16, zmm8, zmm15
+; x1 = unpckhi(l2_16, l2_18)
+    vpunpckhqdq zmm8, zmm8, zmm15
+; l1_1 = odd128(s0, s2)
+    vshufi64x2 zmm1, zmm1, zmm3, 0xdd
+; l1_5 = odd128(s4, s6)
+    vshufi64x2 zmm5, zmm5, zmm6, 0xdd
+; l2_24 = even128(l1_1, l1_5)
+    vshufi64x2 zmm3, zmm1, zmm5, 0x88
+; l1_3 = odd128(s8, s10)
+    vshufi64x2 zmm9, zmm9, zmm10, 0xdd
+; l1_7 = odd128(s12, s14)
+    vshufi64x2 zmm12, zmm12, zmm13, 0xdd
+; l2_26 = even128(l1_3, l1_7)
+    vshufi64x2 zmm6, zmm9, zmm12, 0x88
+; x2 = unpcklo(l2_24, l2_26)
+    vpunpcklqdq zmm10, zmm3, zmm6
+; x3 = unpckhi(l2_24, l2_26)
+    vpunpckhqdq zmm3, zmm3, zmm6
+; l2_17 = odd128(l1_0, l1_4)
+    vshufi64x2 zmm4, zmm4, zmm7, 0xdd
+; l2_19 = odd128(l1_2, l1_6)
+    vshufi64x2 zmm11, zmm11, zmm14, 0xdd
+; x4 = unpcklo(l2_17, l2_19)
+    vpunpcklqdq zmm6, zmm4, zmm11
+; x5 = unpckhi(l2_17, l2_19)
+    vpunpckhqdq zmm4, zmm4, zmm11
+; l2_25 = odd128(l1_1, l1_5)
+    vshufi64x2 zmm1, zmm1, zmm5, 0xdd
+; l2_27 = odd128(l1_3, l1_7)
+    vshufi64x2 zmm9, zmm9, zmm12, 0xdd
+; x6 = unpcklo(l2_25, l2_27)
+    vpunpcklqdq zmm5, zmm1, zmm9
+; x7 = unpckhi(l2_25, l2_27)
+    vpunpckhqdq zmm1, zmm1, zmm9
+; s1 = in[8]
+    vmovdqu64 zmm7, [rdx + 64]
+; s3 = in[24]
+    vmovdqu64 zmm9, [rdx + 192]
+; l1_8 = even128(s1, s3)
+    vshufi64x2 zmm11, zmm7, zmm9, 0x88
+; s5 = in[40]
+    vmovdqu64 zmm12, [rdx + 320]
+; s7 = in[56]
+    vmovdqu64 zmm13, [rdx + 448]
+; l1_12 = even128(s5, s7)
+    vshufi64x2 zmm14, zmm12, zmm13, 0x88
+; l2_20 = even128(l1_8, l1_12)
+    vshufi64x2 zmm15, zmm11, zmm14, 0x88
+; s9 = in[72]
+    vmovdqu64 zmm17, [rdx + 576]
+; s11 = in[88]
+    vmovdqu64 zmm18, [rdx + 704]
+; l1_10 = even128(s9, s11)
+    vshufi64x2 zmm19, zmm17, zmm18, 0x88
+; s13 = in[104]
+    vmovdqu64 zmm20, [rdx + 832]
+; s15 = in[120]
+    vmovdqu64 zmm21, [rdx + 960]
+; l1_14 = even128(s13, s15)
+    vshufi64x2 zmm22, zmm20, zmm21, 0x88
+; l2_22 = even128(l1_10, l1_14)
+    vshufi64x2 zmm23, zmm19, zmm22, 0x88
+; x8 = unpcklo(l2_20, l2_22)
+    vpunpcklqdq zmm24, zmm15, zmm23
+; x9 = unpckhi(l2_20, l2_22)
+    vpunpckhqdq zmm15, zmm15, zmm23
+; l1_9 = odd128(s1, s3)
+    vshufi64x2 zmm7, zmm7, zmm9, 0xdd
+; l1_13 = odd128(s5, s7)
+    vshufi64x2 zmm12, zmm12, zmm13, 0xdd
+; l2_28 = even128(l1_9, l1_13)
+    vshufi64x2 zmm9, zmm7, zmm12, 0x88
+; l1_11 = odd128(s9, s11)
+    vshufi64x2 zmm17, zmm17, zmm18, 0xdd
+; l1_15 = odd128(s13, s15)
+    vshufi64x2 zmm20, zmm20, zmm21, 0xdd
+; l2_30 = even128(l1_11, l1_15)
+    vshufi64x2 zmm13, zmm17, zmm20, 0x88
+; x10 = unpcklo(l2_28, l2_30)
+    vpunpcklqdq zmm18, zmm9, zmm13
+; x11 = unpckhi(l2_28, l2_30)
+    vpunpckhqdq zmm9, zmm9, zmm13
+; l2_21 = odd128(l1_8, l1_12)
+    vshufi64x2 zmm11, zmm11, zmm14, 0xdd
+; l2_23 = odd128(l1_10, l1_14)
+    vshufi64x2 zmm19, zmm19, zmm22, 0xdd
+; x12 = unpcklo(l2_21, l2_23)
+    vpunpcklqdq zmm13, zmm11, zmm19
+; x13 = unpckhi(l2_21, l2_23)
+    vpunpckhqdq zmm11, zmm11, zmm19
+; l2_29 = odd128(l1_9, l1_13)
+    vshufi64x2 zmm7, zmm7, zmm12, 0xdd
+; l2_31 = odd128(l1_11, l1_15)
+    vshufi64x2 zmm17, zmm17, zmm20, 0xdd
+; x14 = unpcklo(l2_29, l2_31)
+    vpunpcklqdq zmm12, zmm7, zmm17
+; x15 = unpckhi(l2_29, l2_31)
+    vpunpckhqdq zmm7, zmm7, zmm17
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm0{k1}, [rsi + zmm30 + 0]
-; t1 = tweak[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm1{k1}, [rsi + zmm30 + 8]
 ; t2 ^= t1
-    vmovdqa64 zmm2, zmm0
-    vpxorq zmm2, zmm2, zmm1
-; x0 = in[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm3{k1}, [rdx + zmm31 + 0]
-; x1 = in[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm4{k1}, [rdx + zmm31 + 8]
-; x2 = in[2]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm5{k1}, [rdx + zmm31 + 16]
-; x3 = in[3]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm6{k1}, [rdx + zmm31 + 24]
-; x4 = in[4]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm7{k1}, [rdx + zmm31 + 32]
-; x5 = in[5]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm8{k1}, [rdx + zmm31 + 40]
-; x6 = in[6]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm9{k1}, [rdx + zmm31 + 48]
-; x7 = in[7]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm10{k1}, [rdx + zmm31 + 56]
-; x8 = in[8]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm11{k1}, [rdx + zmm31 + 64]
-; x9 = in[9]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm12{k1}, [rdx + zmm31 + 72]
-; x10 = in[10]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm13{k1}, [rdx + zmm31 + 80]
-; x11 = in[11]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm14{k1}, [rdx + zmm31 + 88]
-; x12 = in[12]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm15{k1}, [rdx + zmm31 + 96]
-; x13 = in[13]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm16{k1}, [rdx + zmm31 + 104]
-; x14 = in[14]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm17{k1}, [rdx + zmm31 + 112]
-; x15 = in[15]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm18{k1}, [rdx + zmm31 + 120]
+    vmovdqa64 zmm14, zmm2
+    vpxorq zmm14, zmm14, zmm0
 ; subtract subkey 20
 ; x0 -= k3
-    vpsubq zmm3, zmm3, [rsp + 384]
+    vpsubq zmm16, zmm16, [rsp + 384]
 ; x1 -= k4
-    vpsubq zmm4, zmm4, [rsp + 448]
+    vpsubq zmm8, zmm8, [rsp + 448]
 ; x2 -= k5
-    vpsubq zmm5, zmm5, [rsp + 512]
+    vpsubq zmm10, zmm10, [rsp + 512]
 ; x3 -= k6
-    vpsubq zmm6, zmm6, [rsp + 576]
+    vpsubq zmm3, zmm3, [rsp + 576]
 ; x4 -= k7
-    vpsubq zmm7, zmm7, [rsp + 640]
+    vpsubq zmm6, zmm6, [rsp + 640]
 ; x5 -= k8
-    vpsubq zmm8, zmm8, [rsp + 704]
+    vpsubq zmm4, zmm4, [rsp + 704]
 ; x6 -= k9
-    vpsubq zmm9, zmm9, [rsp + 768]
+    vpsubq zmm5, zmm5, [rsp + 768]
 ; x7 -= k10
-    vpsubq zmm10, zmm10, [rsp + 0]
+    vpsubq zmm1, zmm1, [rsp + 0]
 ; x8 -= k11
-    vpsubq zmm11, zmm11, [rsp + 64]
+    vpsubq zmm24, zmm24, [rsp + 64]
 ; x9 -= k12
-    vpsubq zmm12, zmm12, [rsp + 128]
+    vpsubq zmm15, zmm15, [rsp + 128]
 ; x10 -= k13
-    vpsubq zmm13, zmm13, [rsp + 192]
+    vpsubq zmm18, zmm18, [rsp + 192]
 ; x11 -= k14
-    vpsubq zmm14, zmm14, [rsp + 256]
+    vpsubq zmm9, zmm9, [rsp + 256]
 ; x12 -= k15
-    vpsubq zmm15, zmm15, [rsp + 320]
+    vpsubq zmm13, zmm13, [rsp + 320]
 ; x13 -= k16
-    vpsubq zmm16, zmm16, [rsp + 960]
+    vpsubq zmm11, zmm11, [rsp + 960]
 ; x14 -= k0
-    vpsubq zmm17, zmm17, [rsp + 832]
+    vpsubq zmm12, zmm12, [rsp + 832]
 ; x15 -= k1
-    vpsubq zmm18, zmm18, [rsp + 896]
+    vpsubq zmm7, zmm7, [rsp + 896]
 ; x13 -= t2
-    vpsubq zmm16, zmm16, zmm2
+    vpsubq zmm11, zmm11, zmm14
 ; x14 -= t0
-    vpsubq zmm17, zmm17, zmm0
+    vpsubq zmm12, zmm12, zmm2
 ; x15 -= 0x14
-    vpsubq zmm18, zmm18, qword [rsp + 1408]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 1408]{1to8}
 ; inverse round 79
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 9
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 48
-    vprolq zmm14, zmm14, 16
+    vprolq zmm9, zmm9, 16
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 35
-    vprolq zmm16, zmm16, 29
+    vprolq zmm11, zmm11, 29
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 52
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 23
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 31
-    vprolq zmm8, zmm8, 33
+    vprolq zmm4, zmm4, 33
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 37
-    vprolq zmm6, zmm6, 27
+    vprolq zmm3, zmm3, 27
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 20
-    vprolq zmm10, zmm10, 44
+    vprolq zmm1, zmm1, 44
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 78
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 44
-    vprolq zmm8, zmm8, 20
+    vprolq zmm4, zmm4, 20
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 47
-    vprolq zmm6, zmm6, 17
+    vprolq zmm3, zmm3, 17
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 46
-    vprolq zmm4, zmm4, 18
+    vprolq zmm8, zmm8, 18
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 19
-    vprolq zmm18, zmm18, 45
+    vprolq zmm7, zmm7, 45
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 42
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 44
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 25
-    vprolq zmm12, zmm12, 39
+    vprolq zmm15, zmm15, 39
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 77
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 16
-    vprolq zmm12, zmm12, 48
+    vprolq zmm15, zmm15, 48
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 34
-    vprolq zmm16, zmm16, 30
+    vprolq zmm11, zmm11, 30
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 56
-    vprolq zmm14, zmm14, 8
+    vprolq zmm9, zmm9, 8
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 51
-    vprolq zmm18, zmm18, 13
+    vprolq zmm7, zmm7, 13
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 4
-    vprolq zmm10, zmm10, 60
+    vprolq zmm1, zmm1, 60
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 53
-    vprolq zmm6, zmm6, 11
+    vprolq zmm3, zmm3, 11
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 42
-    vprolq zmm8, zmm8, 22
+    vprolq zmm4, zmm4, 22
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 76
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 9
-    vprolq zmm6, zmm6, 55
+    vprolq zmm3, zmm3, 55
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 37
-    vprolq zmm8, zmm8, 27
+    vprolq zmm4, zmm4, 27
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 12
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 47
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 44
-    vprolq zmm16, zmm16, 20
+    vprolq zmm11, zmm11, 20
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 30
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 19
 ; x0 -= k2
-    vpsubq zmm3, zmm3, [rsp + 1024]
+    vpsubq zmm16, zmm16, [rsp + 1024]
 ; x1 -= k3
-    vpsubq zmm4, zmm4, [rsp + 384]
+    vpsubq zmm8, zmm8, [rsp + 384]
 ; x2 -= k4
-    vpsubq zmm5, zmm5, [rsp + 448]
+    vpsubq zmm10, zmm10, [rsp + 448]
 ; x3 -= k5
-    vpsubq zmm6, zmm6, [rsp + 512]
+    vpsubq zmm3, zmm3, [rsp + 512]
 ; x4 -= k6
-    vpsubq zmm7, zmm7, [rsp + 576]
+    vpsubq zmm6, zmm6, [rsp + 576]
 ; x5 -= k7
-    vpsubq zmm8, zmm8, [rsp + 640]
+    vpsubq zmm4, zmm4, [rsp + 640]
 ; x6 -= k8
-    vpsubq zmm9, zmm9, [rsp + 704]
+    vpsubq zmm5, zmm5, [rsp + 704]
 ; x7 -= k9
-    vpsubq zmm10, zmm10, [rsp + 768]
+    vpsubq zmm1, zmm1, [rsp + 768]
 ; x8 -= k10
-    vpsubq zmm11, zmm11, [rsp + 0]
+    vpsubq zmm24, zmm24, [rsp + 0]
 ; x9 -= k11
-    vpsubq zmm12, zmm12, [rsp + 64]
+    vpsubq zmm15, zmm15, [rsp + 64]
 ; x10 -= k12
-    vpsubq zmm13, zmm13, [rsp + 128]
+    vpsubq zmm18, zmm18, [rsp + 128]
 ; x11 -= k13
-    vpsubq zmm14, zmm14, [rsp + 192]
+    vpsubq zmm9, zmm9, [rsp + 192]
 ; x12 -= k14
-    vpsubq zmm15, zmm15, [rsp + 256]
+    vpsubq zmm13, zmm13, [rsp + 256]
 ; x13 -= k15
-    vpsubq zmm16, zmm16, [rsp + 320]
+    vpsubq zmm11, zmm11, [rsp + 320]
 ; x14 -= k16
-    vpsubq zmm17, zmm17, [rsp + 960]
+    vpsubq zmm12, zmm12, [rsp + 960]
 ; x15 -= k0
-    vpsubq zmm18, zmm18, [rsp + 832]
+    vpsubq zmm7, zmm7, [rsp + 832]
 ; x13 -= t1
-    vpsubq zmm16, zmm16, zmm1
+    vpsubq zmm11, zmm11, zmm0
 ; x14 -= t2
-    vpsubq zmm17, zmm17, zmm2
+    vpsubq zmm12, zmm12, zmm14
 ; x15 -= 0x13
-    vpsubq zmm18, zmm18, qword [rsp + 1472]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 1472]{1to8}
 ; inverse round 75
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 5
-    vprolq zmm18, zmm18, 59
+    vprolq zmm7, zmm7, 59
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 20
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 48
-    vprolq zmm16, zmm16, 16
+    vprolq zmm11, zmm11, 16
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 41
-    vprolq zmm12, zmm12, 23
+    vprolq zmm15, zmm15, 23
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 47
-    vprolq zmm4, zmm4, 17
+    vprolq zmm8, zmm8, 17
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 28
-    vprolq zmm8, zmm8, 36
+    vprolq zmm4, zmm4, 36
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 16
-    vprolq zmm6, zmm6, 48
+    vprolq zmm3, zmm3, 48
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 25
-    vprolq zmm10, zmm10, 39
+    vprolq zmm1, zmm1, 39
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 74
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 33
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 4
-    vprolq zmm8, zmm8, 60
+    vprolq zmm4, zmm4, 60
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 51
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 13
-    vprolq zmm4, zmm4, 51
+    vprolq zmm8, zmm8, 51
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 34
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 41
-    vprolq zmm16, zmm16, 23
+    vprolq zmm11, zmm11, 23
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 59
-    vprolq zmm14, zmm14, 5
+    vprolq zmm9, zmm9, 5
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 17
-    vprolq zmm12, zmm12, 47
+    vprolq zmm15, zmm15, 47
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 73
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 38
-    vprolq zmm12, zmm12, 26
+    vprolq zmm15, zmm15, 26
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 19
-    vprolq zmm16, zmm16, 45
+    vprolq zmm11, zmm11, 45
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 10
-    vprolq zmm14, zmm14, 54
+    vprolq zmm9, zmm9, 54
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 55
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 49
-    vprolq zmm10, zmm10, 15
+    vprolq zmm1, zmm1, 15
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 18
-    vprolq zmm6, zmm6, 46
+    vprolq zmm3, zmm3, 46
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 23
-    vprolq zmm8, zmm8, 41
+    vprolq zmm4, zmm4, 41
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 52
-    vprolq zmm4, zmm4, 12
+    vprolq zmm8, zmm8, 12
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 72
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 24
-    vprolq zmm4, zmm4, 40
+    vprolq zmm8, zmm8, 40
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 13
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 8
-    vprolq zmm8, zmm8, 56
+    vprolq zmm4, zmm4, 56
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 47
-    vprolq zmm10, zmm10, 17
+    vprolq zmm1, zmm1, 17
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 8
-    vprolq zmm12, zmm12, 56
+    vprolq zmm15, zmm15, 56
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 17
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 22
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 37
-    vprolq zmm18, zmm18, 27
+    vprolq zmm7, zmm7, 27
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 18
 ; x0 -= k1
-    vpsubq zmm3, zmm3, [rsp + 896]
+    vpsubq zmm16, zmm16, [rsp + 896]
 ; x1 -= k2
-    vpsubq zmm4, zmm4, [rsp + 1024]
+    vpsubq zmm8, zmm8, [rsp + 1024]
 ; x2 -= k3
-    vpsubq zmm5, zmm5, [rsp + 384]
+    vpsubq zmm10, zmm10, [rsp + 384]
 ; x3 -= k4
-    vpsubq zmm6, zmm6, [rsp + 448]
+    vpsubq zmm3, zmm3, [rsp + 448]
 ; x4 -= k5
-    vpsubq zmm7, zmm7, [rsp + 512]
+    vpsubq zmm6, zmm6, [rsp + 512]
 ; x5 -= k6
-    vpsubq zmm8, zmm8, [rsp + 576]
+    vpsubq zmm4, zmm4, [rsp + 576]
 ; x6 -= k7
-    vpsubq zmm9, zmm9, [rsp + 640]
+    vpsubq zmm5, zmm5, [rsp + 640]
 ; x7 -= k8
-    vpsubq zmm10, zmm10, [rsp + 704]
+    vpsubq zmm1, zmm1, [rsp + 704]
 ; x8 -= k9
-    vpsubq zmm11, zmm11, [rsp + 768]
+    vpsubq zmm24, zmm24, [rsp + 768]
 ; x9 -= k10
-    vpsubq zmm12, zmm12, [rsp + 0]
+    vpsubq zmm15, zmm15, [rsp + 0]
 ; x10 -= k11
-    vpsubq zmm13, zmm13, [rsp + 64]
+    vpsubq zmm18, zmm18, [rsp + 64]
 ; x11 -= k12
-    vpsubq zmm14, zmm14, [rsp + 128]
+    vpsubq zmm9, zmm9, [rsp + 128]
 ; x12 -= k13
-    vpsubq zmm15, zmm15, [rsp + 192]
+    vpsubq zmm13, zmm13, [rsp + 192]
 ; x13 -= k14
-    vpsubq zmm16, zmm16, [rsp + 256]
+    vpsubq zmm11, zmm11, [rsp + 256]
 ; x14 -= k15
-    vpsubq zmm17, zmm17, [rsp + 320]
+    vpsubq zmm12, zmm12, [rsp + 320]
 ; x15 -= k16
-    vpsubq zmm18, zmm18, [rsp + 960]
+    vpsubq zmm7, zmm7, [rsp + 960]
 ; x13 -= t0
-    vpsubq zmm16, zmm16, zmm0
+    vpsubq zmm11, zmm11, zmm2
 ; x14 -= t1
-    vpsubq zmm17, zmm17, zmm1
+    vpsubq zmm12, zmm12, zmm0
 ; x15 -= 0x12
-    vpsubq zmm18, zmm18, qword [rsp + 1536]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 1536]{1to8}
 ; inverse round 71
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 9
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 48
-    vprolq zmm14, zmm14, 16
+    vprolq zmm9, zmm9, 16
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 35
-    vprolq zmm16, zmm16, 29
+    vprolq zmm11, zmm11, 29
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 52
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 23
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 31
-    vprolq zmm8, zmm8, 33
+    vprolq zmm4, zmm4, 33
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 37
-    vprolq zmm6, zmm6, 27
+    vprolq zmm3, zmm3, 27
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 20
-    vprolq zmm10, zmm10, 44
+    vprolq zmm1, zmm1, 44
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 70
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 44
-    vprolq zmm8, zmm8, 20
+    vprolq zmm4, zmm4, 20
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 47
-    vprolq zmm6, zmm6, 17
+    vprolq zmm3, zmm3, 17
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 46
-    vprolq zmm4, zmm4, 18
+    vprolq zmm8, zmm8, 18
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 19
-    vprolq zmm18, zmm18, 45
+    vprolq zmm7, zmm7, 45
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 42
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 44
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 25
-    vprolq zmm12, zmm12, 39
+    vprolq zmm15, zmm15, 39
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 69
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 16
-    vprolq zmm12, zmm12, 48
+    vprolq zmm15, zmm15, 48
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 34
-    vprolq zmm16, zmm16, 30
+    vprolq zmm11, zmm11, 30
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 56
-    vprolq zmm14, zmm14, 8
+    vprolq zmm9, zmm9, 8
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 51
-    vprolq zmm18, zmm18, 13
+    vprolq zmm7, zmm7, 13
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 4
-    vprolq zmm10, zmm10, 60
+    vprolq zmm1, zmm1, 60
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 53
-    vprolq zmm6, zmm6, 11
+    vprolq zmm3, zmm3, 11
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 42
-    vprolq zmm8, zmm8, 22
+    vprolq zmm4, zmm4, 22
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 68
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 9
-    vprolq zmm6, zmm6, 55
+    vprolq zmm3, zmm3, 55
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 37
-    vprolq zmm8, zmm8, 27
+    vprolq zmm4, zmm4, 27
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 12
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 47
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 44
-    vprolq zmm16, zmm16, 20
+    vprolq zmm11, zmm11, 20
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 30
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 17
 ; x0 -= k0
-    vpsubq zmm3, zmm3, [rsp + 832]
+    vpsubq zmm16, zmm16, [rsp + 832]
 ; x1 -= k1
-    vpsubq zmm4, zmm4, [rsp + 896]
+    vpsubq zmm8, zmm8, [rsp + 896]
 ; x2 -= k2
-    vpsubq zmm5, zmm5, [rsp + 1024]
+    vpsubq zmm10, zmm10, [rsp + 1024]
 ; x3 -= k3
-    vpsubq zmm6, zmm6, [rsp + 384]
+    vpsubq zmm3, zmm3, [rsp + 384]
 ; x4 -= k4
-    vpsubq zmm7, zmm7, [rsp + 448]
+    vpsubq zmm6, zmm6, [rsp + 448]
 ; x5 -= k5
-    vpsubq zmm8, zmm8, [rsp + 512]
+    vpsubq zmm4, zmm4, [rsp + 512]
 ; x6 -= k6
-    vpsubq zmm9, zmm9, [rsp + 576]
+    vpsubq zmm5, zmm5, [rsp + 576]
 ; x7 -= k7
-    vpsubq zmm10, zmm10, [rsp + 640]
+    vpsubq zmm1, zmm1, [rsp + 640]
 ; x8 -= k8
-    vpsubq zmm11, zmm11, [rsp + 704]
+    vpsubq zmm24, zmm24, [rsp + 704]
 ; x9 -= k9
-    vpsubq zmm12, zmm12, [rsp + 768]
+    vpsubq zmm15, zmm15, [rsp + 768]
 ; x10 -= k10
-    vpsubq zmm13, zmm13, [rsp + 0]
+    vpsubq zmm18, zmm18, [rsp + 0]
 ; x11 -= k11
-    vpsubq zmm14, zmm14, [rsp + 64]
+    vpsubq zmm9, zmm9, [rsp + 64]
 ; x12 -= k12
-    vpsubq zmm15, zmm15, [rsp + 128]
+    vpsubq zmm13, zmm13, [rsp + 128]
 ; x13 -= k13
-    vpsubq zmm16, zmm16, [rsp + 192]
+    vpsubq zmm11, zmm11, [rsp + 192]
 ; x14 -= k14
-    vpsubq zmm17, zmm17, [rsp + 256]
+    vpsubq zmm12, zmm12, [rsp + 256]
 ; x15 -= k15
-    vpsubq zmm18, zmm18, [rsp + 320]
+    vpsubq zmm7, zmm7, [rsp + 320]
 ; x13 -= t2
-    vpsubq zmm16, zmm16, zmm2
+    vpsubq zmm11, zmm11, zmm14
 ; x14 -= t0
-    vpsubq zmm17, zmm17, zmm0
+    vpsubq zmm12, zmm12, zmm2
 ; x15 -= 0x11
-    vpsubq zmm18, zmm18, qword [rsp + 1600]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 1600]{1to8}
 ; inverse round 67
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 5
-    vprolq zmm18, zmm18, 59
+    vprolq zmm7, zmm7, 59
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 20
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 48
-    vprolq zmm16, zmm16, 16
+    vprolq zmm11, zmm11, 16
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 41
-    vprolq zmm12, zmm12, 23
+    vprolq zmm15, zmm15, 23
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 47
-    vprolq zmm4, zmm4, 17
+    vprolq zmm8, zmm8, 17
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 28
-    vprolq zmm8, zmm8, 36
+    vprolq zmm4, zmm4, 36
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 16
-    vprolq zmm6, zmm6, 48
+    vprolq zmm3, zmm3, 48
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 25
-    vprolq zmm10, zmm10, 39
+    vprolq zmm1, zmm1, 39
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 66
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 33
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 4
-    vprolq zmm8, zmm8, 60
+    vprolq zmm4, zmm4, 60
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 51
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 13
-    vprolq zmm4, zmm4, 51
+    vprolq zmm8, zmm8, 51
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 34
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 41
-    vprolq zmm16, zmm16, 23
+    vprolq zmm11, zmm11, 23
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 59
-    vprolq zmm14, zmm14, 5
+    vprolq zmm9, zmm9, 5
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 17
-    vprolq zmm12, zmm12, 47
+    vprolq zmm15, zmm15, 47
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 65
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 38
-    vprolq zmm12, zmm12, 26
+    vprolq zmm15, zmm15, 26
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 19
-    vprolq zmm16, zmm16, 45
+    vprolq zmm11, zmm11, 45
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 10
-    vprolq zmm14, zmm14, 54
+    vprolq zmm9, zmm9, 54
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 55
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 49
-    vprolq zmm10, zmm10, 15
+    vprolq zmm1, zmm1, 15
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 18
-    vprolq zmm6, zmm6, 46
+    vprolq zmm3, zmm3, 46
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 23
-    vprolq zmm8, zmm8, 41
+    vprolq zmm4, zmm4, 41
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 52
-    vprolq zmm4, zmm4, 12
+    vprolq zmm8, zmm8, 12
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 64
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 24
-    vprolq zmm4, zmm4, 40
+    vprolq zmm8, zmm8, 40
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 13
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 8
-    vprolq zmm8, zmm8, 56
+    vprolq zmm4, zmm4, 56
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 47
-    vprolq zmm10, zmm10, 17
+    vprolq zmm1, zmm1, 17
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 8
-    vprolq zmm12, zmm12, 56
+    vprolq zmm15, zmm15, 56
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 17
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 22
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 37
-    vprolq zmm18, zmm18, 27
+    vprolq zmm7, zmm7, 27
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 16
 ; x0 -= k16
-    vpsubq zmm3, zmm3, [rsp + 960]
+    vpsubq zmm16, zmm16, [rsp + 960]
 ; x1 -= k0
-    vpsubq zmm4, zmm4, [rsp + 832]
+    vpsubq zmm8, zmm8, [rsp + 832]
 ; x2 -= k1
-    vpsubq zmm5, zmm5, [rsp + 896]
+    vpsubq zmm10, zmm10, [rsp + 896]
 ; x3 -= k2
-    vpsubq zmm6, zmm6, [rsp + 1024]
+    vpsubq zmm3, zmm3, [rsp + 1024]
 ; x4 -= k3
-    vpsubq zmm7, zmm7, [rsp + 384]
+    vpsubq zmm6, zmm6, [rsp + 384]
 ; x5 -= k4
-    vpsubq zmm8, zmm8, [rsp + 448]
+    vpsubq zmm4, zmm4, [rsp + 448]
 ; x6 -= k5
-    vpsubq zmm9, zmm9, [rsp + 512]
+    vpsubq zmm5, zmm5, [rsp + 512]
 ; x7 -= k6
-    vpsubq zmm10, zmm10, [rsp + 576]
+    vpsubq zmm1, zmm1, [rsp + 576]
 ; x8 -= k7
-    vpsubq zmm11, zmm11, [rsp + 640]
+    vpsubq zmm24, zmm24, [rsp + 640]
 ; x9 -= k8
-    vpsubq zmm12, zmm12, [rsp + 704]
+    vpsubq zmm15, zmm15, [rsp + 704]
 ; x10 -= k9
-    vpsubq zmm13, zmm13, [rsp + 768]
+    vpsubq zmm18, zmm18, [rsp + 768]
 ; x11 -= k10
-    vpsubq zmm14, zmm14, [rsp + 0]
+    vpsubq zmm9, zmm9, [rsp + 0]
 ; x12 -= k11
-    vpsubq zmm15, zmm15, [rsp + 64]
+    vpsubq zmm13, zmm13, [rsp + 64]
 ; x13 -= k12
-    vpsubq zmm16, zmm16, [rsp + 128]
+    vpsubq zmm11, zmm11, [rsp + 128]
 ; x14 -= k13
-    vpsubq zmm17, zmm17, [rsp + 192]
+    vpsubq zmm12, zmm12, [rsp + 192]
 ; x15 -= k14
-    vpsubq zmm18, zmm18, [rsp + 256]
+    vpsubq zmm7, zmm7, [rsp + 256]
 ; x13 -= t1
-    vpsubq zmm16, zmm16, zmm1
+    vpsubq zmm11, zmm11, zmm0
 ; x14 -= t2
-    vpsubq zmm17, zmm17, zmm2
+    vpsubq zmm12, zmm12, zmm14
 ; x15 -= 0x10
-    vpsubq zmm18, zmm18, qword [rsp + 1664]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 1664]{1to8}
 ; inverse round 63
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 9
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 48
-    vprolq zmm14, zmm14, 16
+    vprolq zmm9, zmm9, 16
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 35
-    vprolq zmm16, zmm16, 29
+    vprolq zmm11, zmm11, 29
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 52
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 23
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 31
-    vprolq zmm8, zmm8, 33
+    vprolq zmm4, zmm4, 33
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 37
-    vprolq zmm6, zmm6, 27
+    vprolq zmm3, zmm3, 27
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 20
-    vprolq zmm10, zmm10, 44
+    vprolq zmm1, zmm1, 44
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 62
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 44
-    vprolq zmm8, zmm8, 20
+    vprolq zmm4, zmm4, 20
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 47
-    vprolq zmm6, zmm6, 17
+    vprolq zmm3, zmm3, 17
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 46
-    vprolq zmm4, zmm4, 18
+    vprolq zmm8, zmm8, 18
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 19
-    vprolq zmm18, zmm18, 45
+    vprolq zmm7, zmm7, 45
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 42
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 44
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 25
-    vprolq zmm12, zmm12, 39
+    vprolq zmm15, zmm15, 39
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 61
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 16
-    vprolq zmm12, zmm12, 48
+    vprolq zmm15, zmm15, 48
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 34
-    vprolq zmm16, zmm16, 30
+    vprolq zmm11, zmm11, 30
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 56
-    vprolq zmm14, zmm14, 8
+    vprolq zmm9, zmm9, 8
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 51
-    vprolq zmm18, zmm18, 13
+    vprolq zmm7, zmm7, 13
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 4
-    vprolq zmm10, zmm10, 60
+    vprolq zmm1, zmm1, 60
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 53
-    vprolq zmm6, zmm6, 11
+    vprolq zmm3, zmm3, 11
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 42
-    vprolq zmm8, zmm8, 22
+    vprolq zmm4, zmm4, 22
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 60
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 9
-    vprolq zmm6, zmm6, 55
+    vprolq zmm3, zmm3, 55
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 37
-    vprolq zmm8, zmm8, 27
+    vprolq zmm4, zmm4, 27
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 12
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 47
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 44
-    vprolq zmm16, zmm16, 20
+    vprolq zmm11, zmm11, 20
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 30
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 15
 ; x0 -= k15
-    vpsubq zmm3, zmm3, [rsp + 320]
+    vpsubq zmm16, zmm16, [rsp + 320]
 ; x1 -= k16
-    vpsubq zmm4, zmm4, [rsp + 960]
+    vpsubq zmm8, zmm8, [rsp + 960]
 ; x2 -= k0
-    vpsubq zmm5, zmm5, [rsp + 832]
+    vpsubq zmm10, zmm10, [rsp + 832]
 ; x3 -= k1
-    vpsubq zmm6, zmm6, [rsp + 896]
+    vpsubq zmm3, zmm3, [rsp + 896]
 ; x4 -= k2
-    vpsubq zmm7, zmm7, [rsp + 1024]
+    vpsubq zmm6, zmm6, [rsp + 1024]
 ; x5 -= k3
-    vpsubq zmm8, zmm8, [rsp + 384]
+    vpsubq zmm4, zmm4, [rsp + 384]
 ; x6 -= k4
-    vpsubq zmm9, zmm9, [rsp + 448]
+    vpsubq zmm5, zmm5, [rsp + 448]
 ; x7 -= k5
-    vpsubq zmm10, zmm10, [rsp + 512]
+    vpsubq zmm1, zmm1, [rsp + 512]
 ; x8 -= k6
-    vpsubq zmm11, zmm11, [rsp + 576]
+    vpsubq zmm24, zmm24, [rsp + 576]
 ; x9 -= k7
-    vpsubq zmm12, zmm12, [rsp + 640]
+    vpsubq zmm15, zmm15, [rsp + 640]
 ; x10 -= k8
-    vpsubq zmm13, zmm13, [rsp + 704]
+    vpsubq zmm18, zmm18, [rsp + 704]
 ; x11 -= k9
-    vpsubq zmm14, zmm14, [rsp + 768]
+    vpsubq zmm9, zmm9, [rsp + 768]
 ; x12 -= k10
-    vpsubq zmm15, zmm15, [rsp + 0]
+    vpsubq zmm13, zmm13, [rsp + 0]
 ; x13 -= k11
-    vpsubq zmm16, zmm16, [rsp + 64]
+    vpsubq zmm11, zmm11, [rsp + 64]
 ; x14 -= k12
-    vpsubq zmm17, zmm17, [rsp + 128]
+    vpsubq zmm12, zmm12, [rsp + 128]
 ; x15 -= k13
-    vpsubq zmm18, zmm18, [rsp + 192]
+    vpsubq zmm7, zmm7, [rsp + 192]
 ; x13 -= t0
-    vpsubq zmm16, zmm16, zmm0
+    vpsubq zmm11, zmm11, zmm2
 ; x14 -= t1
-    vpsubq zmm17, zmm17, zmm1
+    vpsubq zmm12, zmm12, zmm0
 ; x15 -= 0xf
-    vpsubq zmm18, zmm18, qword [rsp + 1728]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 1728]{1to8}
 ; inverse round 59
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 5
-    vprolq zmm18, zmm18, 59
+    vprolq zmm7, zmm7, 59
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 20
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 48
-    vprolq zmm16, zmm16, 16
+    vprolq zmm11, zmm11, 16
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 41
-    vprolq zmm12, zmm12, 23
+    vprolq zmm15, zmm15, 23
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 47
-    vprolq zmm4, zmm4, 17
+    vprolq zmm8, zmm8, 17
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 28
-    vprolq zmm8, zmm8, 36
+    vprolq zmm4, zmm4, 36
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 16
-    vprolq zmm6, zmm6, 48
+    vprolq zmm3, zmm3, 48
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 25
-    vprolq zmm10, zmm10, 39
+    vprolq zmm1, zmm1, 39
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 58
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 33
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 4
-    vprolq zmm8, zmm8, 60
+    vprolq zmm4, zmm4, 60
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 51
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 13
-    vprolq zmm4, zmm4, 51
+    vprolq zmm8, zmm8, 51
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 34
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 41
-    vprolq zmm16, zmm16, 23
+    vprolq zmm11, zmm11, 23
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 59
-    vprolq zmm14, zmm14, 5
+    vprolq zmm9, zmm9, 5
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 17
-    vprolq zmm12, zmm12, 47
+    vprolq zmm15, zmm15, 47
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 57
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 38
-    vprolq zmm12, zmm12, 26
+    vprolq zmm15, zmm15, 26
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 19
-    vprolq zmm16, zmm16, 45
+    vprolq zmm11, zmm11, 45
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 10
-    vprolq zmm14, zmm14, 54
+    vprolq zmm9, zmm9, 54
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 55
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 49
-    vprolq zmm10, zmm10, 15
+    vprolq zmm1, zmm1, 15
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 18
-    vprolq zmm6, zmm6, 46
+    vprolq zmm3, zmm3, 46
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 23
-    vprolq zmm8, zmm8, 41
+    vprolq zmm4, zmm4, 41
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 52
-    vprolq zmm4, zmm4, 12
+    vprolq zmm8, zmm8, 12
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 56
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 24
-    vprolq zmm4, zmm4, 40
+    vprolq zmm8, zmm8, 40
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 13
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 8
-    vprolq zmm8, zmm8, 56
+    vprolq zmm4, zmm4, 56
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 47
-    vprolq zmm10, zmm10, 17
+    vprolq zmm1, zmm1, 17
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 8
-    vprolq zmm12, zmm12, 56
+    vprolq zmm15, zmm15, 56
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 17
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 22
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 37
-    vprolq zmm18, zmm18, 27
+    vprolq zmm7, zmm7, 27
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 14
 ; x0 -= k14
-    vpsubq zmm3, zmm3, [rsp + 256]
+    vpsubq zmm16, zmm16, [rsp + 256]
 ; x1 -= k15
-    vpsubq zmm4, zmm4, [rsp + 320]
+    vpsubq zmm8, zmm8, [rsp + 320]
 ; x2 -= k16
-    vpsubq zmm5, zmm5, [rsp + 960]
+    vpsubq zmm10, zmm10, [rsp + 960]
 ; x3 -= k0
-    vpsubq zmm6, zmm6, [rsp + 832]
+    vpsubq zmm3, zmm3, [rsp + 832]
 ; x4 -= k1
-    vpsubq zmm7, zmm7, [rsp + 896]
+    vpsubq zmm6, zmm6, [rsp + 896]
 ; x5 -= k2
-    vpsubq zmm8, zmm8, [rsp + 1024]
+    vpsubq zmm4, zmm4, [rsp + 1024]
 ; x6 -= k3
-    vpsubq zmm9, zmm9, [rsp + 384]
+    vpsubq zmm5, zmm5, [rsp + 384]
 ; x7 -= k4
-    vpsubq zmm10, zmm10, [rsp + 448]
+    vpsubq zmm1, zmm1, [rsp + 448]
 ; x8 -= k5
-    vpsubq zmm11, zmm11, [rsp + 512]
+    vpsubq zmm24, zmm24, [rsp + 512]
 ; x9 -= k6
-    vpsubq zmm12, zmm12, [rsp + 576]
+    vpsubq zmm15, zmm15, [rsp + 576]
 ; x10 -= k7
-    vpsubq zmm13, zmm13, [rsp + 640]
+    vpsubq zmm18, zmm18, [rsp + 640]
 ; x11 -= k8
-    vpsubq zmm14, zmm14, [rsp + 704]
+    vpsubq zmm9, zmm9, [rsp + 704]
 ; x12 -= k9
-    vpsubq zmm15, zmm15, [rsp + 768]
+    vpsubq zmm13, zmm13, [rsp + 768]
 ; x13 -= k10
-    vpsubq zmm16, zmm16, [rsp + 0]
+    vpsubq zmm11, zmm11, [rsp + 0]
 ; x14 -= k11
-    vpsubq zmm17, zmm17, [rsp + 64]
+    vpsubq zmm12, zmm12, [rsp + 64]
 ; x15 -= k12
-    vpsubq zmm18, zmm18, [rsp + 128]
+    vpsubq zmm7, zmm7, [rsp + 128]
 ; x13 -= t2
-    vpsubq zmm16, zmm16, zmm2
+    vpsubq zmm11, zmm11, zmm14
 ; x14 -= t0
-    vpsubq zmm17, zmm17, zmm0
+    vpsubq zmm12, zmm12, zmm2
 ; x15 -= 0xe
-    vpsubq zmm18, zmm18, qword [rsp + 1792]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 1792]{1to8}
 ; inverse round 55
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 9
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 48
-    vprolq zmm14, zmm14, 16
+    vprolq zmm9, zmm9, 16
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 35
-    vprolq zmm16, zmm16, 29
+    vprolq zmm11, zmm11, 29
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 52
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 23
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 31
-    vprolq zmm8, zmm8, 33
+    vprolq zmm4, zmm4, 33
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 37
-    vprolq zmm6, zmm6, 27
+    vprolq zmm3, zmm3, 27
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 20
-    vprolq zmm10, zmm10, 44
+    vprolq zmm1, zmm1, 44
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 54
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 44
-    vprolq zmm8, zmm8, 20
+    vprolq zmm4, zmm4, 20
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 47
-    vprolq zmm6, zmm6, 17
+    vprolq zmm3, zmm3, 17
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 46
-    vprolq zmm4, zmm4, 18
+    vprolq zmm8, zmm8, 18
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 19
-    vprolq zmm18, zmm18, 45
+    vprolq zmm7, zmm7, 45
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 42
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 44
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 25
-    vprolq zmm12, zmm12, 39
+    vprolq zmm15, zmm15, 39
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 53
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 16
-    vprolq zmm12, zmm12, 48
+    vprolq zmm15, zmm15, 48
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 34
-    vprolq zmm16, zmm16, 30
+    vprolq zmm11, zmm11, 30
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 56
-    vprolq zmm14, zmm14, 8
+    vprolq zmm9, zmm9, 8
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 51
-    vprolq zmm18, zmm18, 13
+    vprolq zmm7, zmm7, 13
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 4
-    vprolq zmm10, zmm10, 60
+    vprolq zmm1, zmm1, 60
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 53
-    vprolq zmm6, zmm6, 11
+    vprolq zmm3, zmm3, 11
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 42
-    vprolq zmm8, zmm8, 22
+    vprolq zmm4, zmm4, 22
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 52
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 9
-    vprolq zmm6, zmm6, 55
+    vprolq zmm3, zmm3, 55
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 37
-    vprolq zmm8, zmm8, 27
+    vprolq zmm4, zmm4, 27
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 12
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 47
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 44
-    vprolq zmm16, zmm16, 20
+    vprolq zmm11, zmm11, 20
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 30
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 13
 ; x0 -= k13
-    vpsubq zmm3, zmm3, [rsp + 192]
+    vpsubq zmm16, zmm16, [rsp + 192]
 ; x1 -= k14
-    vpsubq zmm4, zmm4, [rsp + 256]
+    vpsubq zmm8, zmm8, [rsp + 256]
 ; x2 -= k15
-    vpsubq zmm5, zmm5, [rsp + 320]
+    vpsubq zmm10, zmm10, [rsp + 320]
 ; x3 -= k16
-    vpsubq zmm6, zmm6, [rsp + 960]
+    vpsubq zmm3, zmm3, [rsp + 960]
 ; x4 -= k0
-    vpsubq zmm7, zmm7, [rsp + 832]
+    vpsubq zmm6, zmm6, [rsp + 832]
 ; x5 -= k1
-    vpsubq zmm8, zmm8, [rsp + 896]
+    vpsubq zmm4, zmm4, [rsp + 896]
 ; x6 -= k2
-    vpsubq zmm9, zmm9, [rsp + 1024]
+    vpsubq zmm5, zmm5, [rsp + 1024]
 ; x7 -= k3
-    vpsubq zmm10, zmm10, [rsp + 384]
+    vpsubq zmm1, zmm1, [rsp + 384]
 ; x8 -= k4
-    vpsubq zmm11, zmm11, [rsp + 448]
+    vpsubq zmm24, zmm24, [rsp + 448]
 ; x9 -= k5
-    vpsubq zmm12, zmm12, [rsp + 512]
+    vpsubq zmm15, zmm15, [rsp + 512]
 ; x10 -= k6
-    vpsubq zmm13, zmm13, [rsp + 576]
+    vpsubq zmm18, zmm18, [rsp + 576]
 ; x11 -= k7
-    vpsubq zmm14, zmm14, [rsp + 640]
+    vpsubq zmm9, zmm9, [rsp + 640]
 ; x12 -= k8
-    vpsubq zmm15, zmm15, [rsp + 704]
+    vpsubq zmm13, zmm13, [rsp + 704]
 ; x13 -= k9
-    vpsubq zmm16, zmm16, [rsp + 768]
+    vpsubq zmm11, zmm11, [rsp + 768]
 ; x14 -= k10
-    vpsubq zmm17, zmm17, [rsp + 0]
+    vpsubq zmm12, zmm12, [rsp + 0]
 ; x15 -= k11
-    vpsubq zmm18, zmm18, [rsp + 64]
+    vpsubq zmm7, zmm7, [rsp + 64]
 ; x13 -= t1
-    vpsubq zmm16, zmm16, zmm1
+    vpsubq zmm11, zmm11, zmm0
 ; x14 -= t2
-    vpsubq zmm17, zmm17, zmm2
+    vpsubq zmm12, zmm12, zmm14
 ; x15 -= 0xd
-    vpsubq zmm18, zmm18, qword [rsp + 1856]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 1856]{1to8}
 ; inverse round 51
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 5
-    vprolq zmm18, zmm18, 59
+    vprolq zmm7, zmm7, 59
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 20
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 48
-    vprolq zmm16, zmm16, 16
+    vprolq zmm11, zmm11, 16
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 41
-    vprolq zmm12, zmm12, 23
+    vprolq zmm15, zmm15, 23
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 47
-    vprolq zmm4, zmm4, 17
+    vprolq zmm8, zmm8, 17
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 28
-    vprolq zmm8, zmm8, 36
+    vprolq zmm4, zmm4, 36
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 16
-    vprolq zmm6, zmm6, 48
+    vprolq zmm3, zmm3, 48
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 25
-    vprolq zmm10, zmm10, 39
+    vprolq zmm1, zmm1, 39
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 50
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 33
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 4
-    vprolq zmm8, zmm8, 60
+    vprolq zmm4, zmm4, 60
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 51
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 13
-    vprolq zmm4, zmm4, 51
+    vprolq zmm8, zmm8, 51
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 34
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 41
-    vprolq zmm16, zmm16, 23
+    vprolq zmm11, zmm11, 23
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 59
-    vprolq zmm14, zmm14, 5
+    vprolq zmm9, zmm9, 5
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 17
-    vprolq zmm12, zmm12, 47
+    vprolq zmm15, zmm15, 47
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 49
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 38
-    vprolq zmm12, zmm12, 26
+    vprolq zmm15, zmm15, 26
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 19
-    vprolq zmm16, zmm16, 45
+    vprolq zmm11, zmm11, 45
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 10
-    vprolq zmm14, zmm14, 54
+    vprolq zmm9, zmm9, 54
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 55
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 49
-    vprolq zmm10, zmm10, 15
+    vprolq zmm1, zmm1, 15
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 18
-    vprolq zmm6, zmm6, 46
+    vprolq zmm3, zmm3, 46
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 23
-    vprolq zmm8, zmm8, 41
+    vprolq zmm4, zmm4, 41
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 52
-    vprolq zmm4, zmm4, 12
+    vprolq zmm8, zmm8, 12
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 48
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 24
-    vprolq zmm4, zmm4, 40
+    vprolq zmm8, zmm8, 40
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 13
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 8
-    vprolq zmm8, zmm8, 56
+    vprolq zmm4, zmm4, 56
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 47
-    vprolq zmm10, zmm10, 17
+    vprolq zmm1, zmm1, 17
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 8
-    vprolq zmm12, zmm12, 56
+    vprolq zmm15, zmm15, 56
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 17
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 22
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 37
-    vprolq zmm18, zmm18, 27
+    vprolq zmm7, zmm7, 27
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 12
 ; x0 -= k12
-    vpsubq zmm3, zmm3, [rsp + 128]
+    vpsubq zmm16, zmm16, [rsp + 128]
 ; x1 -= k13
-    vpsubq zmm4, zmm4, [rsp + 192]
+    vpsubq zmm8, zmm8, [rsp + 192]
 ; x2 -= k14
-    vpsubq zmm5, zmm5, [rsp + 256]
+    vpsubq zmm10, zmm10, [rsp + 256]
 ; x3 -= k15
-    vpsubq zmm6, zmm6, [rsp + 320]
+    vpsubq zmm3, zmm3, [rsp + 320]
 ; x4 -= k16
-    vpsubq zmm7, zmm7, [rsp + 960]
+    vpsubq zmm6, zmm6, [rsp + 960]
 ; x5 -= k0
-    vpsubq zmm8, zmm8, [rsp + 832]
+    vpsubq zmm4, zmm4, [rsp + 832]
 ; x6 -= k1
-    vpsubq zmm9, zmm9, [rsp + 896]
+    vpsubq zmm5, zmm5, [rsp + 896]
 ; x7 -= k2
-    vpsubq zmm10, zmm10, [rsp + 1024]
+    vpsubq zmm1, zmm1, [rsp + 1024]
 ; x8 -= k3
-    vpsubq zmm11, zmm11, [rsp + 384]
+    vpsubq zmm24, zmm24, [rsp + 384]
 ; x9 -= k4
-    vpsubq zmm12, zmm12, [rsp + 448]
+    vpsubq zmm15, zmm15, [rsp + 448]
 ; x10 -= k5
-    vpsubq zmm13, zmm13, [rsp + 512]
+    vpsubq zmm18, zmm18, [rsp + 512]
 ; x11 -= k6
-    vpsubq zmm14, zmm14, [rsp + 576]
+    vpsubq zmm9, zmm9, [rsp + 576]
 ; x12 -= k7
-    vpsubq zmm15, zmm15, [rsp + 640]
+    vpsubq zmm13, zmm13, [rsp + 640]
 ; x13 -= k8
-    vpsubq zmm16, zmm16, [rsp + 704]
+    vpsubq zmm11, zmm11, [rsp + 704]
 ; x14 -= k9
-    vpsubq zmm17, zmm17, [rsp + 768]
+    vpsubq zmm12, zmm12, [rsp + 768]
 ; x15 -= k10
-    vpsubq zmm18, zmm18, [rsp + 0]
+    vpsubq zmm7, zmm7, [rsp + 0]
 ; x13 -= t0
-    vpsubq zmm16, zmm16, zmm0
+    vpsubq zmm11, zmm11, zmm2
 ; x14 -= t1
-    vpsubq zmm17, zmm17, zmm1
+    vpsubq zmm12, zmm12, zmm0
 ; x15 -= 0xc
-    vpsubq zmm18, zmm18, qword [rsp + 1920]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 1920]{1to8}
 ; inverse round 47
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 9
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 48
-    vprolq zmm14, zmm14, 16
+    vprolq zmm9, zmm9, 16
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 35
-    vprolq zmm16, zmm16, 29
+    vprolq zmm11, zmm11, 29
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 52
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 23
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 31
-    vprolq zmm8, zmm8, 33
+    vprolq zmm4, zmm4, 33
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 37
-    vprolq zmm6, zmm6, 27
+    vprolq zmm3, zmm3, 27
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 20
-    vprolq zmm10, zmm10, 44
+    vprolq zmm1, zmm1, 44
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 46
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 44
-    vprolq zmm8, zmm8, 20
+    vprolq zmm4, zmm4, 20
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 47
-    vprolq zmm6, zmm6, 17
+    vprolq zmm3, zmm3, 17
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 46
-    vprolq zmm4, zmm4, 18
+    vprolq zmm8, zmm8, 18
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 19
-    vprolq zmm18, zmm18, 45
+    vprolq zmm7, zmm7, 45
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 42
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 44
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 25
-    vprolq zmm12, zmm12, 39
+    vprolq zmm15, zmm15, 39
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 45
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 16
-    vprolq zmm12, zmm12, 48
+    vprolq zmm15, zmm15, 48
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 34
-    vprolq zmm16, zmm16, 30
+    vprolq zmm11, zmm11, 30
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 56
-    vprolq zmm14, zmm14, 8
+    vprolq zmm9, zmm9, 8
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 51
-    vprolq zmm18, zmm18, 13
+    vprolq zmm7, zmm7, 13
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 4
-    vprolq zmm10, zmm10, 60
+    vprolq zmm1, zmm1, 60
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 53
-    vprolq zmm6, zmm6, 11
+    vprolq zmm3, zmm3, 11
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 42
-    vprolq zmm8, zmm8, 22
+    vprolq zmm4, zmm4, 22
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 44
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 9
-    vprolq zmm6, zmm6, 55
+    vprolq zmm3, zmm3, 55
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 37
-    vprolq zmm8, zmm8, 27
+    vprolq zmm4, zmm4, 27
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 12
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 47
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 44
-    vprolq zmm16, zmm16, 20
+    vprolq zmm11, zmm11, 20
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 30
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 11
 ; x0 -= k11
-    vpsubq zmm3, zmm3, [rsp + 64]
+    vpsubq zmm16, zmm16, [rsp + 64]
 ; x1 -= k12
-    vpsubq zmm4, zmm4, [rsp + 128]
+    vpsubq zmm8, zmm8, [rsp + 128]
 ; x2 -= k13
-    vpsubq zmm5, zmm5, [rsp + 192]
+    vpsubq zmm10, zmm10, [rsp + 192]
 ; x3 -= k14
-    vpsubq zmm6, zmm6, [rsp + 256]
+    vpsubq zmm3, zmm3, [rsp + 256]
 ; x4 -= k15
-    vpsubq zmm7, zmm7, [rsp + 320]
+    vpsubq zmm6, zmm6, [rsp + 320]
 ; x5 -= k16
-    vpsubq zmm8, zmm8, [rsp + 960]
+    vpsubq zmm4, zmm4, [rsp + 960]
 ; x6 -= k0
-    vpsubq zmm9, zmm9, [rsp + 832]
+    vpsubq zmm5, zmm5, [rsp + 832]
 ; x7 -= k1
-    vpsubq zmm10, zmm10, [rsp + 896]
+    vpsubq zmm1, zmm1, [rsp + 896]
 ; x8 -= k2
-    vpsubq zmm11, zmm11, [rsp + 1024]
+    vpsubq zmm24, zmm24, [rsp + 1024]
 ; x9 -= k3
-    vpsubq zmm12, zmm12, [rsp + 384]
+    vpsubq zmm15, zmm15, [rsp + 384]
 ; x10 -= k4
-    vpsubq zmm13, zmm13, [rsp + 448]
+    vpsubq zmm18, zmm18, [rsp + 448]
 ; x11 -= k5
-    vpsubq zmm14, zmm14, [rsp + 512]
+    vpsubq zmm9, zmm9, [rsp + 512]
 ; x12 -= k6
-    vpsubq zmm15, zmm15, [rsp + 576]
+    vpsubq zmm13, zmm13, [rsp + 576]
 ; x13 -= k7
-    vpsubq zmm16, zmm16, [rsp + 640]
+    vpsubq zmm11, zmm11, [rsp + 640]
 ; x14 -= k8
-    vpsubq zmm17, zmm17, [rsp + 704]
+    vpsubq zmm12, zmm12, [rsp + 704]
 ; x15 -= k9
-    vpsubq zmm18, zmm18, [rsp + 768]
+    vpsubq zmm7, zmm7, [rsp + 768]
 ; x13 -= t2
-    vpsubq zmm16, zmm16, zmm2
+    vpsubq zmm11, zmm11, zmm14
 ; x14 -= t0
-    vpsubq zmm17, zmm17, zmm0
+    vpsubq zmm12, zmm12, zmm2
 ; x15 -= 0xb
-    vpsubq zmm18, zmm18, qword [rsp + 1984]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 1984]{1to8}
 ; inverse round 43
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 5
-    vprolq zmm18, zmm18, 59
+    vprolq zmm7, zmm7, 59
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 20
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 48
-    vprolq zmm16, zmm16, 16
+    vprolq zmm11, zmm11, 16
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 41
-    vprolq zmm12, zmm12, 23
+    vprolq zmm15, zmm15, 23
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 47
-    vprolq zmm4, zmm4, 17
+    vprolq zmm8, zmm8, 17
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 28
-    vprolq zmm8, zmm8, 36
+    vprolq zmm4, zmm4, 36
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 16
-    vprolq zmm6, zmm6, 48
+    vprolq zmm3, zmm3, 48
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 25
-    vprolq zmm10, zmm10, 39
+    vprolq zmm1, zmm1, 39
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 42
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 33
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 4
-    vprolq zmm8, zmm8, 60
+    vprolq zmm4, zmm4, 60
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 51
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 13
-    vprolq zmm4, zmm4, 51
+    vprolq zmm8, zmm8, 51
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 34
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 41
-    vprolq zmm16, zmm16, 23
+    vprolq zmm11, zmm11, 23
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 59
-    vprolq zmm14, zmm14, 5
+    vprolq zmm9, zmm9, 5
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 17
-    vprolq zmm12, zmm12, 47
+    vprolq zmm15, zmm15, 47
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 41
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 38
-    vprolq zmm12, zmm12, 26
+    vprolq zmm15, zmm15, 26
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 19
-    vprolq zmm16, zmm16, 45
+    vprolq zmm11, zmm11, 45
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 10
-    vprolq zmm14, zmm14, 54
+    vprolq zmm9, zmm9, 54
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 55
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 49
-    vprolq zmm10, zmm10, 15
+    vprolq zmm1, zmm1, 15
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 18
-    vprolq zmm6, zmm6, 46
+    vprolq zmm3, zmm3, 46
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 23
-    vprolq zmm8, zmm8, 41
+    vprolq zmm4, zmm4, 41
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 52
-    vprolq zmm4, zmm4, 12
+    vprolq zmm8, zmm8, 12
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 40
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 24
-    vprolq zmm4, zmm4, 40
+    vprolq zmm8, zmm8, 40
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 13
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 8
-    vprolq zmm8, zmm8, 56
+    vprolq zmm4, zmm4, 56
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 47
-    vprolq zmm10, zmm10, 17
+    vprolq zmm1, zmm1, 17
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 8
-    vprolq zmm12, zmm12, 56
+    vprolq zmm15, zmm15, 56
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 17
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 22
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 37
-    vprolq zmm18, zmm18, 27
+    vprolq zmm7, zmm7, 27
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 10
 ; x0 -= k10
-    vpsubq zmm3, zmm3, [rsp + 0]
+    vpsubq zmm16, zmm16, [rsp + 0]
 ; x1 -= k11
-    vpsubq zmm4, zmm4, [rsp + 64]
+    vpsubq zmm8, zmm8, [rsp + 64]
 ; x2 -= k12
-    vpsubq zmm5, zmm5, [rsp + 128]
+    vpsubq zmm10, zmm10, [rsp + 128]
 ; x3 -= k13
-    vpsubq zmm6, zmm6, [rsp + 192]
+    vpsubq zmm3, zmm3, [rsp + 192]
 ; x4 -= k14
-    vpsubq zmm7, zmm7, [rsp + 256]
+    vpsubq zmm6, zmm6, [rsp + 256]
 ; x5 -= k15
-    vpsubq zmm8, zmm8, [rsp + 320]
+    vpsubq zmm4, zmm4, [rsp + 320]
 ; x6 -= k16
-    vpsubq zmm9, zmm9, [rsp + 960]
+    vpsubq zmm5, zmm5, [rsp + 960]
 ; x7 -= k0
-    vpsubq zmm10, zmm10, [rsp + 832]
+    vpsubq zmm1, zmm1, [rsp + 832]
 ; x8 -= k1
-    vpsubq zmm11, zmm11, [rsp + 896]
+    vpsubq zmm24, zmm24, [rsp + 896]
 ; x9 -= k2
-    vpsubq zmm12, zmm12, [rsp + 1024]
+    vpsubq zmm15, zmm15, [rsp + 1024]
 ; x10 -= k3
-    vpsubq zmm13, zmm13, [rsp + 384]
+    vpsubq zmm18, zmm18, [rsp + 384]
 ; x11 -= k4
-    vpsubq zmm14, zmm14, [rsp + 448]
+    vpsubq zmm9, zmm9, [rsp + 448]
 ; x12 -= k5
-    vpsubq zmm15, zmm15, [rsp + 512]
+    vpsubq zmm13, zmm13, [rsp + 512]
 ; x13 -= k6
-    vpsubq zmm16, zmm16, [rsp + 576]
+    vpsubq zmm11, zmm11, [rsp + 576]
 ; x14 -= k7
-    vpsubq zmm17, zmm17, [rsp + 640]
+    vpsubq zmm12, zmm12, [rsp + 640]
 ; x15 -= k8
-    vpsubq zmm18, zmm18, [rsp + 704]
+    vpsubq zmm7, zmm7, [rsp + 704]
 ; x13 -= t1
-    vpsubq zmm16, zmm16, zmm1
+    vpsubq zmm11, zmm11, zmm0
 ; x14 -= t2
-    vpsubq zmm17, zmm17, zmm2
+    vpsubq zmm12, zmm12, zmm14
 ; x15 -= 0xa
-    vpsubq zmm18, zmm18, qword [rsp + 2048]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 2048]{1to8}
 ; inverse round 39
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 9
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 48
-    vprolq zmm14, zmm14, 16
+    vprolq zmm9, zmm9, 16
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 35
-    vprolq zmm16, zmm16, 29
+    vprolq zmm11, zmm11, 29
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 52
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 23
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 31
-    vprolq zmm8, zmm8, 33
+    vprolq zmm4, zmm4, 33
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 37
-    vprolq zmm6, zmm6, 27
+    vprolq zmm3, zmm3, 27
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 20
-    vprolq zmm10, zmm10, 44
+    vprolq zmm1, zmm1, 44
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 38
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 44
-    vprolq zmm8, zmm8, 20
+    vprolq zmm4, zmm4, 20
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 47
-    vprolq zmm6, zmm6, 17
+    vprolq zmm3, zmm3, 17
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 46
-    vprolq zmm4, zmm4, 18
+    vprolq zmm8, zmm8, 18
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 19
-    vprolq zmm18, zmm18, 45
+    vprolq zmm7, zmm7, 45
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 42
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 44
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 25
-    vprolq zmm12, zmm12, 39
+    vprolq zmm15, zmm15, 39
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 37
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 16
-    vprolq zmm12, zmm12, 48
+    vprolq zmm15, zmm15, 48
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 34
-    vprolq zmm16, zmm16, 30
+    vprolq zmm11, zmm11, 30
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 56
-    vprolq zmm14, zmm14, 8
+    vprolq zmm9, zmm9, 8
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 51
-    vprolq zmm18, zmm18, 13
+    vprolq zmm7, zmm7, 13
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 4
-    vprolq zmm10, zmm10, 60
+    vprolq zmm1, zmm1, 60
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 53
-    vprolq zmm6, zmm6, 11
+    vprolq zmm3, zmm3, 11
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 42
-    vprolq zmm8, zmm8, 22
+    vprolq zmm4, zmm4, 22
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 36
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 9
-    vprolq zmm6, zmm6, 55
+    vprolq zmm3, zmm3, 55
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 37
-    vprolq zmm8, zmm8, 27
+    vprolq zmm4, zmm4, 27
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 12
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 47
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 44
-    vprolq zmm16, zmm16, 20
+    vprolq zmm11, zmm11, 20
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 30
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 9
 ; x0 -= k9
-    vpsubq zmm3, zmm3, [rsp + 768]
+    vpsubq zmm16, zmm16, [rsp + 768]
 ; x1 -= k10
-    vpsubq zmm4, zmm4, [rsp + 0]
+    vpsubq zmm8, zmm8, [rsp + 0]
 ; x2 -= k11
-    vpsubq zmm5, zmm5, [rsp + 64]
+    vpsubq zmm10, zmm10, [rsp + 64]
 ; x3 -= k12
-    vpsubq zmm6, zmm6, [rsp + 128]
+    vpsubq zmm3, zmm3, [rsp + 128]
 ; x4 -= k13
-    vpsubq zmm7, zmm7, [rsp + 192]
+    vpsubq zmm6, zmm6, [rsp + 192]
 ; x5 -= k14
-    vpsubq zmm8, zmm8, [rsp + 256]
+    vpsubq zmm4, zmm4, [rsp + 256]
 ; x6 -= k15
-    vpsubq zmm9, zmm9, [rsp + 320]
+    vpsubq zmm5, zmm5, [rsp + 320]
 ; x7 -= k16
-    vpsubq zmm10, zmm10, [rsp + 960]
+    vpsubq zmm1, zmm1, [rsp + 960]
 ; x8 -= k0
-    vpsubq zmm11, zmm11, [rsp + 832]
+    vpsubq zmm24, zmm24, [rsp + 832]
 ; x9 -= k1
-    vpsubq zmm12, zmm12, [rsp + 896]
+    vpsubq zmm15, zmm15, [rsp + 896]
 ; x10 -= k2
-    vpsubq zmm13, zmm13, [rsp + 1024]
+    vpsubq zmm18, zmm18, [rsp + 1024]
 ; x11 -= k3
-    vpsubq zmm14, zmm14, [rsp + 384]
+    vpsubq zmm9, zmm9, [rsp + 384]
 ; x12 -= k4
-    vpsubq zmm15, zmm15, [rsp + 448]
+    vpsubq zmm13, zmm13, [rsp + 448]
 ; x13 -= k5
-    vpsubq zmm16, zmm16, [rsp + 512]
+    vpsubq zmm11, zmm11, [rsp + 512]
 ; x14 -= k6
-    vpsubq zmm17, zmm17, [rsp + 576]
+    vpsubq zmm12, zmm12, [rsp + 576]
 ; x15 -= k7
-    vpsubq zmm18, zmm18, [rsp + 640]
+    vpsubq zmm7, zmm7, [rsp + 640]
 ; x13 -= t0
-    vpsubq zmm16, zmm16, zmm0
+    vpsubq zmm11, zmm11, zmm2
 ; x14 -= t1
-    vpsubq zmm17, zmm17, zmm1
+    vpsubq zmm12, zmm12, zmm0
 ; x15 -= 9
-    vpsubq zmm18, zmm18, qword [rsp + 2112]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 2112]{1to8}
 ; inverse round 35
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 5
-    vprolq zmm18, zmm18, 59
+    vprolq zmm7, zmm7, 59
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 20
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 48
-    vprolq zmm16, zmm16, 16
+    vprolq zmm11, zmm11, 16
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 41
-    vprolq zmm12, zmm12, 23
+    vprolq zmm15, zmm15, 23
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 47
-    vprolq zmm4, zmm4, 17
+    vprolq zmm8, zmm8, 17
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 28
-    vprolq zmm8, zmm8, 36
+    vprolq zmm4, zmm4, 36
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 16
-    vprolq zmm6, zmm6, 48
+    vprolq zmm3, zmm3, 48
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 25
-    vprolq zmm10, zmm10, 39
+    vprolq zmm1, zmm1, 39
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 34
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 33
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 4
-    vprolq zmm8, zmm8, 60
+    vprolq zmm4, zmm4, 60
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 51
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 13
-    vprolq zmm4, zmm4, 51
+    vprolq zmm8, zmm8, 51
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 34
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 41
-    vprolq zmm16, zmm16, 23
+    vprolq zmm11, zmm11, 23
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 59
-    vprolq zmm14, zmm14, 5
+    vprolq zmm9, zmm9, 5
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 17
-    vprolq zmm12, zmm12, 47
+    vprolq zmm15, zmm15, 47
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 33
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 38
-    vprolq zmm12, zmm12, 26
+    vprolq zmm15, zmm15, 26
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 19
-    vprolq zmm16, zmm16, 45
+    vprolq zmm11, zmm11, 45
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 10
-    vprolq zmm14, zmm14, 54
+    vprolq zmm9, zmm9, 54
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 55
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 49
-    vprolq zmm10, zmm10, 15
+    vprolq zmm1, zmm1, 15
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 18
-    vprolq zmm6, zmm6, 46
+    vprolq zmm3, zmm3, 46
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 23
-    vprolq zmm8, zmm8, 41
+    vprolq zmm4, zmm4, 41
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 52
-    vprolq zmm4, zmm4, 12
+    vprolq zmm8, zmm8, 12
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 32
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 24
-    vprolq zmm4, zmm4, 40
+    vprolq zmm8, zmm8, 40
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 13
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 8
-    vprolq zmm8, zmm8, 56
+    vprolq zmm4, zmm4, 56
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 47
-    vprolq zmm10, zmm10, 17
+    vprolq zmm1, zmm1, 17
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 8
-    vprolq zmm12, zmm12, 56
+    vprolq zmm15, zmm15, 56
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 17
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 22
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 37
-    vprolq zmm18, zmm18, 27
+    vprolq zmm7, zmm7, 27
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 8
 ; x0 -= k8
-    vpsubq zmm3, zmm3, [rsp + 704]
+    vpsubq zmm16, zmm16, [rsp + 704]
 ; x1 -= k9
-    vpsubq zmm4, zmm4, [rsp + 768]
+    vpsubq zmm8, zmm8, [rsp + 768]
 ; x2 -= k10
-    vpsubq zmm5, zmm5, [rsp + 0]
+    vpsubq zmm10, zmm10, [rsp + 0]
 ; x3 -= k11
-    vpsubq zmm6, zmm6, [rsp + 64]
+    vpsubq zmm3, zmm3, [rsp + 64]
 ; x4 -= k12
-    vpsubq zmm7, zmm7, [rsp + 128]
+    vpsubq zmm6, zmm6, [rsp + 128]
 ; x5 -= k13
-    vpsubq zmm8, zmm8, [rsp + 192]
+    vpsubq zmm4, zmm4, [rsp + 192]
 ; x6 -= k14
-    vpsubq zmm9, zmm9, [rsp + 256]
+    vpsubq zmm5, zmm5, [rsp + 256]
 ; x7 -= k15
-    vpsubq zmm10, zmm10, [rsp + 320]
+    vpsubq zmm1, zmm1, [rsp + 320]
 ; x8 -= k16
-    vpsubq zmm11, zmm11, [rsp + 960]
+    vpsubq zmm24, zmm24, [rsp + 960]
 ; x9 -= k0
-    vpsubq zmm12, zmm12, [rsp + 832]
+    vpsubq zmm15, zmm15, [rsp + 832]
 ; x10 -= k1
-    vpsubq zmm13, zmm13, [rsp + 896]
+    vpsubq zmm18, zmm18, [rsp + 896]
 ; x11 -= k2
-    vpsubq zmm14, zmm14, [rsp + 1024]
+    vpsubq zmm9, zmm9, [rsp + 1024]
 ; x12 -= k3
-    vpsubq zmm15, zmm15, [rsp + 384]
+    vpsubq zmm13, zmm13, [rsp + 384]
 ; x13 -= k4
-    vpsubq zmm16, zmm16, [rsp + 448]
+    vpsubq zmm11, zmm11, [rsp + 448]
 ; x14 -= k5
-    vpsubq zmm17, zmm17, [rsp + 512]
+    vpsubq zmm12, zmm12, [rsp + 512]
 ; x15 -= k6
-    vpsubq zmm18, zmm18, [rsp + 576]
+    vpsubq zmm7, zmm7, [rsp + 576]
 ; x13 -= t2
-    vpsubq zmm16, zmm16, zmm2
+    vpsubq zmm11, zmm11, zmm14
 ; x14 -= t0
-    vpsubq zmm17, zmm17, zmm0
+    vpsubq zmm12, zmm12, zmm2
 ; x15 -= 8
-    vpsubq zmm18, zmm18, qword [rsp + 2176]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 2176]{1to8}
 ; inverse round 31
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 9
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 48
-    vprolq zmm14, zmm14, 16
+    vprolq zmm9, zmm9, 16
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 35
-    vprolq zmm16, zmm16, 29
+    vprolq zmm11, zmm11, 29
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 52
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 23
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 31
-    vprolq zmm8, zmm8, 33
+    vprolq zmm4, zmm4, 33
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 37
-    vprolq zmm6, zmm6, 27
+    vprolq zmm3, zmm3, 27
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 20
-    vprolq zmm10, zmm10, 44
+    vprolq zmm1, zmm1, 44
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 30
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 44
-    vprolq zmm8, zmm8, 20
+    vprolq zmm4, zmm4, 20
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 47
-    vprolq zmm6, zmm6, 17
+    vprolq zmm3, zmm3, 17
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 46
-    vprolq zmm4, zmm4, 18
+    vprolq zmm8, zmm8, 18
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 19
-    vprolq zmm18, zmm18, 45
+    vprolq zmm7, zmm7, 45
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 42
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 44
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 25
-    vprolq zmm12, zmm12, 39
+    vprolq zmm15, zmm15, 39
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 29
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 16
-    vprolq zmm12, zmm12, 48
+    vprolq zmm15, zmm15, 48
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 34
-    vprolq zmm16, zmm16, 30
+    vprolq zmm11, zmm11, 30
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 56
-    vprolq zmm14, zmm14, 8
+    vprolq zmm9, zmm9, 8
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 51
-    vprolq zmm18, zmm18, 13
+    vprolq zmm7, zmm7, 13
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 4
-    vprolq zmm10, zmm10, 60
+    vprolq zmm1, zmm1, 60
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 53
-    vprolq zmm6, zmm6, 11
+    vprolq zmm3, zmm3, 11
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 42
-    vprolq zmm8, zmm8, 22
+    vprolq zmm4, zmm4, 22
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 28
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 9
-    vprolq zmm6, zmm6, 55
+    vprolq zmm3, zmm3, 55
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 37
-    vprolq zmm8, zmm8, 27
+    vprolq zmm4, zmm4, 27
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 12
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 47
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 44
-    vprolq zmm16, zmm16, 20
+    vprolq zmm11, zmm11, 20
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 30
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 7
 ; x0 -= k7
-    vpsubq zmm3, zmm3, [rsp + 640]
+    vpsubq zmm16, zmm16, [rsp + 640]
 ; x1 -= k8
-    vpsubq zmm4, zmm4, [rsp + 704]
+    vpsubq zmm8, zmm8, [rsp + 704]
 ; x2 -= k9
-    vpsubq zmm5, zmm5, [rsp + 768]
+    vpsubq zmm10, zmm10, [rsp + 768]
 ; x3 -= k10
-    vpsubq zmm6, zmm6, [rsp + 0]
+    vpsubq zmm3, zmm3, [rsp + 0]
 ; x4 -= k11
-    vpsubq zmm7, zmm7, [rsp + 64]
+    vpsubq zmm6, zmm6, [rsp + 64]
 ; x5 -= k12
-    vpsubq zmm8, zmm8, [rsp + 128]
+    vpsubq zmm4, zmm4, [rsp + 128]
 ; x6 -= k13
-    vpsubq zmm9, zmm9, [rsp + 192]
+    vpsubq zmm5, zmm5, [rsp + 192]
 ; x7 -= k14
-    vpsubq zmm10, zmm10, [rsp + 256]
+    vpsubq zmm1, zmm1, [rsp + 256]
 ; x8 -= k15
-    vpsubq zmm11, zmm11, [rsp + 320]
+    vpsubq zmm24, zmm24, [rsp + 320]
 ; x9 -= k16
-    vpsubq zmm12, zmm12, [rsp + 960]
+    vpsubq zmm15, zmm15, [rsp + 960]
 ; x10 -= k0
-    vpsubq zmm13, zmm13, [rsp + 832]
+    vpsubq zmm18, zmm18, [rsp + 832]
 ; x11 -= k1
-    vpsubq zmm14, zmm14, [rsp + 896]
+    vpsubq zmm9, zmm9, [rsp + 896]
 ; x12 -= k2
-    vpsubq zmm15, zmm15, [rsp + 1024]
+    vpsubq zmm13, zmm13, [rsp + 1024]
 ; x13 -= k3
-    vpsubq zmm16, zmm16, [rsp + 384]
+    vpsubq zmm11, zmm11, [rsp + 384]
 ; x14 -= k4
-    vpsubq zmm17, zmm17, [rsp + 448]
+    vpsubq zmm12, zmm12, [rsp + 448]
 ; x15 -= k5
-    vpsubq zmm18, zmm18, [rsp + 512]
+    vpsubq zmm7, zmm7, [rsp + 512]
 ; x13 -= t1
-    vpsubq zmm16, zmm16, zmm1
+    vpsubq zmm11, zmm11, zmm0
 ; x14 -= t2
-    vpsubq zmm17, zmm17, zmm2
+    vpsubq zmm12, zmm12, zmm14
 ; x15 -= 7
-    vpsubq zmm18, zmm18, qword [rsp + 2240]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 2240]{1to8}
 ; inverse round 27
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 5
-    vprolq zmm18, zmm18, 59
+    vprolq zmm7, zmm7, 59
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 20
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 48
-    vprolq zmm16, zmm16, 16
+    vprolq zmm11, zmm11, 16
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 41
-    vprolq zmm12, zmm12, 23
+    vprolq zmm15, zmm15, 23
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 47
-    vprolq zmm4, zmm4, 17
+    vprolq zmm8, zmm8, 17
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 28
-    vprolq zmm8, zmm8, 36
+    vprolq zmm4, zmm4, 36
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 16
-    vprolq zmm6, zmm6, 48
+    vprolq zmm3, zmm3, 48
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 25
-    vprolq zmm10, zmm10, 39
+    vprolq zmm1, zmm1, 39
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 26
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 33
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 4
-    vprolq zmm8, zmm8, 60
+    vprolq zmm4, zmm4, 60
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 51
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 13
-    vprolq zmm4, zmm4, 51
+    vprolq zmm8, zmm8, 51
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 34
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 41
-    vprolq zmm16, zmm16, 23
+    vprolq zmm11, zmm11, 23
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 59
-    vprolq zmm14, zmm14, 5
+    vprolq zmm9, zmm9, 5
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 17
-    vprolq zmm12, zmm12, 47
+    vprolq zmm15, zmm15, 47
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 25
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 38
-    vprolq zmm12, zmm12, 26
+    vprolq zmm15, zmm15, 26
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 19
-    vprolq zmm16, zmm16, 45
+    vprolq zmm11, zmm11, 45
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 10
-    vprolq zmm14, zmm14, 54
+    vprolq zmm9, zmm9, 54
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 55
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 49
-    vprolq zmm10, zmm10, 15
+    vprolq zmm1, zmm1, 15
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 18
-    vprolq zmm6, zmm6, 46
+    vprolq zmm3, zmm3, 46
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 23
-    vprolq zmm8, zmm8, 41
+    vprolq zmm4, zmm4, 41
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 52
-    vprolq zmm4, zmm4, 12
+    vprolq zmm8, zmm8, 12
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 24
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 24
-    vprolq zmm4, zmm4, 40
+    vprolq zmm8, zmm8, 40
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 13
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 8
-    vprolq zmm8, zmm8, 56
+    vprolq zmm4, zmm4, 56
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 47
-    vprolq zmm10, zmm10, 17
+    vprolq zmm1, zmm1, 17
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 8
-    vprolq zmm12, zmm12, 56
+    vprolq zmm15, zmm15, 56
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 17
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 22
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 37
-    vprolq zmm18, zmm18, 27
+    vprolq zmm7, zmm7, 27
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 6
 ; x0 -= k6
-    vpsubq zmm3, zmm3, [rsp + 576]
+    vpsubq zmm16, zmm16, [rsp + 576]
 ; x1 -= k7
-    vpsubq zmm4, zmm4, [rsp + 640]
+    vpsubq zmm8, zmm8, [rsp + 640]
 ; x2 -= k8
-    vpsubq zmm5, zmm5, [rsp + 704]
+    vpsubq zmm10, zmm10, [rsp + 704]
 ; x3 -= k9
-    vpsubq zmm6, zmm6, [rsp + 768]
+    vpsubq zmm3, zmm3, [rsp + 768]
 ; x4 -= k10
-    vpsubq zmm7, zmm7, [rsp + 0]
+    vpsubq zmm6, zmm6, [rsp + 0]
 ; x5 -= k11
-    vpsubq zmm8, zmm8, [rsp + 64]
+    vpsubq zmm4, zmm4, [rsp + 64]
 ; x6 -= k12
-    vpsubq zmm9, zmm9, [rsp + 128]
+    vpsubq zmm5, zmm5, [rsp + 128]
 ; x7 -= k13
-    vpsubq zmm10, zmm10, [rsp + 192]
+    vpsubq zmm1, zmm1, [rsp + 192]
 ; x8 -= k14
-    vpsubq zmm11, zmm11, [rsp + 256]
+    vpsubq zmm24, zmm24, [rsp + 256]
 ; x9 -= k15
-    vpsubq zmm12, zmm12, [rsp + 320]
+    vpsubq zmm15, zmm15, [rsp + 320]
 ; x10 -= k16
-    vpsubq zmm13, zmm13, [rsp + 960]
+    vpsubq zmm18, zmm18, [rsp + 960]
 ; x11 -= k0
-    vpsubq zmm14, zmm14, [rsp + 832]
+    vpsubq zmm9, zmm9, [rsp + 832]
 ; x12 -= k1
-    vpsubq zmm15, zmm15, [rsp + 896]
+    vpsubq zmm13, zmm13, [rsp + 896]
 ; x13 -= k2
-    vpsubq zmm16, zmm16, [rsp + 1024]
+    vpsubq zmm11, zmm11, [rsp + 1024]
 ; x14 -= k3
-    vpsubq zmm17, zmm17, [rsp + 384]
+    vpsubq zmm12, zmm12, [rsp + 384]
 ; x15 -= k4
-    vpsubq zmm18, zmm18, [rsp + 448]
+    vpsubq zmm7, zmm7, [rsp + 448]
 ; x13 -= t0
-    vpsubq zmm16, zmm16, zmm0
+    vpsubq zmm11, zmm11, zmm2
 ; x14 -= t1
-    vpsubq zmm17, zmm17, zmm1
+    vpsubq zmm12, zmm12, zmm0
 ; x15 -= 6
-    vpsubq zmm18, zmm18, qword [rsp + 2304]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 2304]{1to8}
 ; inverse round 23
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 9
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 48
-    vprolq zmm14, zmm14, 16
+    vprolq zmm9, zmm9, 16
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 35
-    vprolq zmm16, zmm16, 29
+    vprolq zmm11, zmm11, 29
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 52
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 23
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 31
-    vprolq zmm8, zmm8, 33
+    vprolq zmm4, zmm4, 33
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 37
-    vprolq zmm6, zmm6, 27
+    vprolq zmm3, zmm3, 27
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 20
-    vprolq zmm10, zmm10, 44
+    vprolq zmm1, zmm1, 44
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 22
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 44
-    vprolq zmm8, zmm8, 20
+    vprolq zmm4, zmm4, 20
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 47
-    vprolq zmm6, zmm6, 17
+    vprolq zmm3, zmm3, 17
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 46
-    vprolq zmm4, zmm4, 18
+    vprolq zmm8, zmm8, 18
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 19
-    vprolq zmm18, zmm18, 45
+    vprolq zmm7, zmm7, 45
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 42
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 44
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 25
-    vprolq zmm12, zmm12, 39
+    vprolq zmm15, zmm15, 39
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 21
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 16
-    vprolq zmm12, zmm12, 48
+    vprolq zmm15, zmm15, 48
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 34
-    vprolq zmm16, zmm16, 30
+    vprolq zmm11, zmm11, 30
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 56
-    vprolq zmm14, zmm14, 8
+    vprolq zmm9, zmm9, 8
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 51
-    vprolq zmm18, zmm18, 13
+    vprolq zmm7, zmm7, 13
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 4
-    vprolq zmm10, zmm10, 60
+    vprolq zmm1, zmm1, 60
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 53
-    vprolq zmm6, zmm6, 11
+    vprolq zmm3, zmm3, 11
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 42
-    vprolq zmm8, zmm8, 22
+    vprolq zmm4, zmm4, 22
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 20
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 9
-    vprolq zmm6, zmm6, 55
+    vprolq zmm3, zmm3, 55
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 37
-    vprolq zmm8, zmm8, 27
+    vprolq zmm4, zmm4, 27
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 12
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 47
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 44
-    vprolq zmm16, zmm16, 20
+    vprolq zmm11, zmm11, 20
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 30
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 5
 ; x0 -= k5
-    vpsubq zmm3, zmm3, [rsp + 512]
+    vpsubq zmm16, zmm16, [rsp + 512]
 ; x1 -= k6
-    vpsubq zmm4, zmm4, [rsp + 576]
+    vpsubq zmm8, zmm8, [rsp + 576]
 ; x2 -= k7
-    vpsubq zmm5, zmm5, [rsp + 640]
+    vpsubq zmm10, zmm10, [rsp + 640]
 ; x3 -= k8
-    vpsubq zmm6, zmm6, [rsp + 704]
+    vpsubq zmm3, zmm3, [rsp + 704]
 ; x4 -= k9
-    vpsubq zmm7, zmm7, [rsp + 768]
+    vpsubq zmm6, zmm6, [rsp + 768]
 ; x5 -= k10
-    vpsubq zmm8, zmm8, [rsp + 0]
+    vpsubq zmm4, zmm4, [rsp + 0]
 ; x6 -= k11
-    vpsubq zmm9, zmm9, [rsp + 64]
+    vpsubq zmm5, zmm5, [rsp + 64]
 ; x7 -= k12
-    vpsubq zmm10, zmm10, [rsp + 128]
+    vpsubq zmm1, zmm1, [rsp + 128]
 ; x8 -= k13
-    vpsubq zmm11, zmm11, [rsp + 192]
+    vpsubq zmm24, zmm24, [rsp + 192]
 ; x9 -= k14
-    vpsubq zmm12, zmm12, [rsp + 256]
+    vpsubq zmm15, zmm15, [rsp + 256]
 ; x10 -= k15
-    vpsubq zmm13, zmm13, [rsp + 320]
+    vpsubq zmm18, zmm18, [rsp + 320]
 ; x11 -= k16
-    vpsubq zmm14, zmm14, [rsp + 960]
+    vpsubq zmm9, zmm9, [rsp + 960]
 ; x12 -= k0
-    vpsubq zmm15, zmm15, [rsp + 832]
+    vpsubq zmm13, zmm13, [rsp + 832]
 ; x13 -= k1
-    vpsubq zmm16, zmm16, [rsp + 896]
+    vpsubq zmm11, zmm11, [rsp + 896]
 ; x14 -= k2
-    vpsubq zmm17, zmm17, [rsp + 1024]
+    vpsubq zmm12, zmm12, [rsp + 1024]
 ; x15 -= k3
-    vpsubq zmm18, zmm18, [rsp + 384]
+    vpsubq zmm7, zmm7, [rsp + 384]
 ; x13 -= t2
-    vpsubq zmm16, zmm16, zmm2
+    vpsubq zmm11, zmm11, zmm14
 ; x14 -= t0
-    vpsubq zmm17, zmm17, zmm0
+    vpsubq zmm12, zmm12, zmm2
 ; x15 -= 5
-    vpsubq zmm18, zmm18, qword [rsp + 2368]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 2368]{1to8}
 ; inverse round 19
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 5
-    vprolq zmm18, zmm18, 59
+    vprolq zmm7, zmm7, 59
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 20
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 48
-    vprolq zmm16, zmm16, 16
+    vprolq zmm11, zmm11, 16
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 41
-    vprolq zmm12, zmm12, 23
+    vprolq zmm15, zmm15, 23
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 47
-    vprolq zmm4, zmm4, 17
+    vprolq zmm8, zmm8, 17
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 28
-    vprolq zmm8, zmm8, 36
+    vprolq zmm4, zmm4, 36
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 16
-    vprolq zmm6, zmm6, 48
+    vprolq zmm3, zmm3, 48
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 25
-    vprolq zmm10, zmm10, 39
+    vprolq zmm1, zmm1, 39
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 18
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 33
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 4
-    vprolq zmm8, zmm8, 60
+    vprolq zmm4, zmm4, 60
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 51
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 13
-    vprolq zmm4, zmm4, 51
+    vprolq zmm8, zmm8, 51
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 34
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 41
-    vprolq zmm16, zmm16, 23
+    vprolq zmm11, zmm11, 23
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 59
-    vprolq zmm14, zmm14, 5
+    vprolq zmm9, zmm9, 5
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 17
-    vprolq zmm12, zmm12, 47
+    vprolq zmm15, zmm15, 47
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 17
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 38
-    vprolq zmm12, zmm12, 26
+    vprolq zmm15, zmm15, 26
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 19
-    vprolq zmm16, zmm16, 45
+    vprolq zmm11, zmm11, 45
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 10
-    vprolq zmm14, zmm14, 54
+    vprolq zmm9, zmm9, 54
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 55
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 49
-    vprolq zmm10, zmm10, 15
+    vprolq zmm1, zmm1, 15
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 18
-    vprolq zmm6, zmm6, 46
+    vprolq zmm3, zmm3, 46
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 23
-    vprolq zmm8, zmm8, 41
+    vprolq zmm4, zmm4, 41
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 52
-    vprolq zmm4, zmm4, 12
+    vprolq zmm8, zmm8, 12
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 16
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 24
-    vprolq zmm4, zmm4, 40
+    vprolq zmm8, zmm8, 40
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 13
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 8
-    vprolq zmm8, zmm8, 56
+    vprolq zmm4, zmm4, 56
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 47
-    vprolq zmm10, zmm10, 17
+    vprolq zmm1, zmm1, 17
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 8
-    vprolq zmm12, zmm12, 56
+    vprolq zmm15, zmm15, 56
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 17
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 22
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 37
-    vprolq zmm18, zmm18, 27
+    vprolq zmm7, zmm7, 27
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 4
 ; x0 -= k4
-    vpsubq zmm3, zmm3, [rsp + 448]
+    vpsubq zmm16, zmm16, [rsp + 448]
 ; x1 -= k5
-    vpsubq zmm4, zmm4, [rsp + 512]
+    vpsubq zmm8, zmm8, [rsp + 512]
 ; x2 -= k6
-    vpsubq zmm5, zmm5, [rsp + 576]
+    vpsubq zmm10, zmm10, [rsp + 576]
 ; x3 -= k7
-    vpsubq zmm6, zmm6, [rsp + 640]
+    vpsubq zmm3, zmm3, [rsp + 640]
 ; x4 -= k8
-    vpsubq zmm7, zmm7, [rsp + 704]
+    vpsubq zmm6, zmm6, [rsp + 704]
 ; x5 -= k9
-    vpsubq zmm8, zmm8, [rsp + 768]
+    vpsubq zmm4, zmm4, [rsp + 768]
 ; x6 -= k10
-    vpsubq zmm9, zmm9, [rsp + 0]
+    vpsubq zmm5, zmm5, [rsp + 0]
 ; x7 -= k11
-    vpsubq zmm10, zmm10, [rsp + 64]
+    vpsubq zmm1, zmm1, [rsp + 64]
 ; x8 -= k12
-    vpsubq zmm11, zmm11, [rsp + 128]
+    vpsubq zmm24, zmm24, [rsp + 128]
 ; x9 -= k13
-    vpsubq zmm12, zmm12, [rsp + 192]
+    vpsubq zmm15, zmm15, [rsp + 192]
 ; x10 -= k14
-    vpsubq zmm13, zmm13, [rsp + 256]
+    vpsubq zmm18, zmm18, [rsp + 256]
 ; x11 -= k15
-    vpsubq zmm14, zmm14, [rsp + 320]
+    vpsubq zmm9, zmm9, [rsp + 320]
 ; x12 -= k16
-    vpsubq zmm15, zmm15, [rsp + 960]
+    vpsubq zmm13, zmm13, [rsp + 960]
 ; x13 -= k0
-    vpsubq zmm16, zmm16, [rsp + 832]
+    vpsubq zmm11, zmm11, [rsp + 832]
 ; x14 -= k1
-    vpsubq zmm17, zmm17, [rsp + 896]
+    vpsubq zmm12, zmm12, [rsp + 896]
 ; x15 -= k2
-    vpsubq zmm18, zmm18, [rsp + 1024]
+    vpsubq zmm7, zmm7, [rsp + 1024]
 ; x13 -= t1
-    vpsubq zmm16, zmm16, zmm1
+    vpsubq zmm11, zmm11, zmm0
 ; x14 -= t2
-    vpsubq zmm17, zmm17, zmm2
+    vpsubq zmm12, zmm12, zmm14
 ; x15 -= 4
-    vpsubq zmm18, zmm18, qword [rsp + 2432]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 2432]{1to8}
 ; inverse round 15
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 9
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 48
-    vprolq zmm14, zmm14, 16
+    vprolq zmm9, zmm9, 16
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 35
-    vprolq zmm16, zmm16, 29
+    vprolq zmm11, zmm11, 29
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 52
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 23
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 31
-    vprolq zmm8, zmm8, 33
+    vprolq zmm4, zmm4, 33
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 37
-    vprolq zmm6, zmm6, 27
+    vprolq zmm3, zmm3, 27
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 20
-    vprolq zmm10, zmm10, 44
+    vprolq zmm1, zmm1, 44
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 14
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 44
-    vprolq zmm8, zmm8, 20
+    vprolq zmm4, zmm4, 20
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 47
-    vprolq zmm6, zmm6, 17
+    vprolq zmm3, zmm3, 17
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 46
-    vprolq zmm4, zmm4, 18
+    vprolq zmm8, zmm8, 18
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 19
-    vprolq zmm18, zmm18, 45
+    vprolq zmm7, zmm7, 45
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 42
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 44
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 25
-    vprolq zmm12, zmm12, 39
+    vprolq zmm15, zmm15, 39
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 13
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 16
-    vprolq zmm12, zmm12, 48
+    vprolq zmm15, zmm15, 48
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 34
-    vprolq zmm16, zmm16, 30
+    vprolq zmm11, zmm11, 30
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 56
-    vprolq zmm14, zmm14, 8
+    vprolq zmm9, zmm9, 8
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 51
-    vprolq zmm18, zmm18, 13
+    vprolq zmm7, zmm7, 13
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 4
-    vprolq zmm10, zmm10, 60
+    vprolq zmm1, zmm1, 60
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 53
-    vprolq zmm6, zmm6, 11
+    vprolq zmm3, zmm3, 11
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 42
-    vprolq zmm8, zmm8, 22
+    vprolq zmm4, zmm4, 22
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 12
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 9
-    vprolq zmm6, zmm6, 55
+    vprolq zmm3, zmm3, 55
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 37
-    vprolq zmm8, zmm8, 27
+    vprolq zmm4, zmm4, 27
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 12
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 47
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 44
-    vprolq zmm16, zmm16, 20
+    vprolq zmm11, zmm11, 20
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 30
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 3
 ; x0 -= k3
-    vpsubq zmm3, zmm3, [rsp + 384]
+    vpsubq zmm16, zmm16, [rsp + 384]
 ; x1 -= k4
-    vpsubq zmm4, zmm4, [rsp + 448]
+    vpsubq zmm8, zmm8, [rsp + 448]
 ; x2 -= k5
-    vpsubq zmm5, zmm5, [rsp + 512]
+    vpsubq zmm10, zmm10, [rsp + 512]
 ; x3 -= k6
-    vpsubq zmm6, zmm6, [rsp + 576]
+    vpsubq zmm3, zmm3, [rsp + 576]
 ; x4 -= k7
-    vpsubq zmm7, zmm7, [rsp + 640]
+    vpsubq zmm6, zmm6, [rsp + 640]
 ; x5 -= k8
-    vpsubq zmm8, zmm8, [rsp + 704]
+    vpsubq zmm4, zmm4, [rsp + 704]
 ; x6 -= k9
-    vpsubq zmm9, zmm9, [rsp + 768]
+    vpsubq zmm5, zmm5, [rsp + 768]
 ; x7 -= k10
-    vpsubq zmm10, zmm10, [rsp + 0]
+    vpsubq zmm1, zmm1, [rsp + 0]
 ; x8 -= k11
-    vpsubq zmm11, zmm11, [rsp + 64]
+    vpsubq zmm24, zmm24, [rsp + 64]
 ; x9 -= k12
-    vpsubq zmm12, zmm12, [rsp + 128]
+    vpsubq zmm15, zmm15, [rsp + 128]
 ; x10 -= k13
-    vpsubq zmm13, zmm13, [rsp + 192]
+    vpsubq zmm18, zmm18, [rsp + 192]
 ; x11 -= k14
-    vpsubq zmm14, zmm14, [rsp + 256]
+    vpsubq zmm9, zmm9, [rsp + 256]
 ; x12 -= k15
-    vpsubq zmm15, zmm15, [rsp + 320]
+    vpsubq zmm13, zmm13, [rsp + 320]
 ; x13 -= k16
-    vpsubq zmm16, zmm16, [rsp + 960]
+    vpsubq zmm11, zmm11, [rsp + 960]
 ; x14 -= k0
-    vpsubq zmm17, zmm17, [rsp + 832]
+    vpsubq zmm12, zmm12, [rsp + 832]
 ; x15 -= k1
-    vpsubq zmm18, zmm18, [rsp + 896]
+    vpsubq zmm7, zmm7, [rsp + 896]
 ; x13 -= t0
-    vpsubq zmm16, zmm16, zmm0
+    vpsubq zmm11, zmm11, zmm2
 ; x14 -= t1
-    vpsubq zmm17, zmm17, zmm1
+    vpsubq zmm12, zmm12, zmm0
 ; x15 -= 3
-    vpsubq zmm18, zmm18, qword [rsp + 2496]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 2496]{1to8}
 ; inverse round 11
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 5
-    vprolq zmm18, zmm18, 59
+    vprolq zmm7, zmm7, 59
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 20
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 48
-    vprolq zmm16, zmm16, 16
+    vprolq zmm11, zmm11, 16
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 41
-    vprolq zmm12, zmm12, 23
+    vprolq zmm15, zmm15, 23
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 47
-    vprolq zmm4, zmm4, 17
+    vprolq zmm8, zmm8, 17
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 28
-    vprolq zmm8, zmm8, 36
+    vprolq zmm4, zmm4, 36
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 16
-    vprolq zmm6, zmm6, 48
+    vprolq zmm3, zmm3, 48
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 25
-    vprolq zmm10, zmm10, 39
+    vprolq zmm1, zmm1, 39
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 10
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 33
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 4
-    vprolq zmm8, zmm8, 60
+    vprolq zmm4, zmm4, 60
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 51
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 13
-    vprolq zmm4, zmm4, 51
+    vprolq zmm8, zmm8, 51
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 34
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 41
-    vprolq zmm16, zmm16, 23
+    vprolq zmm11, zmm11, 23
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 59
-    vprolq zmm14, zmm14, 5
+    vprolq zmm9, zmm9, 5
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 17
-    vprolq zmm12, zmm12, 47
+    vprolq zmm15, zmm15, 47
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 9
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 38
-    vprolq zmm12, zmm12, 26
+    vprolq zmm15, zmm15, 26
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 19
-    vprolq zmm16, zmm16, 45
+    vprolq zmm11, zmm11, 45
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 10
-    vprolq zmm14, zmm14, 54
+    vprolq zmm9, zmm9, 54
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 55
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 49
-    vprolq zmm10, zmm10, 15
+    vprolq zmm1, zmm1, 15
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 18
-    vprolq zmm6, zmm6, 46
+    vprolq zmm3, zmm3, 46
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 23
-    vprolq zmm8, zmm8, 41
+    vprolq zmm4, zmm4, 41
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 52
-    vprolq zmm4, zmm4, 12
+    vprolq zmm8, zmm8, 12
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 8
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 24
-    vprolq zmm4, zmm4, 40
+    vprolq zmm8, zmm8, 40
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 13
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 8
-    vprolq zmm8, zmm8, 56
+    vprolq zmm4, zmm4, 56
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 47
-    vprolq zmm10, zmm10, 17
+    vprolq zmm1, zmm1, 17
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 8
-    vprolq zmm12, zmm12, 56
+    vprolq zmm15, zmm15, 56
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 17
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 22
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 37
-    vprolq zmm18, zmm18, 27
+    vprolq zmm7, zmm7, 27
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 2
 ; x0 -= k2
-    vpsubq zmm3, zmm3, [rsp + 1024]
+    vpsubq zmm16, zmm16, [rsp + 1024]
 ; x1 -= k3
-    vpsubq zmm4, zmm4, [rsp + 384]
+    vpsubq zmm8, zmm8, [rsp + 384]
 ; x2 -= k4
-    vpsubq zmm5, zmm5, [rsp + 448]
+    vpsubq zmm10, zmm10, [rsp + 448]
 ; x3 -= k5
-    vpsubq zmm6, zmm6, [rsp + 512]
+    vpsubq zmm3, zmm3, [rsp + 512]
 ; x4 -= k6
-    vpsubq zmm7, zmm7, [rsp + 576]
+    vpsubq zmm6, zmm6, [rsp + 576]
 ; x5 -= k7
-    vpsubq zmm8, zmm8, [rsp + 640]
+    vpsubq zmm4, zmm4, [rsp + 640]
 ; x6 -= k8
-    vpsubq zmm9, zmm9, [rsp + 704]
+    vpsubq zmm5, zmm5, [rsp + 704]
 ; x7 -= k9
-    vpsubq zmm10, zmm10, [rsp + 768]
+    vpsubq zmm1, zmm1, [rsp + 768]
 ; x8 -= k10
-    vpsubq zmm11, zmm11, [rsp + 0]
+    vpsubq zmm24, zmm24, [rsp + 0]
 ; x9 -= k11
-    vpsubq zmm12, zmm12, [rsp + 64]
+    vpsubq zmm15, zmm15, [rsp + 64]
 ; x10 -= k12
-    vpsubq zmm13, zmm13, [rsp + 128]
+    vpsubq zmm18, zmm18, [rsp + 128]
 ; x11 -= k13
-    vpsubq zmm14, zmm14, [rsp + 192]
+    vpsubq zmm9, zmm9, [rsp + 192]
 ; x12 -= k14
-    vpsubq zmm15, zmm15, [rsp + 256]
+    vpsubq zmm13, zmm13, [rsp + 256]
 ; x13 -= k15
-    vpsubq zmm16, zmm16, [rsp + 320]
+    vpsubq zmm11, zmm11, [rsp + 320]
 ; x14 -= k16
-    vpsubq zmm17, zmm17, [rsp + 960]
+    vpsubq zmm12, zmm12, [rsp + 960]
 ; x15 -= k0
-    vpsubq zmm18, zmm18, [rsp + 832]
+    vpsubq zmm7, zmm7, [rsp + 832]
 ; x13 -= t2
-    vpsubq zmm16, zmm16, zmm2
+    vpsubq zmm11, zmm11, zmm14
 ; x14 -= t0
-    vpsubq zmm17, zmm17, zmm0
+    vpsubq zmm12, zmm12, zmm2
 ; x15 -= 2
-    vpsubq zmm18, zmm18, qword [rsp + 2560]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 2560]{1to8}
 ; inverse round 7
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 9
-    vprolq zmm18, zmm18, 55
+    vprolq zmm7, zmm7, 55
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 48
-    vprolq zmm14, zmm14, 16
+    vprolq zmm9, zmm9, 16
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 35
-    vprolq zmm16, zmm16, 29
+    vprolq zmm11, zmm11, 29
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 52
-    vprolq zmm12, zmm12, 12
+    vprolq zmm15, zmm15, 12
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 23
-    vprolq zmm4, zmm4, 41
+    vprolq zmm8, zmm8, 41
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 31
-    vprolq zmm8, zmm8, 33
+    vprolq zmm4, zmm4, 33
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 37
-    vprolq zmm6, zmm6, 27
+    vprolq zmm3, zmm3, 27
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 20
-    vprolq zmm10, zmm10, 44
+    vprolq zmm1, zmm1, 44
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 6
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 44
-    vprolq zmm8, zmm8, 20
+    vprolq zmm4, zmm4, 20
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 47
-    vprolq zmm6, zmm6, 17
+    vprolq zmm3, zmm3, 17
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 46
-    vprolq zmm4, zmm4, 18
+    vprolq zmm8, zmm8, 18
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 19
-    vprolq zmm18, zmm18, 45
+    vprolq zmm7, zmm7, 45
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 42
-    vprolq zmm16, zmm16, 22
+    vprolq zmm11, zmm11, 22
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 44
-    vprolq zmm14, zmm14, 20
+    vprolq zmm9, zmm9, 20
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 25
-    vprolq zmm12, zmm12, 39
+    vprolq zmm15, zmm15, 39
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 5
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 16
-    vprolq zmm12, zmm12, 48
+    vprolq zmm15, zmm15, 48
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 34
-    vprolq zmm16, zmm16, 30
+    vprolq zmm11, zmm11, 30
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 56
-    vprolq zmm14, zmm14, 8
+    vprolq zmm9, zmm9, 8
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 51
-    vprolq zmm18, zmm18, 13
+    vprolq zmm7, zmm7, 13
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 4
-    vprolq zmm10, zmm10, 60
+    vprolq zmm1, zmm1, 60
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 53
-    vprolq zmm6, zmm6, 11
+    vprolq zmm3, zmm3, 11
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 42
-    vprolq zmm8, zmm8, 22
+    vprolq zmm4, zmm4, 22
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 4
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 41
-    vprolq zmm4, zmm4, 23
+    vprolq zmm8, zmm8, 23
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 9
-    vprolq zmm6, zmm6, 55
+    vprolq zmm3, zmm3, 55
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 37
-    vprolq zmm8, zmm8, 27
+    vprolq zmm4, zmm4, 27
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 31
-    vprolq zmm10, zmm10, 33
+    vprolq zmm1, zmm1, 33
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 12
-    vprolq zmm12, zmm12, 52
+    vprolq zmm15, zmm15, 52
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 47
-    vprolq zmm14, zmm14, 17
+    vprolq zmm9, zmm9, 17
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 44
-    vprolq zmm16, zmm16, 20
+    vprolq zmm11, zmm11, 20
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 30
-    vprolq zmm18, zmm18, 34
+    vprolq zmm7, zmm7, 34
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 1
 ; x0 -= k1
-    vpsubq zmm3, zmm3, [rsp + 896]
+    vpsubq zmm16, zmm16, [rsp + 896]
 ; x1 -= k2
-    vpsubq zmm4, zmm4, [rsp + 1024]
+    vpsubq zmm8, zmm8, [rsp + 1024]
 ; x2 -= k3
-    vpsubq zmm5, zmm5, [rsp + 384]
+    vpsubq zmm10, zmm10, [rsp + 384]
 ; x3 -= k4
-    vpsubq zmm6, zmm6, [rsp + 448]
+    vpsubq zmm3, zmm3, [rsp + 448]
 ; x4 -= k5
-    vpsubq zmm7, zmm7, [rsp + 512]
+    vpsubq zmm6, zmm6, [rsp + 512]
 ; x5 -= k6
-    vpsubq zmm8, zmm8, [rsp + 576]
+    vpsubq zmm4, zmm4, [rsp + 576]
 ; x6 -= k7
-    vpsubq zmm9, zmm9, [rsp + 640]
+    vpsubq zmm5, zmm5, [rsp + 640]
 ; x7 -= k8
-    vpsubq zmm10, zmm10, [rsp + 704]
+    vpsubq zmm1, zmm1, [rsp + 704]
 ; x8 -= k9
-    vpsubq zmm11, zmm11, [rsp + 768]
+    vpsubq zmm24, zmm24, [rsp + 768]
 ; x9 -= k10
-    vpsubq zmm12, zmm12, [rsp + 0]
+    vpsubq zmm15, zmm15, [rsp + 0]
 ; x10 -= k11
-    vpsubq zmm13, zmm13, [rsp + 64]
+    vpsubq zmm18, zmm18, [rsp + 64]
 ; x11 -= k12
-    vpsubq zmm14, zmm14, [rsp + 128]
+    vpsubq zmm9, zmm9, [rsp + 128]
 ; x12 -= k13
-    vpsubq zmm15, zmm15, [rsp + 192]
+    vpsubq zmm13, zmm13, [rsp + 192]
 ; x13 -= k14
-    vpsubq zmm16, zmm16, [rsp + 256]
+    vpsubq zmm11, zmm11, [rsp + 256]
 ; x14 -= k15
-    vpsubq zmm17, zmm17, [rsp + 320]
+    vpsubq zmm12, zmm12, [rsp + 320]
 ; x15 -= k16
-    vpsubq zmm18, zmm18, [rsp + 960]
+    vpsubq zmm7, zmm7, [rsp + 960]
 ; x13 -= t1
-    vpsubq zmm16, zmm16, zmm1
+    vpsubq zmm11, zmm11, zmm0
 ; x14 -= t2
-    vpsubq zmm17, zmm17, zmm2
+    vpsubq zmm12, zmm12, zmm14
 ; x15 -= 1
-    vpsubq zmm18, zmm18, qword [rsp + 2624]{1to8}
+    vpsubq zmm7, zmm7, qword [rsp + 2624]{1to8}
 ; inverse round 3
 ; x15 ^= x0
-    vpxorq zmm18, zmm18, zmm3
+    vpxorq zmm7, zmm7, zmm16
 ; x15 >>>= 5
-    vprolq zmm18, zmm18, 59
+    vprolq zmm7, zmm7, 59
 ; x0 -= x15
-    vpsubq zmm3, zmm3, zmm18
+    vpsubq zmm16, zmm16, zmm7
 ; x11 ^= x2
-    vpxorq zmm14, zmm14, zmm5
+    vpxorq zmm9, zmm9, zmm10
 ; x11 >>>= 20
-    vprolq zmm14, zmm14, 44
+    vprolq zmm9, zmm9, 44
 ; x2 -= x11
-    vpsubq zmm5, zmm5, zmm14
+    vpsubq zmm10, zmm10, zmm9
 ; x13 ^= x6
-    vpxorq zmm16, zmm16, zmm9
+    vpxorq zmm11, zmm11, zmm5
 ; x13 >>>= 48
-    vprolq zmm16, zmm16, 16
+    vprolq zmm11, zmm11, 16
 ; x6 -= x13
-    vpsubq zmm9, zmm9, zmm16
+    vpsubq zmm5, zmm5, zmm11
 ; x9 ^= x4
-    vpxorq zmm12, zmm12, zmm7
+    vpxorq zmm15, zmm15, zmm6
 ; x9 >>>= 41
-    vprolq zmm12, zmm12, 23
+    vprolq zmm15, zmm15, 23
 ; x4 -= x9
-    vpsubq zmm7, zmm7, zmm12
+    vpsubq zmm6, zmm6, zmm15
 ; x1 ^= x14
-    vpxorq zmm4, zmm4, zmm17
+    vpxorq zmm8, zmm8, zmm12
 ; x1 >>>= 47
-    vprolq zmm4, zmm4, 17
+    vprolq zmm8, zmm8, 17
 ; x14 -= x1
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm12, zmm12, zmm8
 ; x5 ^= x8
-    vpxorq zmm8, zmm8, zmm11
+    vpxorq zmm4, zmm4, zmm24
 ; x5 >>>= 28
-    vprolq zmm8, zmm8, 36
+    vprolq zmm4, zmm4, 36
 ; x8 -= x5
-    vpsubq zmm11, zmm11, zmm8
+    vpsubq zmm24, zmm24, zmm4
 ; x3 ^= x10
-    vpxorq zmm6, zmm6, zmm13
+    vpxorq zmm3, zmm3, zmm18
 ; x3 >>>= 16
-    vprolq zmm6, zmm6, 48
+    vprolq zmm3, zmm3, 48
 ; x10 -= x3
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm18, zmm18, zmm3
 ; x7 ^= x12
-    vpxorq zmm10, zmm10, zmm15
+    vpxorq zmm1, zmm1, zmm13
 ; x7 >>>= 25
-    vprolq zmm10, zmm10, 39
+    vprolq zmm1, zmm1, 39
 ; x12 -= x7
-    vpsubq zmm15, zmm15, zmm10
+    vpsubq zmm13, zmm13, zmm1
 ; inverse round 2
 ; x7 ^= x0
-    vpxorq zmm10, zmm10, zmm3
+    vpxorq zmm1, zmm1, zmm16
 ; x7 >>>= 33
-    vprolq zmm10, zmm10, 31
+    vprolq zmm1, zmm1, 31
 ; x0 -= x7
-    vpsubq zmm3, zmm3, zmm10
+    vpsubq zmm16, zmm16, zmm1
 ; x5 ^= x2
-    vpxorq zmm8, zmm8, zmm5
+    vpxorq zmm4, zmm4, zmm10
 ; x5 >>>= 4
-    vprolq zmm8, zmm8, 60
+    vprolq zmm4, zmm4, 60
 ; x2 -= x5
-    vpsubq zmm5, zmm5, zmm8
+    vpsubq zmm10, zmm10, zmm4
 ; x3 ^= x4
-    vpxorq zmm6, zmm6, zmm7
+    vpxorq zmm3, zmm3, zmm6
 ; x3 >>>= 51
-    vprolq zmm6, zmm6, 13
+    vprolq zmm3, zmm3, 13
 ; x4 -= x3
-    vpsubq zmm7, zmm7, zmm6
+    vpsubq zmm6, zmm6, zmm3
 ; x1 ^= x6
-    vpxorq zmm4, zmm4, zmm9
+    vpxorq zmm8, zmm8, zmm5
 ; x1 >>>= 13
-    vprolq zmm4, zmm4, 51
+    vprolq zmm8, zmm8, 51
 ; x6 -= x1
-    vpsubq zmm9, zmm9, zmm4
+    vpsubq zmm5, zmm5, zmm8
 ; x15 ^= x12
-    vpxorq zmm18, zmm18, zmm15
+    vpxorq zmm7, zmm7, zmm13
 ; x15 >>>= 34
-    vprolq zmm18, zmm18, 30
+    vprolq zmm7, zmm7, 30
 ; x12 -= x15
-    vpsubq zmm15, zmm15, zmm18
+    vpsubq zmm13, zmm13, zmm7
 ; x13 ^= x14
-    vpxorq zmm16, zmm16, zmm17
+    vpxorq zmm11, zmm11, zmm12
 ; x13 >>>= 41
-    vprolq zmm16, zmm16, 23
+    vprolq zmm11, zmm11, 23
 ; x14 -= x13
-    vpsubq zmm17, zmm17, zmm16
+    vpsubq zmm12, zmm12, zmm11
 ; x11 ^= x8
-    vpxorq zmm14, zmm14, zmm11
+    vpxorq zmm9, zmm9, zmm24
 ; x11 >>>= 59
-    vprolq zmm14, zmm14, 5
+    vprolq zmm9, zmm9, 5
 ; x8 -= x11
-    vpsubq zmm11, zmm11, zmm14
+    vpsubq zmm24, zmm24, zmm9
 ; x9 ^= x10
-    vpxorq zmm12, zmm12, zmm13
+    vpxorq zmm15, zmm15, zmm18
 ; x9 >>>= 17
-    vprolq zmm12, zmm12, 47
+    vprolq zmm15, zmm15, 47
 ; x10 -= x9
-    vpsubq zmm13, zmm13, zmm12
+    vpsubq zmm18, zmm18, zmm15
 ; inverse round 1
 ; x9 ^= x0
-    vpxorq zmm12, zmm12, zmm3
+    vpxorq zmm15, zmm15, zmm16
 ; x9 >>>= 38
-    vprolq zmm12, zmm12, 26
+    vprolq zmm15, zmm15, 26
 ; x0 -= x9
-    vpsubq zmm3, zmm3, zmm12
+    vpsubq zmm16, zmm16, zmm15
 ; x13 ^= x2
-    vpxorq zmm16, zmm16, zmm5
+    vpxorq zmm11, zmm11, zmm10
 ; x13 >>>= 19
-    vprolq zmm16, zmm16, 45
+    vprolq zmm11, zmm11, 45
 ; x2 -= x13
-    vpsubq zmm5, zmm5, zmm16
+    vpsubq zmm10, zmm10, zmm11
 ; x11 ^= x6
-    vpxorq zmm14, zmm14, zmm9
+    vpxorq zmm9, zmm9, zmm5
 ; x11 >>>= 10
-    vprolq zmm14, zmm14, 54
+    vprolq zmm9, zmm9, 54
 ; x6 -= x11
-    vpsubq zmm9, zmm9, zmm14
+    vpsubq zmm5, zmm5, zmm9
 ; x15 ^= x4
-    vpxorq zmm18, zmm18, zmm7
+    vpxorq zmm7, zmm7, zmm6
 ; x15 >>>= 55
-    vprolq zmm18, zmm18, 9
+    vprolq zmm7, zmm7, 9
 ; x4 -= x15
-    vpsubq zmm7, zmm7, zmm18
+    vpsubq zmm6, zmm6, zmm7
 ; x7 ^= x10
-    vpxorq zmm10, zmm10, zmm13
+    vpxorq zmm1, zmm1, zmm18
 ; x7 >>>= 49
-    vprolq zmm10, zmm10, 15
+    vprolq zmm1, zmm1, 15
 ; x10 -= x7
-    vpsubq zmm13, zmm13, zmm10
+    vpsubq zmm18, zmm18, zmm1
 ; x3 ^= x12
-    vpxorq zmm6, zmm6, zmm15
+    vpxorq zmm3, zmm3, zmm13
 ; x3 >>>= 18
-    vprolq zmm6, zmm6, 46
+    vprolq zmm3, zmm3, 46
 ; x12 -= x3
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm13, zmm13, zmm3
 ; x5 ^= x14
-    vpxorq zmm8, zmm8, zmm17
+    vpxorq zmm4, zmm4, zmm12
 ; x5 >>>= 23
-    vprolq zmm8, zmm8, 41
+    vprolq zmm4, zmm4, 41
 ; x14 -= x5
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm12, zmm12, zmm4
 ; x1 ^= x8
-    vpxorq zmm4, zmm4, zmm11
+    vpxorq zmm8, zmm8, zmm24
 ; x1 >>>= 52
-    vprolq zmm4, zmm4, 12
+    vprolq zmm8, zmm8, 12
 ; x8 -= x1
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm24, zmm24, zmm8
 ; inverse round 0
 ; x1 ^= x0
-    vpxorq zmm4, zmm4, zmm3
+    vpxorq zmm8, zmm8, zmm16
 ; x1 >>>= 24
-    vprolq zmm4, zmm4, 40
+    vprolq zmm8, zmm8, 40
 ; x0 -= x1
-    vpsubq zmm3, zmm3, zmm4
+    vpsubq zmm16, zmm16, zmm8
 ; x3 ^= x2
-    vpxorq zmm6, zmm6, zmm5
+    vpxorq zmm3, zmm3, zmm10
 ; x3 >>>= 13
-    vprolq zmm6, zmm6, 51
+    vprolq zmm3, zmm3, 51
 ; x2 -= x3
-    vpsubq zmm5, zmm5, zmm6
+    vpsubq zmm10, zmm10, zmm3
 ; x5 ^= x4
-    vpxorq zmm8, zmm8, zmm7
+    vpxorq zmm4, zmm4, zmm6
 ; x5 >>>= 8
-    vprolq zmm8, zmm8, 56
+    vprolq zmm4, zmm4, 56
 ; x4 -= x5
-    vpsubq zmm7, zmm7, zmm8
+    vpsubq zmm6, zmm6, zmm4
 ; x7 ^= x6
-    vpxorq zmm10, zmm10, zmm9
+    vpxorq zmm1, zmm1, zmm5
 ; x7 >>>= 47
-    vprolq zmm10, zmm10, 17
+    vprolq zmm1, zmm1, 17
 ; x6 -= x7
-    vpsubq zmm9, zmm9, zmm10
+    vpsubq zmm5, zmm5, zmm1
 ; x9 ^= x8
-    vpxorq zmm12, zmm12, zmm11
+    vpxorq zmm15, zmm15, zmm24
 ; x9 >>>= 8
-    vprolq zmm12, zmm12, 56
+    vprolq zmm15, zmm15, 56
 ; x8 -= x9
-    vpsubq zmm11, zmm11, zmm12
+    vpsubq zmm24, zmm24, zmm15
 ; x11 ^= x10
-    vpxorq zmm14, zmm14, zmm13
+    vpxorq zmm9, zmm9, zmm18
 ; x11 >>>= 17
-    vprolq zmm14, zmm14, 47
+    vprolq zmm9, zmm9, 47
 ; x10 -= x11
-    vpsubq zmm13, zmm13, zmm14
+    vpsubq zmm18, zmm18, zmm9
 ; x13 ^= x12
-    vpxorq zmm16, zmm16, zmm15
+    vpxorq zmm11, zmm11, zmm13
 ; x13 >>>= 22
-    vprolq zmm16, zmm16, 42
+    vprolq zmm11, zmm11, 42
 ; x12 -= x13
-    vpsubq zmm15, zmm15, zmm16
+    vpsubq zmm13, zmm13, zmm11
 ; x15 ^= x14
-    vpxorq zmm18, zmm18, zmm17
+    vpxorq zmm7, zmm7, zmm12
 ; x15 >>>= 37
-    vprolq zmm18, zmm18, 27
+    vprolq zmm7, zmm7, 27
 ; x14 -= x15
-    vpsubq zmm17, zmm17, zmm18
+    vpsubq zmm12, zmm12, zmm7
 ; subtract subkey 0
 ; x0 -= k0
-    vpsubq zmm3, zmm3, [rsp + 832]
+    vpsubq zmm16, zmm16, [rsp + 832]
 ; x1 -= k1
-    vpsubq zmm4, zmm4, [rsp + 896]
+    vpsubq zmm8, zmm8, [rsp + 896]
 ; x2 -= k2
-    vpsubq zmm5, zmm5, [rsp + 1024]
+    vpsubq zmm10, zmm10, [rsp + 1024]
 ; x3 -= k3
-    vpsubq zmm6, zmm6, [rsp + 384]
+    vpsubq zmm3, zmm3, [rsp + 384]
 ; x4 -= k4
-    vpsubq zmm7, zmm7, [rsp + 448]
+    vpsubq zmm6, zmm6, [rsp + 448]
 ; x5 -= k5
-    vpsubq zmm8, zmm8, [rsp + 512]
+    vpsubq zmm4, zmm4, [rsp + 512]
 ; x6 -= k6
-    vpsubq zmm9, zmm9, [rsp + 576]
+    vpsubq zmm5, zmm5, [rsp + 576]
 ; x7 -= k7
-    vpsubq zmm10, zmm10, [rsp + 640]
+    vpsubq zmm1, zmm1, [rsp + 640]
 ; x8 -= k8
-    vpsubq zmm11, zmm11, [rsp + 704]
+    vpsubq zmm24, zmm24, [rsp + 704]
 ; x9 -= k9
-    vpsubq zmm12, zmm12, [rsp + 768]
+    vpsubq zmm15, zmm15, [rsp + 768]
 ; x10 -= k10
-    vpsubq zmm13, zmm13, [rsp + 0]
+    vpsubq zmm18, zmm18, [rsp + 0]
 ; x11 -= k11
-    vpsubq zmm14, zmm14, [rsp + 64]
+    vpsubq zmm9, zmm9, [rsp + 64]
 ; x12 -= k12
-    vpsubq zmm15, zmm15, [rsp + 128]
+    vpsubq zmm13, zmm13, [rsp + 128]
 ; x13 -= k13
-    vpsubq zmm16, zmm16, [rsp + 192]
+    vpsubq zmm11, zmm11, [rsp + 192]
 ; x14 -= k14
-    vpsubq zmm17, zmm17, [rsp + 256]
+    vpsubq zmm12, zmm12, [rsp + 256]
 ; x15 -= k15
-    vpsubq zmm18, zmm18, [rsp + 320]
+    vpsubq zmm7, zmm7, [rsp + 320]
 ; x13 -= t0
-    vpsubq zmm16, zmm16, zmm0
+    vpsubq zmm11, zmm11, zmm2
 ; x14 -= t1
-    vpsubq zmm17, zmm17, zmm1
+    vpsubq zmm12, zmm12, zmm0
 ; store the block(s)
-; out[0] = x0
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm3
-; out[1] = x1
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm4
-; out[2] = x2
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm5
-; out[3] = x3
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm6
-; out[4] = x4
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 32]{k1}, zmm7
-; out[5] = x5
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 40]{k1}, zmm8
-; out[6] = x6
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 48]{k1}, zmm9
-; out[7] = x7
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 56]{k1}, zmm10
-; out[8] = x8
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 64]{k1}, zmm11
-; out[9] = x9
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 72]{k1}, zmm12
-; out[10] = x10
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 80]{k1}, zmm13
-; out[11] = x11
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 88]{k1}, zmm14
-; out[12] = x12
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 96]{k1}, zmm15
-; out[13] = x13
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 104]{k1}, zmm16
-; out[14] = x14
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 112]{k1}, zmm17
-; out[15] = x15
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 120]{k1}, zmm18
+; transpose back to stream order and store 8 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq zmm0, zmm16, zmm8
+; t1_8 = unpcklo(x2, x3)
+    vpunpcklqdq zmm2, zmm10, zmm3
+; t2_16 = even128(t1_0, t1_8)
+    vshufi64x2 zmm14, zmm0, zmm2, 0x88
+; t1_4 = unpcklo(x4, x5)
+    vpunpcklqdq zmm17, zmm6, zmm4
+; t1_12 = unpcklo(x6, x7)
+    vpunpcklqdq zmm19, zmm5, zmm1
+; t2_24 = even128(t1_4, t1_12)
+    vshufi64x2 zmm20, zmm17, zmm19, 0x88
+; o0 = even128(t2_16, t2_24)
+    vshufi64x2 zmm21, zmm14, zmm20, 0x88
+; out[0] = o0
+    vmovdqu64 [rcx], zmm21
+; t1_2 = unpcklo(x8, x9)
+    vpunpcklqdq zmm21, zmm24, zmm15
+; t1_10 = unpcklo(x10, x11)
+    vpunpcklqdq zmm22, zmm18, zmm9
+; t2_20 = even128(t1_2, t1_10)
+    vshufi64x2 zmm23, zmm21, zmm22, 0x88
+; t1_6 = unpcklo(x12, x13)
+    vpunpcklqdq zmm25, zmm13, zmm11
+; t1_14 = unpcklo(x14, x15)
+    vpunpcklqdq zmm26, zmm12, zmm7
+; t2_28 = even128(t1_6, t1_14)
+    vshufi64x2 zmm27, zmm25, zmm26, 0x88
+; o1 = even128(t2_20, t2_28)
+    vshufi64x2 zmm28, zmm23, zmm27, 0x88
+; out[8] = o1
+    vmovdqu64 [rcx + 64], zmm28
+; t2_17 = odd128(t1_0, t1_8)
+    vshufi64x2 zmm0, zmm0, zmm2, 0xdd
+; t2_25 = odd128(t1_4, t1_12)
+    vshufi64x2 zmm17, zmm17, zmm19, 0xdd
+; o2 = even128(t2_17, t2_25)
+    vshufi64x2 zmm2, zmm0, zmm17, 0x88
+; out[16] = o2
+    vmovdqu64 [rcx + 128], zmm2
+; t2_21 = odd128(t1_2, t1_10)
+    vshufi64x2 zmm21, zmm21, zmm22, 0xdd
+; t2_29 = odd128(t1_6, t1_14)
+    vshufi64x2 zmm25, zmm25, zmm26, 0xdd
+; o3 = even128(t2_21, t2_29)
+    vshufi64x2 zmm2, zmm21, zmm25, 0x88
+; out[24] = o3
+    vmovdqu64 [rcx + 192], zmm2
+; o4 = odd128(t2_16, t2_24)
+    vshufi64x2 zmm14, zmm14, zmm20, 0xdd
+; out[32] = o4
+    vmovdqu64 [rcx + 256], zmm14
+; o5 = odd128(t2_20, t2_28)
+    vshufi64x2 zmm23, zmm23, zmm27, 0xdd
+; out[40] = o5
+    vmovdqu64 [rcx + 320], zmm23
+; o6 = odd128(t2_17, t2_25)
+    vshufi64x2 zmm0, zmm0, zmm17, 0xdd
+; out[48] = o6
+    vmovdqu64 [rcx + 384], zmm0
+; o7 = odd128(t2_21, t2_29)
+    vshufi64x2 zmm21, zmm21, zmm25, 0xdd
+; out[56] = o7
+    vmovdqu64 [rcx + 448], zmm21
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq zmm16, zmm16, zmm8
+; t1_9 = unpckhi(x2, x3)
+    vpunpckhqdq zmm10, zmm10, zmm3
+; t2_18 = even128(t1_1, t1_9)
+    vshufi64x2 zmm0, zmm16, zmm10, 0x88
+; t1_5 = unpckhi(x4, x5)
+    vpunpckhqdq zmm6, zmm6, zmm4
+; t1_13 = unpckhi(x6, x7)
+    vpunpckhqdq zmm5, zmm5, zmm1
+; t2_26 = even128(t1_5, t1_13)
+    vshufi64x2 zmm1, zmm6, zmm5, 0x88
+; o8 = even128(t2_18, t2_26)
+    vshufi64x2 zmm2, zmm0, zmm1, 0x88
+; out[64] = o8
+    vmovdqu64 [rcx + 512], zmm2
+; t1_3 = unpckhi(x8, x9)
+    vpunpckhqdq zmm24, zmm24, zmm15
+; t1_11 = unpckhi(x10, x11)
+    vpunpckhqdq zmm18, zmm18, zmm9
+; t2_22 = even128(t1_3, t1_11)
+    vshufi64x2 zmm2, zmm24, zmm18, 0x88
+; t1_7 = unpckhi(x12, x13)
+    vpunpckhqdq zmm13, zmm13, zmm11
+; t1_15 = unpckhi(x14, x15)
+    vpunpckhqdq zmm12, zmm12, zmm7
+; t2_30 = even128(t1_7, t1_15)
+    vshufi64x2 zmm3, zmm13, zmm12, 0x88
+; o9 = even128(t2_22, t2_30)
+    vshufi64x2 zmm4, zmm2, zmm3, 0x88
+; out[72] = o9
+    vmovdqu64 [rcx + 576], zmm4
+; t2_19 = odd128(t1_1, t1_9)
+    vshufi64x2 zmm16, zmm16, zmm10, 0xdd
+; t2_27 = odd128(t1_5, t1_13)
+    vshufi64x2 zmm6, zmm6, zmm5, 0xdd
+; o10 = even128(t2_19, t2_27)
+    vshufi64x2 zmm4, zmm16, zmm6, 0x88
+; out[80] = o10
+    vmovdqu64 [rcx + 640], zmm4
+; t2_23 = odd128(t1_3, t1_11)
+    vshufi64x2 zmm24, zmm24, zmm18, 0xdd
+; t2_31 = odd128(t1_7, t1_15)
+    vshufi64x2 zmm13, zmm13, zmm12, 0xdd
+; o11 = even128(t2_23, t2_31)
+    vshufi64x2 zmm4, zmm24, zmm13, 0x88
+; out[88] = o11
+    vmovdqu64 [rcx + 704], zmm4
+; o12 = odd128(t2_18, t2_26)
+    vshufi64x2 zmm0, zmm0, zmm1, 0xdd
+; out[96] = o12
+    vmovdqu64 [rcx + 768], zmm0
+; o13 = odd128(t2_22, t2_30)
+    vshufi64x2 zmm2, zmm2, zmm3, 0xdd
+; out[104] = o13
+    vmovdqu64 [rcx + 832], zmm2
+; o14 = odd128(t2_19, t2_27)
+    vshufi64x2 zmm16, zmm16, zmm6, 0xdd
+; out[112] = o14
+    vmovdqu64 [rcx + 896], zmm16
+; o15 = odd128(t2_23, t2_31)
+    vshufi64x2 zmm24, zmm24, zmm13, 0xdd
+; out[120] = o15
+    vmovdqu64 [rcx + 960], zmm24
 ; next block
 ; tweak += 128
     add rsi, 0x80
@@ -21614,11 +21988,6 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_cpu_supported:
 .done:
     mov rbx, r10
     ret
-
-section .rodata
-align 64
-tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block: dq 0, 128, 256, 384, 512, 640, 768, 896
-tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak: dq 0, 16, 32, 48, 64, 80, 96, 112
 
 section .note.GNU-stack noalloc noexec nowrite progbits
 

@@ -4,9 +4,9 @@
  * Threefish-1024, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa avx512, abi sysv, strategy belady, rotate rol, schedule description): assemble tf1024_v13_nasmx64_sysv_avx512_belady_fly_full.asm with nasm -f elf64
- * tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 24, spills 21, reloads 0, memory operands 336, moves 1, instructions 2413
+ * tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 34, spills 21, reloads 0, memory operands 336, moves 1, instructions 2511
  * tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
- * tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 24, spills 21, reloads 0, memory operands 336, moves 1, instructions 2413
+ * tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 34, spills 21, reloads 0, memory operands 336, moves 1, instructions 2511
  * tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
  */
 #ifndef TF1024_V13_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_H

@@ -3,7 +3,7 @@
 ; Threefish-256, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
 ; 72 rounds, 32-byte blocks, little-endian 64-bit words.
 ; target nasm-x64: isa avx2, abi sysv, strategy belady, rotate rol, schedule description
-; layout lanes: 4 blocks per pass, ymm lane b = word i of block b (gathers, per-lane stores); the n mod 4 blocks left and single blocks run the scalar GPR code
+; layout lanes: 4 blocks per pass, one ymm per word, a block per lane (whole-vector loads and stores, transposed in registers); the n mod 4 blocks left and single blocks run the scalar GPR code
 ;
 ; Public contract (see tf256_v13_nasmx64_sysv_avx2_belady_fly_loop.h): tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt(key, tweak, in, out),
 ; tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt, tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks(key, tweaks, in, out, n), tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks.
@@ -11,21 +11,26 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 14, spills 16, reloads 7, memory operands 4, moves 39, instructions 246
+;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 4, moves 39, instructions 268
 ;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 10, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
-;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 14, spills 16, reloads 6, memory operands 4, moves 39, instructions 245
+;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 0, moves 39, instructions 268
 ;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 11, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
 ;
 ; Register map of tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes (value: registers it occupies):
 ;      ctr: rax                   in: rdx                   k0: ymm0                  k1: ymm1
 ;       k2: ymm2                  k3: ymm3                  k4: ymm4                 key: rdi
-;       kt: ymm2, ymm5             n: r8, rsi              out: rax, rcx              r1: ymm7
-;       r2: ymm7                  r3: ymm7                  r4: ymm7                  r5: ymm7
-;       r6: ymm7                  r7: ymm7                  r8: ymm7                  r9: ymm7
-;      r10: ymm7                 r11: ymm7                 r12: ymm7                 r13: ymm7
-;      r14: ymm7                 r15: ymm7                 r16: ymm7                  t0: ymm0
-;       t1: ymm1                  t2: ymm2                  ts: ymm3, ymm7         tweak: rcx, rsi
-;       x0: ymm3                  x1: ymm4                  x2: ymm5                  x3: ymm6
+;       kt: ymm2, ymm5          l1_0: ymm8                l1_1: ymm5                l1_2: ymm11
+;     l1_3: ymm9                   n: r8, rsi               o0: ymm2                  o1: ymm0
+;       o2: ymm0                  o3: ymm12                out: rax, rcx              r1: ymm0
+;       r2: ymm0                  r3: ymm0                  r4: ymm0                  r5: ymm0
+;       r6: ymm0                  r7: ymm0                  r8: ymm0                  r9: ymm0
+;      r10: ymm0                 r11: ymm0                 r12: ymm0                 r13: ymm0
+;      r14: ymm0                 r15: ymm0                 r16: ymm0                  s0: ymm5
+;       s1: ymm7                  s2: ymm9                  s3: ymm10                 t0: ymm6
+;       t1: ymm2                t1_0: ymm0                t1_1: ymm12               t1_2: ymm1
+;     t1_3: ymm7                  t2: ymm9                  ts: ymm0, ymm10          tw0: ymm2
+;      tw1: ymm5               tweak: rcx, rsi              x0: ymm12                 x1: ymm8
+;       x2: ymm7                  x3: ymm5
 ;   stack slots: in k0 k1 k3 k4 n out tweak
 ;   frame: 2152 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -46,13 +51,18 @@
 ; Register map of tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes (value: registers it occupies):
 ;      ctr: rax                   in: rdx                   k0: ymm0                  k1: ymm1
 ;       k2: ymm2                  k3: ymm3                  k4: ymm4                 key: rdi
-;       kt: ymm2, ymm5             n: r8, rsi              out: rcx                   r1: ymm7
-;       r2: ymm7                  r3: ymm7                  r4: ymm7                  r5: ymm7
-;       r6: ymm7                  r7: ymm7                  r8: ymm7                  r9: ymm7
-;      r10: ymm7                 r11: ymm7                 r12: ymm7                 r13: ymm7
-;      r14: ymm7                 r15: ymm7                 r16: ymm7                  t0: ymm0, ymm1
-;       t1: ymm1, ymm2            t2: ymm0, ymm2            ts: ymm0, ymm3, ymm7   tweak: rax, rsi
-;       x0: ymm3                  x1: ymm4                  x2: ymm5                  x3: ymm6
+;       kt: ymm2, ymm5          l1_0: ymm8                l1_1: ymm5                l1_2: ymm11
+;     l1_3: ymm9                   n: r8, rsi               o0: ymm2                  o1: ymm0
+;       o2: ymm0                  o3: ymm12                out: rax, rcx              r1: ymm0
+;       r2: ymm0                  r3: ymm0                  r4: ymm0                  r5: ymm0
+;       r6: ymm0                  r7: ymm0                  r8: ymm0                  r9: ymm0
+;      r10: ymm0                 r11: ymm0                 r12: ymm0                 r13: ymm0
+;      r14: ymm0                 r15: ymm0                 r16: ymm0                  s0: ymm5
+;       s1: ymm7                  s2: ymm9                  s3: ymm10                 t0: ymm2, ymm6
+;       t1: ymm2, ymm9          t1_0: ymm0                t1_1: ymm12               t1_2: ymm1
+;     t1_3: ymm7                  t2: ymm6, ymm9            ts: ymm0, ymm10, ymm6     tw0: ymm2
+;      tw1: ymm5               tweak: rcx, rsi              x0: ymm12                 x1: ymm8
+;       x2: ymm7                  x3: ymm5
 ;   stack slots: in k0 k1 k3 k4 n out tweak
 ;   frame: 2152 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -123,16 +133,14 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 .entry:
     sub rsp, 2152
 .prolog_end:
-    vmovdqu ymm12, [rel tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_block] ; lane b reads block b: offsets b * 32
-    vmovdqu ymm13, [rel tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_tweak] ; tweak of lane b: offsets b * 16
-    mov dword [rsp + 128], 0x00000012
-    mov dword [rsp + 132], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 136], 0x00000012
-    mov dword [rsp + 140], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 144], 0x00000012
-    mov dword [rsp + 148], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 152], 0x00000012
-    mov dword [rsp + 156], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 256], 0x00000012
+    mov dword [rsp + 260], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 264], 0x00000012
+    mov dword [rsp + 268], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 272], 0x00000012
+    mov dword [rsp + 276], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 280], 0x00000012
+    mov dword [rsp + 284], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 288], 0xa9fc1a22
     mov dword [rsp + 292], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 296], 0xa9fc1a22
@@ -431,44 +439,60 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vmovdqu [rsp + 1408], ymm2
 ; kt += 0x12
     vmovdqa ymm2, ymm1
-    vpaddq ymm2, ymm2, [rsp + 128]
+    vpaddq ymm2, ymm2, [rsp + 256]
 ; kc[18] = kt
     vmovdqu [rsp + 1440], ymm2
     mov qword [rsp + 96], rdx
-    vmovdqu [rsp + 160], ymm0
-    vmovdqu [rsp + 192], ymm1
-    vmovdqu [rsp + 224], ymm3
-    vmovdqu [rsp + 256], ymm4
+    vmovdqu [rsp + 128], ymm0
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu [rsp + 192], ymm3
+    vmovdqu [rsp + 224], ymm4
     mov qword [rsp + 0], r8
     mov qword [rsp + 32], rcx
     mov qword [rsp + 64], rsi
 ; for each block
     align 32
 .loop:
+; load 4 tweaks and transpose to one vector per tweak word (lane bit i: block bit (1, 0)[i])
+; tw0 = tweak[0]
+    vmovdqu ymm2, [rsi]
+; tw1 = tweak[4]
+    vmovdqu ymm5, [rsi + 32]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq ymm6, ymm2, ymm5
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq ymm2, ymm2, ymm5
+; load 4 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu ymm5, [rdx]
+; s1 = in[4]
+    vmovdqu ymm7, [rdx + 32]
+; l1_0 = lo128(s0, s1)
+    vperm2i128 ymm8, ymm5, ymm7, 0x20
+; s2 = in[8]
+    vmovdqu ymm9, [rdx + 64]
+; s3 = in[12]
+    vmovdqu ymm10, [rdx + 96]
+; l1_2 = lo128(s2, s3)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+; x0 = unpcklo(l1_0, l1_2)
+    vpunpcklqdq ymm12, ymm8, ymm11
+; x1 = unpckhi(l1_0, l1_2)
+    vpunpckhqdq ymm8, ymm8, ymm11
+; l1_1 = hi128(s0, s1)
+    vperm2i128 ymm5, ymm5, ymm7, 0x31
+; l1_3 = hi128(s2, s3)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; x2 = unpcklo(l1_1, l1_3)
+    vpunpcklqdq ymm7, ymm5, ymm9
+; x3 = unpckhi(l1_1, l1_3)
+    vpunpckhqdq ymm5, ymm5, ymm9
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14
-; t1 = tweak[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14
 ; t2 ^= t1
-    vmovdqa ymm2, ymm0
-    vpxor ymm2, ymm2, ymm1
-; x0 = in[0]
-    vmovdqa ymm3, ymm0
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14
-; x1 = in[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14
-; x2 = in[2]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14
-; x3 = in[3]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14
+    vmovdqa ymm9, ymm6
+    vpxor ymm9, ymm9, ymm2
 ; ctr = 0
+    vmovdqa ymm10, ymm6
     mov rax, 0
     mov qword [rsp + 96], rdx
     mov qword [rsp + 0], r8
@@ -478,233 +502,234 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 .cycle:
 ; add subkey 2*c
 ; x0 += kr[2*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 1472]
+    vpaddq ymm12, ymm12, [rsp + rax + 1472]
 ; x1 += kr[1 + 2*c]
-    vpaddq ymm4, ymm4, [rsp + rax + 1504]
+    vpaddq ymm8, ymm8, [rsp + rax + 1504]
 ; x2 += kr[2 + 2*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 1536]
+    vpaddq ymm7, ymm7, [rsp + rax + 1536]
 ; x3 += kc[2*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 864]
+    vpaddq ymm5, ymm5, [rsp + rax + 864]
 ; x1 += t0
-    vpaddq ymm4, ymm4, ymm0
+    vpaddq ymm8, ymm8, ymm6
 ; x2 += t1
-    vpaddq ymm5, ymm5, ymm1
+    vpaddq ymm7, ymm7, ymm2
 ; round 8*c + 0
 ; x0 += x1
-    vpaddq ymm3, ymm3, ymm4
+    vpaddq ymm12, ymm12, ymm8
 ; x1 <<<= 14
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 14
-    vpsrlq ymm7, ymm7, 50
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm0, ymm0, 50
+    vpor ymm8, ymm8, ymm0
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm8, ymm8, ymm12
 ; x2 += x3
-    vpaddq ymm5, ymm5, ymm6
+    vpaddq ymm7, ymm7, ymm5
 ; x3 <<<= 16
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 16
-    vpsrlq ymm7, ymm7, 48
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 16
+    vpsrlq ymm0, ymm0, 48
+    vpor ymm5, ymm5, ymm0
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm5, ymm5, ymm7
 ; round 8*c + 1
 ; x0 += x3
-    vpaddq ymm3, ymm3, ymm6
+    vpaddq ymm12, ymm12, ymm5
 ; x3 <<<= 52
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 52
-    vpsrlq ymm7, ymm7, 12
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 52
+    vpsrlq ymm0, ymm0, 12
+    vpor ymm5, ymm5, ymm0
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm5, ymm5, ymm12
 ; x2 += x1
-    vpaddq ymm5, ymm5, ymm4
+    vpaddq ymm7, ymm7, ymm8
 ; x1 <<<= 57
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 57
-    vpsrlq ymm7, ymm7, 7
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 57
+    vpsrlq ymm0, ymm0, 7
+    vpor ymm8, ymm8, ymm0
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm8, ymm8, ymm7
 ; round 8*c + 2
 ; x0 += x1
-    vpaddq ymm3, ymm3, ymm4
+    vpaddq ymm12, ymm12, ymm8
 ; x1 <<<= 23
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 23
-    vpsrlq ymm7, ymm7, 41
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm0, ymm0, 41
+    vpor ymm8, ymm8, ymm0
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm8, ymm8, ymm12
 ; x2 += x3
-    vpaddq ymm5, ymm5, ymm6
+    vpaddq ymm7, ymm7, ymm5
 ; x3 <<<= 40
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 40
-    vpsrlq ymm7, ymm7, 24
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 40
+    vpsrlq ymm0, ymm0, 24
+    vpor ymm5, ymm5, ymm0
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm5, ymm5, ymm7
 ; round 8*c + 3
 ; x0 += x3
-    vpaddq ymm3, ymm3, ymm6
+    vpaddq ymm12, ymm12, ymm5
 ; x3 <<<= 5
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 5
-    vpsrlq ymm7, ymm7, 59
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 5
+    vpsrlq ymm0, ymm0, 59
+    vpor ymm5, ymm5, ymm0
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm5, ymm5, ymm12
 ; x2 += x1
-    vpaddq ymm5, ymm5, ymm4
+    vpaddq ymm7, ymm7, ymm8
 ; x1 <<<= 37
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 37
-    vpsrlq ymm7, ymm7, 27
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 37
+    vpsrlq ymm0, ymm0, 27
+    vpor ymm8, ymm8, ymm0
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm8, ymm8, ymm7
 ; add subkey 1 + 2*c
 ; x0 += kr[1 + 2*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 1504]
+    vpaddq ymm12, ymm12, [rsp + rax + 1504]
 ; x1 += kr[2 + 2*c]
-    vpaddq ymm4, ymm4, [rsp + rax + 1536]
+    vpaddq ymm8, ymm8, [rsp + rax + 1536]
 ; x2 += kr[3 + 2*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 1568]
+    vpaddq ymm7, ymm7, [rsp + rax + 1568]
 ; x3 += kc[1 + 2*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 896]
+    vpaddq ymm5, ymm5, [rsp + rax + 896]
 ; x1 += t1
-    vpaddq ymm4, ymm4, ymm1
+    vpaddq ymm8, ymm8, ymm2
 ; x2 += t2
-    vpaddq ymm5, ymm5, ymm2
+    vpaddq ymm7, ymm7, ymm9
 ; round 8*c + 4
 ; x0 += x1
-    vpaddq ymm3, ymm3, ymm4
+    vpaddq ymm12, ymm12, ymm8
 ; x1 <<<= 25
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 25
-    vpsrlq ymm7, ymm7, 39
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm0, ymm0, 39
+    vpor ymm8, ymm8, ymm0
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm8, ymm8, ymm12
 ; x2 += x3
-    vpaddq ymm5, ymm5, ymm6
+    vpaddq ymm7, ymm7, ymm5
 ; x3 <<<= 33
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 33
-    vpsrlq ymm7, ymm7, 31
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 33
+    vpsrlq ymm0, ymm0, 31
+    vpor ymm5, ymm5, ymm0
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm5, ymm5, ymm7
 ; round 8*c + 5
 ; x0 += x3
-    vpaddq ymm3, ymm3, ymm6
+    vpaddq ymm12, ymm12, ymm5
 ; x3 <<<= 46
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 46
-    vpsrlq ymm7, ymm7, 18
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 46
+    vpsrlq ymm0, ymm0, 18
+    vpor ymm5, ymm5, ymm0
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm5, ymm5, ymm12
 ; x2 += x1
-    vpaddq ymm5, ymm5, ymm4
+    vpaddq ymm7, ymm7, ymm8
 ; x1 <<<= 12
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 12
-    vpsrlq ymm7, ymm7, 52
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 12
+    vpsrlq ymm0, ymm0, 52
+    vpor ymm8, ymm8, ymm0
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm8, ymm8, ymm7
 ; round 8*c + 6
 ; x0 += x1
-    vpaddq ymm3, ymm3, ymm4
+    vpaddq ymm12, ymm12, ymm8
 ; x1 <<<= 58
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 58
-    vpsrlq ymm7, ymm7, 6
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm0, ymm0, 6
+    vpor ymm8, ymm8, ymm0
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm8, ymm8, ymm12
 ; x2 += x3
-    vpaddq ymm5, ymm5, ymm6
+    vpaddq ymm7, ymm7, ymm5
 ; x3 <<<= 22
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 22
-    vpsrlq ymm7, ymm7, 42
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 22
+    vpsrlq ymm0, ymm0, 42
+    vpor ymm5, ymm5, ymm0
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm5, ymm5, ymm7
 ; round 8*c + 7
 ; x0 += x3
-    vpaddq ymm3, ymm3, ymm6
+    vpaddq ymm12, ymm12, ymm5
 ; x3 <<<= 32
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 32
-    vpsrlq ymm7, ymm7, 32
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm5, ymm5, ymm0
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm5, ymm5, ymm12
 ; x2 += x1
-    vpaddq ymm5, ymm5, ymm4
+    vpaddq ymm7, ymm7, ymm8
 ; x1 <<<= 32
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 32
-    vpsrlq ymm7, ymm7, 32
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm8, ymm8, ymm0
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm8, ymm8, ymm7
 ; next cycle's tweak words: t[i] <- t[i-1 mod 3]
 ; ctr += 64
-    vmovdqa ymm7, ymm0
-    vmovdqa ymm0, ymm2
-    vmovdqa ymm2, ymm1
-    vmovdqa ymm1, ymm7
+    vmovdqa ymm0, ymm6
+    vmovdqa ymm6, ymm9
+    vmovdqa ymm9, ymm2
+    vmovdqa ymm2, ymm0
     add rax, 0x40
 ; while ctr != 576
     cmp rax, 0x240
     jne .cycle
 ; add subkey 18
 ; x0 += k3
-    vpaddq ymm3, ymm3, [rsp + 224]
+    vpaddq ymm12, ymm12, [rsp + 192]
 ; x1 += k4
-    vpaddq ymm4, ymm4, [rsp + 256]
+    vpaddq ymm8, ymm8, [rsp + 224]
 ; x2 += k0
-    vpaddq ymm5, ymm5, [rsp + 160]
+    vpaddq ymm7, ymm7, [rsp + 128]
 ; x3 += k1
-    vpaddq ymm6, ymm6, [rsp + 192]
+    vpaddq ymm5, ymm5, [rsp + 160]
 ; x1 += t0
-    vpaddq ymm4, ymm4, ymm0
+    vpaddq ymm8, ymm8, ymm6
 ; x2 += t1
-    vpaddq ymm5, ymm5, ymm1
+    vpaddq ymm7, ymm7, ymm2
 ; x3 += 0x12
-    vpaddq ymm6, ymm6, [rsp + 128]
+    vpaddq ymm5, ymm5, [rsp + 256]
 ; store the block(s)
-; out[0] = x0
+; transpose back to stream order and store 4 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq ymm0, ymm12, ymm8
+; t1_2 = unpcklo(x2, x3)
+    vpunpcklqdq ymm1, ymm7, ymm5
+; o0 = lo128(t1_0, t1_2)
+    vperm2i128 ymm2, ymm0, ymm1, 0x20
+; out[0] = o0
     mov rax, qword [rsp + 32]
-    vmovq [rax + 0], xmm3
-    vpextrq [rax + 32], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rax + 64], xmm15
-    vpextrq [rax + 96], xmm15, 1
-; out[1] = x1
-    vmovq [rax + 8], xmm4
-    vpextrq [rax + 40], xmm4, 1
-    vextracti128 xmm15, ymm4, 1
-    vmovq [rax + 72], xmm15
-    vpextrq [rax + 104], xmm15, 1
-; out[2] = x2
-    vmovq [rax + 16], xmm5
-    vpextrq [rax + 48], xmm5, 1
-    vextracti128 xmm15, ymm5, 1
-    vmovq [rax + 80], xmm15
-    vpextrq [rax + 112], xmm15, 1
-; out[3] = x3
-    vmovq [rax + 24], xmm6
-    vpextrq [rax + 56], xmm6, 1
-    vextracti128 xmm15, ymm6, 1
-    vmovq [rax + 88], xmm15
-    vpextrq [rax + 120], xmm15, 1
+    vmovdqu [rax], ymm2
+; o1 = hi128(t1_0, t1_2)
+    vperm2i128 ymm0, ymm0, ymm1, 0x31
+; out[4] = o1
+    vmovdqu [rax + 32], ymm0
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq ymm12, ymm12, ymm8
+; t1_3 = unpckhi(x2, x3)
+    vpunpckhqdq ymm7, ymm7, ymm5
+; o2 = lo128(t1_1, t1_3)
+    vperm2i128 ymm0, ymm12, ymm7, 0x20
+; out[8] = o2
+    vmovdqu [rax + 64], ymm0
+; o3 = hi128(t1_1, t1_3)
+    vperm2i128 ymm12, ymm12, ymm7, 0x31
+; out[12] = o3
+    vmovdqu [rax + 96], ymm12
 ; next block
 ; tweak += 64
     mov rcx, qword [rsp + 64]
@@ -722,6 +747,10 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     mov qword [rsp + 32], rax
     mov qword [rsp + 64], rcx
 ; while n != 0
+    vmovdqu ymm0, [rsp + 128]
+    vmovdqu ymm1, [rsp + 160]
+    vmovdqu ymm3, [rsp + 192]
+    vmovdqu ymm4, [rsp + 224]
     mov r8, qword [rsp + 0]
     mov rcx, qword [rsp + 32]
     mov rsi, qword [rsp + 64]
@@ -2236,8 +2265,6 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 .entry:
     sub rsp, 2152
 .prolog_end:
-    vmovdqu ymm12, [rel tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_block] ; lane b reads block b: offsets b * 32
-    vmovdqu ymm13, [rel tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 128], 0x00000012
     mov dword [rsp + 132], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 136], 0x00000012
@@ -2547,296 +2574,319 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpaddq ymm2, ymm2, [rsp + 128]
 ; kc[18] = kt
     vmovdqu [rsp + 1440], ymm2
-    mov qword [rsp + 64], rdx
+    mov qword [rsp + 96], rdx
     vmovdqu [rsp + 160], ymm0
     vmovdqu [rsp + 192], ymm1
     vmovdqu [rsp + 224], ymm3
     vmovdqu [rsp + 256], ymm4
     mov qword [rsp + 0], r8
-    mov qword [rsp + 96], rcx
-    mov qword [rsp + 32], rsi
+    mov qword [rsp + 32], rcx
+    mov qword [rsp + 64], rsi
 ; for each block
     align 32
 .loop:
+; load 4 tweaks and transpose to one vector per tweak word (lane bit i: block bit (1, 0)[i])
+; tw0 = tweak[0]
+    vmovdqu ymm2, [rsi]
+; tw1 = tweak[4]
+    vmovdqu ymm5, [rsi + 32]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq ymm6, ymm2, ymm5
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq ymm2, ymm2, ymm5
+; load 4 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu ymm5, [rdx]
+; s1 = in[4]
+    vmovdqu ymm7, [rdx + 32]
+; l1_0 = lo128(s0, s1)
+    vperm2i128 ymm8, ymm5, ymm7, 0x20
+; s2 = in[8]
+    vmovdqu ymm9, [rdx + 64]
+; s3 = in[12]
+    vmovdqu ymm10, [rdx + 96]
+; l1_2 = lo128(s2, s3)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+; x0 = unpcklo(l1_0, l1_2)
+    vpunpcklqdq ymm12, ymm8, ymm11
+; x1 = unpckhi(l1_0, l1_2)
+    vpunpckhqdq ymm8, ymm8, ymm11
+; l1_1 = hi128(s0, s1)
+    vperm2i128 ymm5, ymm5, ymm7, 0x31
+; l1_3 = hi128(s2, s3)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; x2 = unpcklo(l1_1, l1_3)
+    vpunpcklqdq ymm7, ymm5, ymm9
+; x3 = unpckhi(l1_1, l1_3)
+    vpunpckhqdq ymm5, ymm5, ymm9
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14
-; t1 = tweak[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14
 ; t2 ^= t1
-    vmovdqa ymm2, ymm0
-    vpxor ymm2, ymm2, ymm1
-; x0 = in[0]
-    vmovdqa ymm3, ymm0
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14
-; x1 = in[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14
-; x2 = in[2]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14
-; x3 = in[3]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14
+    vmovdqa ymm9, ymm6
+    vpxor ymm9, ymm9, ymm2
+; x0 -= k3
+    vmovdqa ymm10, ymm6
 ; subtract subkey 18
 ; x0 -= k3
-    vpsubq ymm3, ymm3, [rsp + 224]
+    vpsubq ymm12, ymm12, ymm3
 ; x1 -= k4
-    vpsubq ymm4, ymm4, [rsp + 256]
+    vpsubq ymm8, ymm8, ymm4
 ; x2 -= k0
-    vpsubq ymm5, ymm5, [rsp + 160]
+    vpsubq ymm7, ymm7, ymm0
 ; x3 -= k1
-    vpsubq ymm6, ymm6, [rsp + 192]
-; x1 -= t0
-    vpsubq ymm4, ymm4, ymm0
-; x2 -= t1
     vpsubq ymm5, ymm5, ymm1
+; x1 -= t0
+    vpsubq ymm8, ymm8, ymm6
+; x2 -= t1
+    vpsubq ymm7, ymm7, ymm2
 ; x3 -= 0x12
-    vpsubq ymm6, ymm6, [rsp + 128]
+    vpsubq ymm5, ymm5, [rsp + 128]
 ; ctr = 0
     mov rax, 0
-    mov qword [rsp + 64], rdx
+    mov qword [rsp + 96], rdx
     mov qword [rsp + 0], r8
-    mov qword [rsp + 96], rcx
-    mov qword [rsp + 32], rsi
+    mov qword [rsp + 32], rcx
+    mov qword [rsp + 64], rsi
 ; for each of 9 cycles of 8 rounds
 .cycle:
 ; inverse round 8*c' + 7
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm5, ymm5, ymm12
 ; x3 >>>= 32
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 32
-    vpsrlq ymm7, ymm7, 32
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm5, ymm5, ymm0
 ; x0 -= x3
-    vpsubq ymm3, ymm3, ymm6
+    vpsubq ymm12, ymm12, ymm5
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm8, ymm8, ymm7
 ; x1 >>>= 32
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 32
-    vpsrlq ymm7, ymm7, 32
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm8, ymm8, ymm0
 ; x2 -= x1
-    vpsubq ymm5, ymm5, ymm4
+    vpsubq ymm7, ymm7, ymm8
 ; inverse round 8*c' + 6
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm8, ymm8, ymm12
 ; x1 >>>= 58
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 6
-    vpsrlq ymm7, ymm7, 58
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm0, ymm0, 58
+    vpor ymm8, ymm8, ymm0
 ; x0 -= x1
-    vpsubq ymm3, ymm3, ymm4
+    vpsubq ymm12, ymm12, ymm8
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm5, ymm5, ymm7
 ; x3 >>>= 22
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 42
-    vpsrlq ymm7, ymm7, 22
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 42
+    vpsrlq ymm0, ymm0, 22
+    vpor ymm5, ymm5, ymm0
 ; x2 -= x3
-    vpsubq ymm5, ymm5, ymm6
+    vpsubq ymm7, ymm7, ymm5
 ; inverse round 8*c' + 5
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm5, ymm5, ymm12
 ; x3 >>>= 46
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 18
-    vpsrlq ymm7, ymm7, 46
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 18
+    vpsrlq ymm0, ymm0, 46
+    vpor ymm5, ymm5, ymm0
 ; x0 -= x3
-    vpsubq ymm3, ymm3, ymm6
+    vpsubq ymm12, ymm12, ymm5
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm8, ymm8, ymm7
 ; x1 >>>= 12
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 52
-    vpsrlq ymm7, ymm7, 12
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 52
+    vpsrlq ymm0, ymm0, 12
+    vpor ymm8, ymm8, ymm0
 ; x2 -= x1
-    vpsubq ymm5, ymm5, ymm4
+    vpsubq ymm7, ymm7, ymm8
 ; inverse round 8*c' + 4
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm8, ymm8, ymm12
 ; x1 >>>= 25
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 39
-    vpsrlq ymm7, ymm7, 25
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm0, ymm0, 25
+    vpor ymm8, ymm8, ymm0
 ; x0 -= x1
-    vpsubq ymm3, ymm3, ymm4
+    vpsubq ymm12, ymm12, ymm8
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm5, ymm5, ymm7
 ; x3 >>>= 33
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 31
-    vpsrlq ymm7, ymm7, 33
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 31
+    vpsrlq ymm0, ymm0, 33
+    vpor ymm5, ymm5, ymm0
 ; x2 -= x3
-    vpsubq ymm5, ymm5, ymm6
+    vpsubq ymm7, ymm7, ymm5
 ; subtract subkey 17 - 2*c
 ; x0 -= kr[17 - 2*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 2016]
+    vpsubq ymm12, ymm12, [rsp + rax + 2016]
 ; x1 -= kr[18 - 2*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 2048]
+    vpsubq ymm8, ymm8, [rsp + rax + 2048]
 ; x2 -= kr[19 - 2*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 2080]
+    vpsubq ymm7, ymm7, [rsp + rax + 2080]
 ; x3 -= kc[17 - 2*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 1408]
+    vpsubq ymm5, ymm5, [rsp + rax + 1408]
 ; x1 -= t1
-    vpsubq ymm4, ymm4, ymm2
+    vpsubq ymm8, ymm8, ymm9
 ; x2 -= t2
-    vpsubq ymm5, ymm5, ymm0
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 8*c' + 3
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm5, ymm5, ymm12
 ; x3 >>>= 5
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 59
-    vpsrlq ymm7, ymm7, 5
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 59
+    vpsrlq ymm0, ymm0, 5
+    vpor ymm5, ymm5, ymm0
 ; x0 -= x3
-    vpsubq ymm3, ymm3, ymm6
+    vpsubq ymm12, ymm12, ymm5
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm8, ymm8, ymm7
 ; x1 >>>= 37
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 27
-    vpsrlq ymm7, ymm7, 37
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 27
+    vpsrlq ymm0, ymm0, 37
+    vpor ymm8, ymm8, ymm0
 ; x2 -= x1
-    vpsubq ymm5, ymm5, ymm4
+    vpsubq ymm7, ymm7, ymm8
 ; inverse round 8*c' + 2
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm8, ymm8, ymm12
 ; x1 >>>= 23
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 41
-    vpsrlq ymm7, ymm7, 23
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm0, ymm0, 23
+    vpor ymm8, ymm8, ymm0
 ; x0 -= x1
-    vpsubq ymm3, ymm3, ymm4
+    vpsubq ymm12, ymm12, ymm8
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm5, ymm5, ymm7
 ; x3 >>>= 40
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 24
-    vpsrlq ymm7, ymm7, 40
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 24
+    vpsrlq ymm0, ymm0, 40
+    vpor ymm5, ymm5, ymm0
 ; x2 -= x3
-    vpsubq ymm5, ymm5, ymm6
+    vpsubq ymm7, ymm7, ymm5
 ; inverse round 8*c' + 1
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm5, ymm5, ymm12
 ; x3 >>>= 52
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 12
-    vpsrlq ymm7, ymm7, 52
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 12
+    vpsrlq ymm0, ymm0, 52
+    vpor ymm5, ymm5, ymm0
 ; x0 -= x3
-    vpsubq ymm3, ymm3, ymm6
+    vpsubq ymm12, ymm12, ymm5
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm8, ymm8, ymm7
 ; x1 >>>= 57
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 7
-    vpsrlq ymm7, ymm7, 57
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 7
+    vpsrlq ymm0, ymm0, 57
+    vpor ymm8, ymm8, ymm0
 ; x2 -= x1
-    vpsubq ymm5, ymm5, ymm4
+    vpsubq ymm7, ymm7, ymm8
 ; inverse round 8*c' + 0
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm8, ymm8, ymm12
 ; x1 >>>= 14
-    vmovdqa ymm7, ymm4
-    vpsllq ymm4, ymm4, 50
-    vpsrlq ymm7, ymm7, 14
-    vpor ymm4, ymm4, ymm7
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm0, ymm0, 14
+    vpor ymm8, ymm8, ymm0
 ; x0 -= x1
-    vpsubq ymm3, ymm3, ymm4
+    vpsubq ymm12, ymm12, ymm8
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm5, ymm5, ymm7
 ; x3 >>>= 16
-    vmovdqa ymm7, ymm6
-    vpsllq ymm6, ymm6, 48
-    vpsrlq ymm7, ymm7, 16
-    vpor ymm6, ymm6, ymm7
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 48
+    vpsrlq ymm0, ymm0, 16
+    vpor ymm5, ymm5, ymm0
 ; x2 -= x3
-    vpsubq ymm5, ymm5, ymm6
+    vpsubq ymm7, ymm7, ymm5
 ; subtract subkey 16 - 2*c
 ; x0 -= kr[16 - 2*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 1984]
+    vpsubq ymm12, ymm12, [rsp + rax + 1984]
 ; x1 -= kr[17 - 2*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 2016]
+    vpsubq ymm8, ymm8, [rsp + rax + 2016]
 ; x2 -= kr[18 - 2*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 2048]
+    vpsubq ymm7, ymm7, [rsp + rax + 2048]
 ; x3 -= kc[16 - 2*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 1376]
+    vpsubq ymm5, ymm5, [rsp + rax + 1376]
 ; x1 -= t0
-    vpsubq ymm4, ymm4, ymm1
+    vpsubq ymm8, ymm8, ymm2
 ; x2 -= t1
-    vpsubq ymm5, ymm5, ymm2
+    vpsubq ymm7, ymm7, ymm9
 ; previous cycle's tweak words: t[i] <- t[i+1 mod 3]
 ; ctr += -64
-    vmovdqa ymm7, ymm1
-    vmovdqa ymm1, ymm2
-    vmovdqa ymm2, ymm0
-    vmovdqa ymm0, ymm7
+    vmovdqa ymm0, ymm2
+    vmovdqa ymm2, ymm9
+    vmovdqa ymm9, ymm6
+    vmovdqa ymm6, ymm0
     add rax, -64
 ; while ctr != -576
     cmp rax, -576
     jne .cycle
 ; store the block(s)
-; out[0] = x0
-    mov rcx, qword [rsp + 96]
-    vmovq [rcx + 0], xmm3
-    vpextrq [rcx + 32], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rcx + 64], xmm15
-    vpextrq [rcx + 96], xmm15, 1
-; out[1] = x1
-    vmovq [rcx + 8], xmm4
-    vpextrq [rcx + 40], xmm4, 1
-    vextracti128 xmm15, ymm4, 1
-    vmovq [rcx + 72], xmm15
-    vpextrq [rcx + 104], xmm15, 1
-; out[2] = x2
-    vmovq [rcx + 16], xmm5
-    vpextrq [rcx + 48], xmm5, 1
-    vextracti128 xmm15, ymm5, 1
-    vmovq [rcx + 80], xmm15
-    vpextrq [rcx + 112], xmm15, 1
-; out[3] = x3
-    vmovq [rcx + 24], xmm6
-    vpextrq [rcx + 56], xmm6, 1
-    vextracti128 xmm15, ymm6, 1
-    vmovq [rcx + 88], xmm15
-    vpextrq [rcx + 120], xmm15, 1
+; transpose back to stream order and store 4 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq ymm0, ymm12, ymm8
+; t1_2 = unpcklo(x2, x3)
+    vpunpcklqdq ymm1, ymm7, ymm5
+; o0 = lo128(t1_0, t1_2)
+    vperm2i128 ymm2, ymm0, ymm1, 0x20
+; out[0] = o0
+    mov rax, qword [rsp + 32]
+    vmovdqu [rax], ymm2
+; o1 = hi128(t1_0, t1_2)
+    vperm2i128 ymm0, ymm0, ymm1, 0x31
+; out[4] = o1
+    vmovdqu [rax + 32], ymm0
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq ymm12, ymm12, ymm8
+; t1_3 = unpckhi(x2, x3)
+    vpunpckhqdq ymm7, ymm7, ymm5
+; o2 = lo128(t1_1, t1_3)
+    vperm2i128 ymm0, ymm12, ymm7, 0x20
+; out[8] = o2
+    vmovdqu [rax + 64], ymm0
+; o3 = hi128(t1_1, t1_3)
+    vperm2i128 ymm12, ymm12, ymm7, 0x31
+; out[12] = o3
+    vmovdqu [rax + 96], ymm12
 ; next block
 ; tweak += 64
-    mov rax, qword [rsp + 32]
-    add rax, 0x40
+    mov rcx, qword [rsp + 64]
+    add rcx, 0x40
 ; in += 128
-    mov rdx, qword [rsp + 64]
+    mov rdx, qword [rsp + 96]
     add rdx, 0x80
 ; out += 128
-    add rcx, 0x80
+    add rax, 0x80
 ; n -= 1
     mov rsi, qword [rsp + 0]
     sub rsi, 1
-    mov qword [rsp + 64], rdx
+    mov qword [rsp + 96], rdx
     mov qword [rsp + 0], rsi
-    mov qword [rsp + 96], rcx
     mov qword [rsp + 32], rax
+    mov qword [rsp + 64], rcx
 ; while n != 0
+    vmovdqu ymm0, [rsp + 160]
+    vmovdqu ymm1, [rsp + 192]
+    vmovdqu ymm3, [rsp + 224]
+    vmovdqu ymm4, [rsp + 256]
     mov r8, qword [rsp + 0]
-    mov rsi, qword [rsp + 32]
+    mov rcx, qword [rsp + 32]
+    mov rsi, qword [rsp + 64]
     jnz .loop
 .done:
     vpxor xmm0, xmm0, xmm0 ; wipe: zero the 2152 bytes of stack slots (spilled key, tweak and state words)
@@ -4342,11 +4392,6 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_cpu_supported:
 .done:
     mov rbx, r10
     ret
-
-section .rodata
-align 64
-tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_block: dq 0, 32, 64, 96, 128, 160, 192, 224
-tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_tweak: dq 0, 16, 32, 48, 64, 80, 96, 112
 
 section .note.GNU-stack noalloc noexec nowrite progbits
 

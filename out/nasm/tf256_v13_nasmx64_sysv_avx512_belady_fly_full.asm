@@ -3,7 +3,7 @@
 ; Threefish-256, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
 ; 72 rounds, 32-byte blocks, little-endian 64-bit words.
 ; target nasm-x64: isa avx512, abi sysv, strategy belady, rotate rol, schedule description
-; layout lanes: 8 blocks per pass, zmm lane b = word i of block b (gather/scatter); the n mod 8 blocks left and single blocks run the scalar GPR code
+; layout lanes: 8 blocks per pass, one zmm per word, a block per lane (whole-vector loads and stores, transposed in registers); the n mod 8 blocks left and single blocks run the scalar GPR code
 ;
 ; Public contract (see tf256_v13_nasmx64_sysv_avx512_belady_fly_full.h): tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt(key, tweak, in, out),
 ; tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt, tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks(key, tweaks, in, out, n), tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks.
@@ -11,17 +11,22 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 17, spills 9, reloads 0, memory operands 0, moves 1, instructions 599
+;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 19, spills 9, reloads 0, memory operands 0, moves 1, instructions 621
 ;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 10, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
-;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 17, spills 9, reloads 0, memory operands 0, moves 1, instructions 599
+;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 19, spills 9, reloads 0, memory operands 0, moves 1, instructions 621
 ;   tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 11, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
 ;
 ; Register map of tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: zmm0                  k1: zmm1                  k2: zmm2
-;       k3: zmm3                  k4: zmm4                 key: rdi                    n: r8
-;      out: rcx                   t0: zmm5                  t1: zmm6                  t2: zmm7
-;    tweak: rsi                   x0: zmm8                  x1: zmm9                  x2: zmm10
-;       x3: zmm11
+;       k3: zmm3                  k4: zmm4                 key: rdi                 l1_0: zmm9
+;     l1_1: zmm6                l1_2: zmm12               l1_3: zmm10                  n: r8
+;       o0: zmm7                  o1: zmm10                 o2: zmm6                  o3: zmm5
+;      out: rcx                   s0: zmm6                  s1: zmm8                  s2: zmm10
+;       s3: zmm11                 t0: zmm7                  t1: zmm5                t1_0: zmm5
+;     t1_1: zmm13               t1_2: zmm7                t1_3: zmm8                  t2: zmm10
+;     t2_4: zmm10               t2_5: zmm5                t2_6: zmm5                t2_7: zmm13
+;      tw0: zmm5                 tw1: zmm6               tweak: rsi                   x0: zmm13
+;       x1: zmm9                  x2: zmm8                  x3: zmm6
 ;   stack slots: in k0 k1 k2 k3 k4 n out tweak
 ;   frame: 1800 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -41,10 +46,15 @@
 ;
 ; Register map of tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: zmm0                  k1: zmm1                  k2: zmm2
-;       k3: zmm3                  k4: zmm4                 key: rdi                    n: r8
-;      out: rcx                   t0: zmm5                  t1: zmm6                  t2: zmm7
-;    tweak: rsi                   x0: zmm8                  x1: zmm9                  x2: zmm10
-;       x3: zmm11
+;       k3: zmm3                  k4: zmm4                 key: rdi                 l1_0: zmm9
+;     l1_1: zmm6                l1_2: zmm12               l1_3: zmm10                  n: r8
+;       o0: zmm7                  o1: zmm10                 o2: zmm6                  o3: zmm5
+;      out: rcx                   s0: zmm6                  s1: zmm8                  s2: zmm10
+;       s3: zmm11                 t0: zmm7                  t1: zmm5                t1_0: zmm5
+;     t1_1: zmm13               t1_2: zmm7                t1_3: zmm8                  t2: zmm10
+;     t2_4: zmm10               t2_5: zmm5                t2_6: zmm5                t2_7: zmm13
+;      tw0: zmm5                 tw1: zmm6               tweak: rsi                   x0: zmm13
+;       x1: zmm9                  x2: zmm8                  x3: zmm6
 ;   stack slots: in k0 k1 k2 k3 k4 n out tweak
 ;   frame: 1800 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -115,8 +125,6 @@ tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 .entry:
     sub rsp, 1800
 .prolog_end:
-    vmovdqu64 zmm31, [rel tf256_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 32
-    vmovdqu64 zmm30, [rel tf256_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0xa9fc1a22
     mov dword [rsp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 8], 0xa9fc1a22
@@ -455,1260 +463,1297 @@ tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 ; for each block
     align 32
 .loop:
+; load 8 tweaks and transpose to one vector per tweak word (lane bit i: block bit (2, 0, 1)[i])
+; tw0 = tweak[0]
+    vmovdqu64 zmm5, [rsi]
+; tw1 = tweak[8]
+    vmovdqu64 zmm6, [rsi + 64]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq zmm7, zmm5, zmm6
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq zmm5, zmm5, zmm6
+; load 8 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu64 zmm6, [rdx]
+; s1 = in[8]
+    vmovdqu64 zmm8, [rdx + 64]
+; l1_0 = even128(s0, s1)
+    vshufi64x2 zmm9, zmm6, zmm8, 0x88
+; s2 = in[16]
+    vmovdqu64 zmm10, [rdx + 128]
+; s3 = in[24]
+    vmovdqu64 zmm11, [rdx + 192]
+; l1_2 = even128(s2, s3)
+    vshufi64x2 zmm12, zmm10, zmm11, 0x88
+; x0 = unpcklo(l1_0, l1_2)
+    vpunpcklqdq zmm13, zmm9, zmm12
+; x1 = unpckhi(l1_0, l1_2)
+    vpunpckhqdq zmm9, zmm9, zmm12
+; l1_1 = odd128(s0, s1)
+    vshufi64x2 zmm6, zmm6, zmm8, 0xdd
+; l1_3 = odd128(s2, s3)
+    vshufi64x2 zmm10, zmm10, zmm11, 0xdd
+; x2 = unpcklo(l1_1, l1_3)
+    vpunpcklqdq zmm8, zmm6, zmm10
+; x3 = unpckhi(l1_1, l1_3)
+    vpunpckhqdq zmm6, zmm6, zmm10
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm5{k1}, [rsi + zmm30 + 0]
-; t1 = tweak[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm6{k1}, [rsi + zmm30 + 8]
 ; t2 ^= t1
-    vmovdqa64 zmm7, zmm5
-    vpxorq zmm7, zmm7, zmm6
-; x0 = in[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm8{k1}, [rdx + zmm31 + 0]
-; x1 = in[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm9{k1}, [rdx + zmm31 + 8]
-; x2 = in[2]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm10{k1}, [rdx + zmm31 + 16]
-; x3 = in[3]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm11{k1}, [rdx + zmm31 + 24]
+    vmovdqa64 zmm10, zmm7
+    vpxorq zmm10, zmm10, zmm5
 ; add subkey 0
 ; x0 += k0
-    vpaddq zmm8, zmm8, zmm0
+    vpaddq zmm13, zmm13, zmm0
 ; x1 += k1
     vpaddq zmm9, zmm9, zmm1
 ; x2 += k2
-    vpaddq zmm10, zmm10, zmm2
+    vpaddq zmm8, zmm8, zmm2
 ; x3 += k3
-    vpaddq zmm11, zmm11, zmm3
+    vpaddq zmm6, zmm6, zmm3
 ; x1 += t0
-    vpaddq zmm9, zmm9, zmm5
+    vpaddq zmm9, zmm9, zmm7
 ; x2 += t1
-    vpaddq zmm10, zmm10, zmm6
+    vpaddq zmm8, zmm8, zmm5
 ; round 0
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 14
     vprolq zmm9, zmm9, 14
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 16
-    vprolq zmm11, zmm11, 16
+    vprolq zmm6, zmm6, 16
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 1
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 52
-    vprolq zmm11, zmm11, 52
+    vprolq zmm6, zmm6, 52
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 57
     vprolq zmm9, zmm9, 57
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 2
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 23
     vprolq zmm9, zmm9, 23
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 40
-    vprolq zmm11, zmm11, 40
+    vprolq zmm6, zmm6, 40
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 3
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 5
-    vprolq zmm11, zmm11, 5
+    vprolq zmm6, zmm6, 5
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 37
     vprolq zmm9, zmm9, 37
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 1
 ; x0 += k1
-    vpaddq zmm8, zmm8, zmm1
+    vpaddq zmm13, zmm13, zmm1
 ; x1 += k2
     vpaddq zmm9, zmm9, zmm2
 ; x2 += k3
-    vpaddq zmm10, zmm10, zmm3
+    vpaddq zmm8, zmm8, zmm3
 ; x3 += k4
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm6, zmm6, zmm4
 ; x1 += t1
-    vpaddq zmm9, zmm9, zmm6
+    vpaddq zmm9, zmm9, zmm5
 ; x2 += t2
-    vpaddq zmm10, zmm10, zmm7
+    vpaddq zmm8, zmm8, zmm10
 ; x3 += 1
-    vpaddq zmm11, zmm11, qword [rsp + 640]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 640]{1to8}
 ; round 4
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 25
     vprolq zmm9, zmm9, 25
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 33
-    vprolq zmm11, zmm11, 33
+    vprolq zmm6, zmm6, 33
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 5
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 46
-    vprolq zmm11, zmm11, 46
+    vprolq zmm6, zmm6, 46
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 12
     vprolq zmm9, zmm9, 12
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 6
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 58
     vprolq zmm9, zmm9, 58
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 22
-    vprolq zmm11, zmm11, 22
+    vprolq zmm6, zmm6, 22
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 7
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 32
     vprolq zmm9, zmm9, 32
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 2
 ; x0 += k2
-    vpaddq zmm8, zmm8, zmm2
+    vpaddq zmm13, zmm13, zmm2
 ; x1 += k3
     vpaddq zmm9, zmm9, zmm3
 ; x2 += k4
-    vpaddq zmm10, zmm10, zmm4
+    vpaddq zmm8, zmm8, zmm4
 ; x3 += k0
-    vpaddq zmm11, zmm11, zmm0
+    vpaddq zmm6, zmm6, zmm0
 ; x1 += t2
-    vpaddq zmm9, zmm9, zmm7
+    vpaddq zmm9, zmm9, zmm10
 ; x2 += t0
-    vpaddq zmm10, zmm10, zmm5
+    vpaddq zmm8, zmm8, zmm7
 ; x3 += 2
-    vpaddq zmm11, zmm11, qword [rsp + 704]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 704]{1to8}
 ; round 8
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 14
     vprolq zmm9, zmm9, 14
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 16
-    vprolq zmm11, zmm11, 16
+    vprolq zmm6, zmm6, 16
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 9
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 52
-    vprolq zmm11, zmm11, 52
+    vprolq zmm6, zmm6, 52
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 57
     vprolq zmm9, zmm9, 57
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 10
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 23
     vprolq zmm9, zmm9, 23
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 40
-    vprolq zmm11, zmm11, 40
+    vprolq zmm6, zmm6, 40
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 11
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 5
-    vprolq zmm11, zmm11, 5
+    vprolq zmm6, zmm6, 5
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 37
     vprolq zmm9, zmm9, 37
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 3
 ; x0 += k3
-    vpaddq zmm8, zmm8, zmm3
+    vpaddq zmm13, zmm13, zmm3
 ; x1 += k4
     vpaddq zmm9, zmm9, zmm4
 ; x2 += k0
-    vpaddq zmm10, zmm10, zmm0
+    vpaddq zmm8, zmm8, zmm0
 ; x3 += k1
-    vpaddq zmm11, zmm11, zmm1
+    vpaddq zmm6, zmm6, zmm1
 ; x1 += t0
-    vpaddq zmm9, zmm9, zmm5
+    vpaddq zmm9, zmm9, zmm7
 ; x2 += t1
-    vpaddq zmm10, zmm10, zmm6
+    vpaddq zmm8, zmm8, zmm5
 ; x3 += 3
-    vpaddq zmm11, zmm11, qword [rsp + 768]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 768]{1to8}
 ; round 12
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 25
     vprolq zmm9, zmm9, 25
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 33
-    vprolq zmm11, zmm11, 33
+    vprolq zmm6, zmm6, 33
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 13
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 46
-    vprolq zmm11, zmm11, 46
+    vprolq zmm6, zmm6, 46
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 12
     vprolq zmm9, zmm9, 12
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 14
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 58
     vprolq zmm9, zmm9, 58
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 22
-    vprolq zmm11, zmm11, 22
+    vprolq zmm6, zmm6, 22
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 15
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 32
     vprolq zmm9, zmm9, 32
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 4
 ; x0 += k4
-    vpaddq zmm8, zmm8, zmm4
+    vpaddq zmm13, zmm13, zmm4
 ; x1 += k0
     vpaddq zmm9, zmm9, zmm0
 ; x2 += k1
-    vpaddq zmm10, zmm10, zmm1
+    vpaddq zmm8, zmm8, zmm1
 ; x3 += k2
-    vpaddq zmm11, zmm11, zmm2
+    vpaddq zmm6, zmm6, zmm2
 ; x1 += t1
-    vpaddq zmm9, zmm9, zmm6
+    vpaddq zmm9, zmm9, zmm5
 ; x2 += t2
-    vpaddq zmm10, zmm10, zmm7
+    vpaddq zmm8, zmm8, zmm10
 ; x3 += 4
-    vpaddq zmm11, zmm11, qword [rsp + 832]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 832]{1to8}
 ; round 16
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 14
     vprolq zmm9, zmm9, 14
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 16
-    vprolq zmm11, zmm11, 16
+    vprolq zmm6, zmm6, 16
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 17
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 52
-    vprolq zmm11, zmm11, 52
+    vprolq zmm6, zmm6, 52
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 57
     vprolq zmm9, zmm9, 57
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 18
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 23
     vprolq zmm9, zmm9, 23
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 40
-    vprolq zmm11, zmm11, 40
+    vprolq zmm6, zmm6, 40
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 19
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 5
-    vprolq zmm11, zmm11, 5
+    vprolq zmm6, zmm6, 5
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 37
     vprolq zmm9, zmm9, 37
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 5
 ; x0 += k0
-    vpaddq zmm8, zmm8, zmm0
+    vpaddq zmm13, zmm13, zmm0
 ; x1 += k1
     vpaddq zmm9, zmm9, zmm1
 ; x2 += k2
-    vpaddq zmm10, zmm10, zmm2
+    vpaddq zmm8, zmm8, zmm2
 ; x3 += k3
-    vpaddq zmm11, zmm11, zmm3
+    vpaddq zmm6, zmm6, zmm3
 ; x1 += t2
-    vpaddq zmm9, zmm9, zmm7
+    vpaddq zmm9, zmm9, zmm10
 ; x2 += t0
-    vpaddq zmm10, zmm10, zmm5
+    vpaddq zmm8, zmm8, zmm7
 ; x3 += 5
-    vpaddq zmm11, zmm11, qword [rsp + 896]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 896]{1to8}
 ; round 20
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 25
     vprolq zmm9, zmm9, 25
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 33
-    vprolq zmm11, zmm11, 33
+    vprolq zmm6, zmm6, 33
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 21
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 46
-    vprolq zmm11, zmm11, 46
+    vprolq zmm6, zmm6, 46
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 12
     vprolq zmm9, zmm9, 12
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 22
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 58
     vprolq zmm9, zmm9, 58
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 22
-    vprolq zmm11, zmm11, 22
+    vprolq zmm6, zmm6, 22
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 23
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 32
     vprolq zmm9, zmm9, 32
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 6
 ; x0 += k1
-    vpaddq zmm8, zmm8, zmm1
+    vpaddq zmm13, zmm13, zmm1
 ; x1 += k2
     vpaddq zmm9, zmm9, zmm2
 ; x2 += k3
-    vpaddq zmm10, zmm10, zmm3
+    vpaddq zmm8, zmm8, zmm3
 ; x3 += k4
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm6, zmm6, zmm4
 ; x1 += t0
-    vpaddq zmm9, zmm9, zmm5
+    vpaddq zmm9, zmm9, zmm7
 ; x2 += t1
-    vpaddq zmm10, zmm10, zmm6
+    vpaddq zmm8, zmm8, zmm5
 ; x3 += 6
-    vpaddq zmm11, zmm11, qword [rsp + 960]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 960]{1to8}
 ; round 24
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 14
     vprolq zmm9, zmm9, 14
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 16
-    vprolq zmm11, zmm11, 16
+    vprolq zmm6, zmm6, 16
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 25
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 52
-    vprolq zmm11, zmm11, 52
+    vprolq zmm6, zmm6, 52
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 57
     vprolq zmm9, zmm9, 57
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 26
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 23
     vprolq zmm9, zmm9, 23
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 40
-    vprolq zmm11, zmm11, 40
+    vprolq zmm6, zmm6, 40
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 27
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 5
-    vprolq zmm11, zmm11, 5
+    vprolq zmm6, zmm6, 5
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 37
     vprolq zmm9, zmm9, 37
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 7
 ; x0 += k2
-    vpaddq zmm8, zmm8, zmm2
+    vpaddq zmm13, zmm13, zmm2
 ; x1 += k3
     vpaddq zmm9, zmm9, zmm3
 ; x2 += k4
-    vpaddq zmm10, zmm10, zmm4
+    vpaddq zmm8, zmm8, zmm4
 ; x3 += k0
-    vpaddq zmm11, zmm11, zmm0
+    vpaddq zmm6, zmm6, zmm0
 ; x1 += t1
-    vpaddq zmm9, zmm9, zmm6
+    vpaddq zmm9, zmm9, zmm5
 ; x2 += t2
-    vpaddq zmm10, zmm10, zmm7
+    vpaddq zmm8, zmm8, zmm10
 ; x3 += 7
-    vpaddq zmm11, zmm11, qword [rsp + 1024]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1024]{1to8}
 ; round 28
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 25
     vprolq zmm9, zmm9, 25
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 33
-    vprolq zmm11, zmm11, 33
+    vprolq zmm6, zmm6, 33
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 29
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 46
-    vprolq zmm11, zmm11, 46
+    vprolq zmm6, zmm6, 46
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 12
     vprolq zmm9, zmm9, 12
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 30
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 58
     vprolq zmm9, zmm9, 58
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 22
-    vprolq zmm11, zmm11, 22
+    vprolq zmm6, zmm6, 22
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 31
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 32
     vprolq zmm9, zmm9, 32
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 8
 ; x0 += k3
-    vpaddq zmm8, zmm8, zmm3
+    vpaddq zmm13, zmm13, zmm3
 ; x1 += k4
     vpaddq zmm9, zmm9, zmm4
 ; x2 += k0
-    vpaddq zmm10, zmm10, zmm0
+    vpaddq zmm8, zmm8, zmm0
 ; x3 += k1
-    vpaddq zmm11, zmm11, zmm1
+    vpaddq zmm6, zmm6, zmm1
 ; x1 += t2
-    vpaddq zmm9, zmm9, zmm7
+    vpaddq zmm9, zmm9, zmm10
 ; x2 += t0
-    vpaddq zmm10, zmm10, zmm5
+    vpaddq zmm8, zmm8, zmm7
 ; x3 += 8
-    vpaddq zmm11, zmm11, qword [rsp + 1088]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1088]{1to8}
 ; round 32
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 14
     vprolq zmm9, zmm9, 14
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 16
-    vprolq zmm11, zmm11, 16
+    vprolq zmm6, zmm6, 16
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 33
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 52
-    vprolq zmm11, zmm11, 52
+    vprolq zmm6, zmm6, 52
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 57
     vprolq zmm9, zmm9, 57
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 34
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 23
     vprolq zmm9, zmm9, 23
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 40
-    vprolq zmm11, zmm11, 40
+    vprolq zmm6, zmm6, 40
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 35
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 5
-    vprolq zmm11, zmm11, 5
+    vprolq zmm6, zmm6, 5
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 37
     vprolq zmm9, zmm9, 37
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 9
 ; x0 += k4
-    vpaddq zmm8, zmm8, zmm4
+    vpaddq zmm13, zmm13, zmm4
 ; x1 += k0
     vpaddq zmm9, zmm9, zmm0
 ; x2 += k1
-    vpaddq zmm10, zmm10, zmm1
+    vpaddq zmm8, zmm8, zmm1
 ; x3 += k2
-    vpaddq zmm11, zmm11, zmm2
+    vpaddq zmm6, zmm6, zmm2
 ; x1 += t0
-    vpaddq zmm9, zmm9, zmm5
+    vpaddq zmm9, zmm9, zmm7
 ; x2 += t1
-    vpaddq zmm10, zmm10, zmm6
+    vpaddq zmm8, zmm8, zmm5
 ; x3 += 9
-    vpaddq zmm11, zmm11, qword [rsp + 1152]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1152]{1to8}
 ; round 36
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 25
     vprolq zmm9, zmm9, 25
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 33
-    vprolq zmm11, zmm11, 33
+    vprolq zmm6, zmm6, 33
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 37
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 46
-    vprolq zmm11, zmm11, 46
+    vprolq zmm6, zmm6, 46
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 12
     vprolq zmm9, zmm9, 12
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 38
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 58
     vprolq zmm9, zmm9, 58
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 22
-    vprolq zmm11, zmm11, 22
+    vprolq zmm6, zmm6, 22
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 39
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 32
     vprolq zmm9, zmm9, 32
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 10
 ; x0 += k0
-    vpaddq zmm8, zmm8, zmm0
+    vpaddq zmm13, zmm13, zmm0
 ; x1 += k1
     vpaddq zmm9, zmm9, zmm1
 ; x2 += k2
-    vpaddq zmm10, zmm10, zmm2
+    vpaddq zmm8, zmm8, zmm2
 ; x3 += k3
-    vpaddq zmm11, zmm11, zmm3
+    vpaddq zmm6, zmm6, zmm3
 ; x1 += t1
-    vpaddq zmm9, zmm9, zmm6
+    vpaddq zmm9, zmm9, zmm5
 ; x2 += t2
-    vpaddq zmm10, zmm10, zmm7
+    vpaddq zmm8, zmm8, zmm10
 ; x3 += 0xa
-    vpaddq zmm11, zmm11, qword [rsp + 1216]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1216]{1to8}
 ; round 40
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 14
     vprolq zmm9, zmm9, 14
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 16
-    vprolq zmm11, zmm11, 16
+    vprolq zmm6, zmm6, 16
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 41
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 52
-    vprolq zmm11, zmm11, 52
+    vprolq zmm6, zmm6, 52
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 57
     vprolq zmm9, zmm9, 57
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 42
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 23
     vprolq zmm9, zmm9, 23
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 40
-    vprolq zmm11, zmm11, 40
+    vprolq zmm6, zmm6, 40
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 43
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 5
-    vprolq zmm11, zmm11, 5
+    vprolq zmm6, zmm6, 5
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 37
     vprolq zmm9, zmm9, 37
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 11
 ; x0 += k1
-    vpaddq zmm8, zmm8, zmm1
+    vpaddq zmm13, zmm13, zmm1
 ; x1 += k2
     vpaddq zmm9, zmm9, zmm2
 ; x2 += k3
-    vpaddq zmm10, zmm10, zmm3
+    vpaddq zmm8, zmm8, zmm3
 ; x3 += k4
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm6, zmm6, zmm4
 ; x1 += t2
-    vpaddq zmm9, zmm9, zmm7
+    vpaddq zmm9, zmm9, zmm10
 ; x2 += t0
-    vpaddq zmm10, zmm10, zmm5
+    vpaddq zmm8, zmm8, zmm7
 ; x3 += 0xb
-    vpaddq zmm11, zmm11, qword [rsp + 1280]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1280]{1to8}
 ; round 44
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 25
     vprolq zmm9, zmm9, 25
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 33
-    vprolq zmm11, zmm11, 33
+    vprolq zmm6, zmm6, 33
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 45
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 46
-    vprolq zmm11, zmm11, 46
+    vprolq zmm6, zmm6, 46
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 12
     vprolq zmm9, zmm9, 12
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 46
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 58
     vprolq zmm9, zmm9, 58
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 22
-    vprolq zmm11, zmm11, 22
+    vprolq zmm6, zmm6, 22
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 47
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 32
     vprolq zmm9, zmm9, 32
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 12
 ; x0 += k2
-    vpaddq zmm8, zmm8, zmm2
+    vpaddq zmm13, zmm13, zmm2
 ; x1 += k3
     vpaddq zmm9, zmm9, zmm3
 ; x2 += k4
-    vpaddq zmm10, zmm10, zmm4
+    vpaddq zmm8, zmm8, zmm4
 ; x3 += k0
-    vpaddq zmm11, zmm11, zmm0
+    vpaddq zmm6, zmm6, zmm0
 ; x1 += t0
-    vpaddq zmm9, zmm9, zmm5
+    vpaddq zmm9, zmm9, zmm7
 ; x2 += t1
-    vpaddq zmm10, zmm10, zmm6
+    vpaddq zmm8, zmm8, zmm5
 ; x3 += 0xc
-    vpaddq zmm11, zmm11, qword [rsp + 1344]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1344]{1to8}
 ; round 48
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 14
     vprolq zmm9, zmm9, 14
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 16
-    vprolq zmm11, zmm11, 16
+    vprolq zmm6, zmm6, 16
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 49
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 52
-    vprolq zmm11, zmm11, 52
+    vprolq zmm6, zmm6, 52
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 57
     vprolq zmm9, zmm9, 57
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 50
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 23
     vprolq zmm9, zmm9, 23
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 40
-    vprolq zmm11, zmm11, 40
+    vprolq zmm6, zmm6, 40
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 51
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 5
-    vprolq zmm11, zmm11, 5
+    vprolq zmm6, zmm6, 5
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 37
     vprolq zmm9, zmm9, 37
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 13
 ; x0 += k3
-    vpaddq zmm8, zmm8, zmm3
+    vpaddq zmm13, zmm13, zmm3
 ; x1 += k4
     vpaddq zmm9, zmm9, zmm4
 ; x2 += k0
-    vpaddq zmm10, zmm10, zmm0
+    vpaddq zmm8, zmm8, zmm0
 ; x3 += k1
-    vpaddq zmm11, zmm11, zmm1
+    vpaddq zmm6, zmm6, zmm1
 ; x1 += t1
-    vpaddq zmm9, zmm9, zmm6
+    vpaddq zmm9, zmm9, zmm5
 ; x2 += t2
-    vpaddq zmm10, zmm10, zmm7
+    vpaddq zmm8, zmm8, zmm10
 ; x3 += 0xd
-    vpaddq zmm11, zmm11, qword [rsp + 1408]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1408]{1to8}
 ; round 52
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 25
     vprolq zmm9, zmm9, 25
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 33
-    vprolq zmm11, zmm11, 33
+    vprolq zmm6, zmm6, 33
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 53
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 46
-    vprolq zmm11, zmm11, 46
+    vprolq zmm6, zmm6, 46
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 12
     vprolq zmm9, zmm9, 12
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 54
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 58
     vprolq zmm9, zmm9, 58
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 22
-    vprolq zmm11, zmm11, 22
+    vprolq zmm6, zmm6, 22
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 55
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 32
     vprolq zmm9, zmm9, 32
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 14
 ; x0 += k4
-    vpaddq zmm8, zmm8, zmm4
+    vpaddq zmm13, zmm13, zmm4
 ; x1 += k0
     vpaddq zmm9, zmm9, zmm0
 ; x2 += k1
-    vpaddq zmm10, zmm10, zmm1
+    vpaddq zmm8, zmm8, zmm1
 ; x3 += k2
-    vpaddq zmm11, zmm11, zmm2
+    vpaddq zmm6, zmm6, zmm2
 ; x1 += t2
-    vpaddq zmm9, zmm9, zmm7
+    vpaddq zmm9, zmm9, zmm10
 ; x2 += t0
-    vpaddq zmm10, zmm10, zmm5
+    vpaddq zmm8, zmm8, zmm7
 ; x3 += 0xe
-    vpaddq zmm11, zmm11, qword [rsp + 1472]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1472]{1to8}
 ; round 56
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 14
     vprolq zmm9, zmm9, 14
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 16
-    vprolq zmm11, zmm11, 16
+    vprolq zmm6, zmm6, 16
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 57
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 52
-    vprolq zmm11, zmm11, 52
+    vprolq zmm6, zmm6, 52
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 57
     vprolq zmm9, zmm9, 57
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 58
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 23
     vprolq zmm9, zmm9, 23
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 40
-    vprolq zmm11, zmm11, 40
+    vprolq zmm6, zmm6, 40
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 59
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 5
-    vprolq zmm11, zmm11, 5
+    vprolq zmm6, zmm6, 5
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 37
     vprolq zmm9, zmm9, 37
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 15
 ; x0 += k0
-    vpaddq zmm8, zmm8, zmm0
+    vpaddq zmm13, zmm13, zmm0
 ; x1 += k1
     vpaddq zmm9, zmm9, zmm1
 ; x2 += k2
-    vpaddq zmm10, zmm10, zmm2
+    vpaddq zmm8, zmm8, zmm2
 ; x3 += k3
-    vpaddq zmm11, zmm11, zmm3
+    vpaddq zmm6, zmm6, zmm3
 ; x1 += t0
-    vpaddq zmm9, zmm9, zmm5
+    vpaddq zmm9, zmm9, zmm7
 ; x2 += t1
-    vpaddq zmm10, zmm10, zmm6
+    vpaddq zmm8, zmm8, zmm5
 ; x3 += 0xf
-    vpaddq zmm11, zmm11, qword [rsp + 1536]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1536]{1to8}
 ; round 60
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 25
     vprolq zmm9, zmm9, 25
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 33
-    vprolq zmm11, zmm11, 33
+    vprolq zmm6, zmm6, 33
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 61
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 46
-    vprolq zmm11, zmm11, 46
+    vprolq zmm6, zmm6, 46
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 12
     vprolq zmm9, zmm9, 12
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 62
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 58
     vprolq zmm9, zmm9, 58
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 22
-    vprolq zmm11, zmm11, 22
+    vprolq zmm6, zmm6, 22
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 63
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 32
     vprolq zmm9, zmm9, 32
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 16
 ; x0 += k1
-    vpaddq zmm8, zmm8, zmm1
+    vpaddq zmm13, zmm13, zmm1
 ; x1 += k2
     vpaddq zmm9, zmm9, zmm2
 ; x2 += k3
-    vpaddq zmm10, zmm10, zmm3
+    vpaddq zmm8, zmm8, zmm3
 ; x3 += k4
-    vpaddq zmm11, zmm11, zmm4
+    vpaddq zmm6, zmm6, zmm4
 ; x1 += t1
-    vpaddq zmm9, zmm9, zmm6
+    vpaddq zmm9, zmm9, zmm5
 ; x2 += t2
-    vpaddq zmm10, zmm10, zmm7
+    vpaddq zmm8, zmm8, zmm10
 ; x3 += 0x10
-    vpaddq zmm11, zmm11, qword [rsp + 1600]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1600]{1to8}
 ; round 64
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 14
     vprolq zmm9, zmm9, 14
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 16
-    vprolq zmm11, zmm11, 16
+    vprolq zmm6, zmm6, 16
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 65
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 52
-    vprolq zmm11, zmm11, 52
+    vprolq zmm6, zmm6, 52
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 57
     vprolq zmm9, zmm9, 57
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 66
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 23
     vprolq zmm9, zmm9, 23
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 40
-    vprolq zmm11, zmm11, 40
+    vprolq zmm6, zmm6, 40
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 67
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 5
-    vprolq zmm11, zmm11, 5
+    vprolq zmm6, zmm6, 5
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 37
     vprolq zmm9, zmm9, 37
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 17
 ; x0 += k2
-    vpaddq zmm8, zmm8, zmm2
+    vpaddq zmm13, zmm13, zmm2
 ; x1 += k3
     vpaddq zmm9, zmm9, zmm3
 ; x2 += k4
-    vpaddq zmm10, zmm10, zmm4
+    vpaddq zmm8, zmm8, zmm4
 ; x3 += k0
-    vpaddq zmm11, zmm11, zmm0
+    vpaddq zmm6, zmm6, zmm0
 ; x1 += t2
-    vpaddq zmm9, zmm9, zmm7
+    vpaddq zmm9, zmm9, zmm10
 ; x2 += t0
-    vpaddq zmm10, zmm10, zmm5
+    vpaddq zmm8, zmm8, zmm7
 ; x3 += 0x11
-    vpaddq zmm11, zmm11, qword [rsp + 1664]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1664]{1to8}
 ; round 68
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 25
     vprolq zmm9, zmm9, 25
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 33
-    vprolq zmm11, zmm11, 33
+    vprolq zmm6, zmm6, 33
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 69
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 46
-    vprolq zmm11, zmm11, 46
+    vprolq zmm6, zmm6, 46
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 12
     vprolq zmm9, zmm9, 12
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; round 70
 ; x0 += x1
-    vpaddq zmm8, zmm8, zmm9
+    vpaddq zmm13, zmm13, zmm9
 ; x1 <<<= 58
     vprolq zmm9, zmm9, 58
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x2 += x3
-    vpaddq zmm10, zmm10, zmm11
+    vpaddq zmm8, zmm8, zmm6
 ; x3 <<<= 22
-    vprolq zmm11, zmm11, 22
+    vprolq zmm6, zmm6, 22
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; round 71
 ; x0 += x3
-    vpaddq zmm8, zmm8, zmm11
+    vpaddq zmm13, zmm13, zmm6
 ; x3 <<<= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x2 += x1
-    vpaddq zmm10, zmm10, zmm9
+    vpaddq zmm8, zmm8, zmm9
 ; x1 <<<= 32
     vprolq zmm9, zmm9, 32
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; add subkey 18
 ; x0 += k3
-    vpaddq zmm8, zmm8, zmm3
+    vpaddq zmm13, zmm13, zmm3
 ; x1 += k4
     vpaddq zmm9, zmm9, zmm4
 ; x2 += k0
-    vpaddq zmm10, zmm10, zmm0
+    vpaddq zmm8, zmm8, zmm0
 ; x3 += k1
-    vpaddq zmm11, zmm11, zmm1
+    vpaddq zmm6, zmm6, zmm1
 ; x1 += t0
-    vpaddq zmm9, zmm9, zmm5
+    vpaddq zmm9, zmm9, zmm7
 ; x2 += t1
-    vpaddq zmm10, zmm10, zmm6
+    vpaddq zmm8, zmm8, zmm5
 ; x3 += 0x12
-    vpaddq zmm11, zmm11, qword [rsp + 1728]{1to8}
+    vpaddq zmm6, zmm6, qword [rsp + 1728]{1to8}
 ; store the block(s)
-; out[0] = x0
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm8
-; out[1] = x1
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm9
-; out[2] = x2
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm10
-; out[3] = x3
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm11
+; transpose back to stream order and store 8 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq zmm5, zmm13, zmm9
+; t1_2 = unpcklo(x2, x3)
+    vpunpcklqdq zmm7, zmm8, zmm6
+; t2_4 = even128(t1_0, t1_2)
+    vshufi64x2 zmm10, zmm5, zmm7, 0x88
+; t2_5 = odd128(t1_0, t1_2)
+    vshufi64x2 zmm5, zmm5, zmm7, 0xdd
+; o0 = even128(t2_4, t2_5)
+    vshufi64x2 zmm7, zmm10, zmm5, 0x88
+; out[0] = o0
+    vmovdqu64 [rcx], zmm7
+; o1 = odd128(t2_4, t2_5)
+    vshufi64x2 zmm10, zmm10, zmm5, 0xdd
+; out[8] = o1
+    vmovdqu64 [rcx + 64], zmm10
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq zmm13, zmm13, zmm9
+; t1_3 = unpckhi(x2, x3)
+    vpunpckhqdq zmm8, zmm8, zmm6
+; t2_6 = even128(t1_1, t1_3)
+    vshufi64x2 zmm5, zmm13, zmm8, 0x88
+; t2_7 = odd128(t1_1, t1_3)
+    vshufi64x2 zmm13, zmm13, zmm8, 0xdd
+; o2 = even128(t2_6, t2_7)
+    vshufi64x2 zmm6, zmm5, zmm13, 0x88
+; out[16] = o2
+    vmovdqu64 [rcx + 128], zmm6
+; o3 = odd128(t2_6, t2_7)
+    vshufi64x2 zmm5, zmm5, zmm13, 0xdd
+; out[24] = o3
+    vmovdqu64 [rcx + 192], zmm5
 ; next block
 ; tweak += 128
     add rsi, 0x80
@@ -3219,8 +3264,6 @@ tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 .entry:
     sub rsp, 1800
 .prolog_end:
-    vmovdqu64 zmm31, [rel tf256_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 32
-    vmovdqu64 zmm30, [rel tf256_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0xa9fc1a22
     mov dword [rsp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 8], 0xa9fc1a22
@@ -3559,1260 +3602,1297 @@ tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 ; for each block
     align 32
 .loop:
+; load 8 tweaks and transpose to one vector per tweak word (lane bit i: block bit (2, 0, 1)[i])
+; tw0 = tweak[0]
+    vmovdqu64 zmm5, [rsi]
+; tw1 = tweak[8]
+    vmovdqu64 zmm6, [rsi + 64]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq zmm7, zmm5, zmm6
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq zmm5, zmm5, zmm6
+; load 8 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu64 zmm6, [rdx]
+; s1 = in[8]
+    vmovdqu64 zmm8, [rdx + 64]
+; l1_0 = even128(s0, s1)
+    vshufi64x2 zmm9, zmm6, zmm8, 0x88
+; s2 = in[16]
+    vmovdqu64 zmm10, [rdx + 128]
+; s3 = in[24]
+    vmovdqu64 zmm11, [rdx + 192]
+; l1_2 = even128(s2, s3)
+    vshufi64x2 zmm12, zmm10, zmm11, 0x88
+; x0 = unpcklo(l1_0, l1_2)
+    vpunpcklqdq zmm13, zmm9, zmm12
+; x1 = unpckhi(l1_0, l1_2)
+    vpunpckhqdq zmm9, zmm9, zmm12
+; l1_1 = odd128(s0, s1)
+    vshufi64x2 zmm6, zmm6, zmm8, 0xdd
+; l1_3 = odd128(s2, s3)
+    vshufi64x2 zmm10, zmm10, zmm11, 0xdd
+; x2 = unpcklo(l1_1, l1_3)
+    vpunpcklqdq zmm8, zmm6, zmm10
+; x3 = unpckhi(l1_1, l1_3)
+    vpunpckhqdq zmm6, zmm6, zmm10
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm5{k1}, [rsi + zmm30 + 0]
-; t1 = tweak[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm6{k1}, [rsi + zmm30 + 8]
 ; t2 ^= t1
-    vmovdqa64 zmm7, zmm5
-    vpxorq zmm7, zmm7, zmm6
-; x0 = in[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm8{k1}, [rdx + zmm31 + 0]
-; x1 = in[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm9{k1}, [rdx + zmm31 + 8]
-; x2 = in[2]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm10{k1}, [rdx + zmm31 + 16]
-; x3 = in[3]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm11{k1}, [rdx + zmm31 + 24]
+    vmovdqa64 zmm10, zmm7
+    vpxorq zmm10, zmm10, zmm5
 ; subtract subkey 18
 ; x0 -= k3
-    vpsubq zmm8, zmm8, zmm3
+    vpsubq zmm13, zmm13, zmm3
 ; x1 -= k4
     vpsubq zmm9, zmm9, zmm4
 ; x2 -= k0
-    vpsubq zmm10, zmm10, zmm0
+    vpsubq zmm8, zmm8, zmm0
 ; x3 -= k1
-    vpsubq zmm11, zmm11, zmm1
+    vpsubq zmm6, zmm6, zmm1
 ; x1 -= t0
-    vpsubq zmm9, zmm9, zmm5
+    vpsubq zmm9, zmm9, zmm7
 ; x2 -= t1
-    vpsubq zmm10, zmm10, zmm6
+    vpsubq zmm8, zmm8, zmm5
 ; x3 -= 0x12
-    vpsubq zmm11, zmm11, qword [rsp + 640]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 640]{1to8}
 ; inverse round 71
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 32
     vprolq zmm9, zmm9, 32
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 70
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 58
     vprolq zmm9, zmm9, 6
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 22
-    vprolq zmm11, zmm11, 42
+    vprolq zmm6, zmm6, 42
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 69
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 46
-    vprolq zmm11, zmm11, 18
+    vprolq zmm6, zmm6, 18
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 12
     vprolq zmm9, zmm9, 52
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 68
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 25
     vprolq zmm9, zmm9, 39
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 33
-    vprolq zmm11, zmm11, 31
+    vprolq zmm6, zmm6, 31
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 17
 ; x0 -= k2
-    vpsubq zmm8, zmm8, zmm2
+    vpsubq zmm13, zmm13, zmm2
 ; x1 -= k3
     vpsubq zmm9, zmm9, zmm3
 ; x2 -= k4
-    vpsubq zmm10, zmm10, zmm4
+    vpsubq zmm8, zmm8, zmm4
 ; x3 -= k0
-    vpsubq zmm11, zmm11, zmm0
+    vpsubq zmm6, zmm6, zmm0
 ; x1 -= t2
-    vpsubq zmm9, zmm9, zmm7
+    vpsubq zmm9, zmm9, zmm10
 ; x2 -= t0
-    vpsubq zmm10, zmm10, zmm5
+    vpsubq zmm8, zmm8, zmm7
 ; x3 -= 0x11
-    vpsubq zmm11, zmm11, qword [rsp + 704]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 704]{1to8}
 ; inverse round 67
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 5
-    vprolq zmm11, zmm11, 59
+    vprolq zmm6, zmm6, 59
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 37
     vprolq zmm9, zmm9, 27
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 66
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 23
     vprolq zmm9, zmm9, 41
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 40
-    vprolq zmm11, zmm11, 24
+    vprolq zmm6, zmm6, 24
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 65
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 52
-    vprolq zmm11, zmm11, 12
+    vprolq zmm6, zmm6, 12
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 57
     vprolq zmm9, zmm9, 7
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 64
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 14
     vprolq zmm9, zmm9, 50
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 16
-    vprolq zmm11, zmm11, 48
+    vprolq zmm6, zmm6, 48
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 16
 ; x0 -= k1
-    vpsubq zmm8, zmm8, zmm1
+    vpsubq zmm13, zmm13, zmm1
 ; x1 -= k2
     vpsubq zmm9, zmm9, zmm2
 ; x2 -= k3
-    vpsubq zmm10, zmm10, zmm3
+    vpsubq zmm8, zmm8, zmm3
 ; x3 -= k4
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm6, zmm6, zmm4
 ; x1 -= t1
-    vpsubq zmm9, zmm9, zmm6
+    vpsubq zmm9, zmm9, zmm5
 ; x2 -= t2
-    vpsubq zmm10, zmm10, zmm7
+    vpsubq zmm8, zmm8, zmm10
 ; x3 -= 0x10
-    vpsubq zmm11, zmm11, qword [rsp + 768]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 768]{1to8}
 ; inverse round 63
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 32
     vprolq zmm9, zmm9, 32
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 62
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 58
     vprolq zmm9, zmm9, 6
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 22
-    vprolq zmm11, zmm11, 42
+    vprolq zmm6, zmm6, 42
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 61
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 46
-    vprolq zmm11, zmm11, 18
+    vprolq zmm6, zmm6, 18
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 12
     vprolq zmm9, zmm9, 52
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 60
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 25
     vprolq zmm9, zmm9, 39
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 33
-    vprolq zmm11, zmm11, 31
+    vprolq zmm6, zmm6, 31
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 15
 ; x0 -= k0
-    vpsubq zmm8, zmm8, zmm0
+    vpsubq zmm13, zmm13, zmm0
 ; x1 -= k1
     vpsubq zmm9, zmm9, zmm1
 ; x2 -= k2
-    vpsubq zmm10, zmm10, zmm2
+    vpsubq zmm8, zmm8, zmm2
 ; x3 -= k3
-    vpsubq zmm11, zmm11, zmm3
+    vpsubq zmm6, zmm6, zmm3
 ; x1 -= t0
-    vpsubq zmm9, zmm9, zmm5
+    vpsubq zmm9, zmm9, zmm7
 ; x2 -= t1
-    vpsubq zmm10, zmm10, zmm6
+    vpsubq zmm8, zmm8, zmm5
 ; x3 -= 0xf
-    vpsubq zmm11, zmm11, qword [rsp + 832]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 832]{1to8}
 ; inverse round 59
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 5
-    vprolq zmm11, zmm11, 59
+    vprolq zmm6, zmm6, 59
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 37
     vprolq zmm9, zmm9, 27
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 58
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 23
     vprolq zmm9, zmm9, 41
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 40
-    vprolq zmm11, zmm11, 24
+    vprolq zmm6, zmm6, 24
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 57
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 52
-    vprolq zmm11, zmm11, 12
+    vprolq zmm6, zmm6, 12
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 57
     vprolq zmm9, zmm9, 7
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 56
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 14
     vprolq zmm9, zmm9, 50
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 16
-    vprolq zmm11, zmm11, 48
+    vprolq zmm6, zmm6, 48
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 14
 ; x0 -= k4
-    vpsubq zmm8, zmm8, zmm4
+    vpsubq zmm13, zmm13, zmm4
 ; x1 -= k0
     vpsubq zmm9, zmm9, zmm0
 ; x2 -= k1
-    vpsubq zmm10, zmm10, zmm1
+    vpsubq zmm8, zmm8, zmm1
 ; x3 -= k2
-    vpsubq zmm11, zmm11, zmm2
+    vpsubq zmm6, zmm6, zmm2
 ; x1 -= t2
-    vpsubq zmm9, zmm9, zmm7
+    vpsubq zmm9, zmm9, zmm10
 ; x2 -= t0
-    vpsubq zmm10, zmm10, zmm5
+    vpsubq zmm8, zmm8, zmm7
 ; x3 -= 0xe
-    vpsubq zmm11, zmm11, qword [rsp + 896]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 896]{1to8}
 ; inverse round 55
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 32
     vprolq zmm9, zmm9, 32
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 54
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 58
     vprolq zmm9, zmm9, 6
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 22
-    vprolq zmm11, zmm11, 42
+    vprolq zmm6, zmm6, 42
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 53
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 46
-    vprolq zmm11, zmm11, 18
+    vprolq zmm6, zmm6, 18
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 12
     vprolq zmm9, zmm9, 52
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 52
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 25
     vprolq zmm9, zmm9, 39
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 33
-    vprolq zmm11, zmm11, 31
+    vprolq zmm6, zmm6, 31
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 13
 ; x0 -= k3
-    vpsubq zmm8, zmm8, zmm3
+    vpsubq zmm13, zmm13, zmm3
 ; x1 -= k4
     vpsubq zmm9, zmm9, zmm4
 ; x2 -= k0
-    vpsubq zmm10, zmm10, zmm0
+    vpsubq zmm8, zmm8, zmm0
 ; x3 -= k1
-    vpsubq zmm11, zmm11, zmm1
+    vpsubq zmm6, zmm6, zmm1
 ; x1 -= t1
-    vpsubq zmm9, zmm9, zmm6
+    vpsubq zmm9, zmm9, zmm5
 ; x2 -= t2
-    vpsubq zmm10, zmm10, zmm7
+    vpsubq zmm8, zmm8, zmm10
 ; x3 -= 0xd
-    vpsubq zmm11, zmm11, qword [rsp + 960]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 960]{1to8}
 ; inverse round 51
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 5
-    vprolq zmm11, zmm11, 59
+    vprolq zmm6, zmm6, 59
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 37
     vprolq zmm9, zmm9, 27
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 50
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 23
     vprolq zmm9, zmm9, 41
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 40
-    vprolq zmm11, zmm11, 24
+    vprolq zmm6, zmm6, 24
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 49
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 52
-    vprolq zmm11, zmm11, 12
+    vprolq zmm6, zmm6, 12
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 57
     vprolq zmm9, zmm9, 7
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 48
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 14
     vprolq zmm9, zmm9, 50
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 16
-    vprolq zmm11, zmm11, 48
+    vprolq zmm6, zmm6, 48
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 12
 ; x0 -= k2
-    vpsubq zmm8, zmm8, zmm2
+    vpsubq zmm13, zmm13, zmm2
 ; x1 -= k3
     vpsubq zmm9, zmm9, zmm3
 ; x2 -= k4
-    vpsubq zmm10, zmm10, zmm4
+    vpsubq zmm8, zmm8, zmm4
 ; x3 -= k0
-    vpsubq zmm11, zmm11, zmm0
+    vpsubq zmm6, zmm6, zmm0
 ; x1 -= t0
-    vpsubq zmm9, zmm9, zmm5
+    vpsubq zmm9, zmm9, zmm7
 ; x2 -= t1
-    vpsubq zmm10, zmm10, zmm6
+    vpsubq zmm8, zmm8, zmm5
 ; x3 -= 0xc
-    vpsubq zmm11, zmm11, qword [rsp + 1024]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1024]{1to8}
 ; inverse round 47
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 32
     vprolq zmm9, zmm9, 32
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 46
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 58
     vprolq zmm9, zmm9, 6
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 22
-    vprolq zmm11, zmm11, 42
+    vprolq zmm6, zmm6, 42
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 45
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 46
-    vprolq zmm11, zmm11, 18
+    vprolq zmm6, zmm6, 18
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 12
     vprolq zmm9, zmm9, 52
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 44
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 25
     vprolq zmm9, zmm9, 39
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 33
-    vprolq zmm11, zmm11, 31
+    vprolq zmm6, zmm6, 31
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 11
 ; x0 -= k1
-    vpsubq zmm8, zmm8, zmm1
+    vpsubq zmm13, zmm13, zmm1
 ; x1 -= k2
     vpsubq zmm9, zmm9, zmm2
 ; x2 -= k3
-    vpsubq zmm10, zmm10, zmm3
+    vpsubq zmm8, zmm8, zmm3
 ; x3 -= k4
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm6, zmm6, zmm4
 ; x1 -= t2
-    vpsubq zmm9, zmm9, zmm7
+    vpsubq zmm9, zmm9, zmm10
 ; x2 -= t0
-    vpsubq zmm10, zmm10, zmm5
+    vpsubq zmm8, zmm8, zmm7
 ; x3 -= 0xb
-    vpsubq zmm11, zmm11, qword [rsp + 1088]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1088]{1to8}
 ; inverse round 43
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 5
-    vprolq zmm11, zmm11, 59
+    vprolq zmm6, zmm6, 59
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 37
     vprolq zmm9, zmm9, 27
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 42
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 23
     vprolq zmm9, zmm9, 41
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 40
-    vprolq zmm11, zmm11, 24
+    vprolq zmm6, zmm6, 24
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 41
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 52
-    vprolq zmm11, zmm11, 12
+    vprolq zmm6, zmm6, 12
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 57
     vprolq zmm9, zmm9, 7
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 40
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 14
     vprolq zmm9, zmm9, 50
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 16
-    vprolq zmm11, zmm11, 48
+    vprolq zmm6, zmm6, 48
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 10
 ; x0 -= k0
-    vpsubq zmm8, zmm8, zmm0
+    vpsubq zmm13, zmm13, zmm0
 ; x1 -= k1
     vpsubq zmm9, zmm9, zmm1
 ; x2 -= k2
-    vpsubq zmm10, zmm10, zmm2
+    vpsubq zmm8, zmm8, zmm2
 ; x3 -= k3
-    vpsubq zmm11, zmm11, zmm3
+    vpsubq zmm6, zmm6, zmm3
 ; x1 -= t1
-    vpsubq zmm9, zmm9, zmm6
+    vpsubq zmm9, zmm9, zmm5
 ; x2 -= t2
-    vpsubq zmm10, zmm10, zmm7
+    vpsubq zmm8, zmm8, zmm10
 ; x3 -= 0xa
-    vpsubq zmm11, zmm11, qword [rsp + 1152]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1152]{1to8}
 ; inverse round 39
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 32
     vprolq zmm9, zmm9, 32
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 38
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 58
     vprolq zmm9, zmm9, 6
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 22
-    vprolq zmm11, zmm11, 42
+    vprolq zmm6, zmm6, 42
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 37
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 46
-    vprolq zmm11, zmm11, 18
+    vprolq zmm6, zmm6, 18
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 12
     vprolq zmm9, zmm9, 52
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 36
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 25
     vprolq zmm9, zmm9, 39
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 33
-    vprolq zmm11, zmm11, 31
+    vprolq zmm6, zmm6, 31
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 9
 ; x0 -= k4
-    vpsubq zmm8, zmm8, zmm4
+    vpsubq zmm13, zmm13, zmm4
 ; x1 -= k0
     vpsubq zmm9, zmm9, zmm0
 ; x2 -= k1
-    vpsubq zmm10, zmm10, zmm1
+    vpsubq zmm8, zmm8, zmm1
 ; x3 -= k2
-    vpsubq zmm11, zmm11, zmm2
+    vpsubq zmm6, zmm6, zmm2
 ; x1 -= t0
-    vpsubq zmm9, zmm9, zmm5
+    vpsubq zmm9, zmm9, zmm7
 ; x2 -= t1
-    vpsubq zmm10, zmm10, zmm6
+    vpsubq zmm8, zmm8, zmm5
 ; x3 -= 9
-    vpsubq zmm11, zmm11, qword [rsp + 1216]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1216]{1to8}
 ; inverse round 35
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 5
-    vprolq zmm11, zmm11, 59
+    vprolq zmm6, zmm6, 59
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 37
     vprolq zmm9, zmm9, 27
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 34
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 23
     vprolq zmm9, zmm9, 41
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 40
-    vprolq zmm11, zmm11, 24
+    vprolq zmm6, zmm6, 24
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 33
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 52
-    vprolq zmm11, zmm11, 12
+    vprolq zmm6, zmm6, 12
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 57
     vprolq zmm9, zmm9, 7
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 32
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 14
     vprolq zmm9, zmm9, 50
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 16
-    vprolq zmm11, zmm11, 48
+    vprolq zmm6, zmm6, 48
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 8
 ; x0 -= k3
-    vpsubq zmm8, zmm8, zmm3
+    vpsubq zmm13, zmm13, zmm3
 ; x1 -= k4
     vpsubq zmm9, zmm9, zmm4
 ; x2 -= k0
-    vpsubq zmm10, zmm10, zmm0
+    vpsubq zmm8, zmm8, zmm0
 ; x3 -= k1
-    vpsubq zmm11, zmm11, zmm1
+    vpsubq zmm6, zmm6, zmm1
 ; x1 -= t2
-    vpsubq zmm9, zmm9, zmm7
+    vpsubq zmm9, zmm9, zmm10
 ; x2 -= t0
-    vpsubq zmm10, zmm10, zmm5
+    vpsubq zmm8, zmm8, zmm7
 ; x3 -= 8
-    vpsubq zmm11, zmm11, qword [rsp + 1280]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1280]{1to8}
 ; inverse round 31
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 32
     vprolq zmm9, zmm9, 32
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 30
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 58
     vprolq zmm9, zmm9, 6
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 22
-    vprolq zmm11, zmm11, 42
+    vprolq zmm6, zmm6, 42
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 29
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 46
-    vprolq zmm11, zmm11, 18
+    vprolq zmm6, zmm6, 18
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 12
     vprolq zmm9, zmm9, 52
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 28
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 25
     vprolq zmm9, zmm9, 39
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 33
-    vprolq zmm11, zmm11, 31
+    vprolq zmm6, zmm6, 31
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 7
 ; x0 -= k2
-    vpsubq zmm8, zmm8, zmm2
+    vpsubq zmm13, zmm13, zmm2
 ; x1 -= k3
     vpsubq zmm9, zmm9, zmm3
 ; x2 -= k4
-    vpsubq zmm10, zmm10, zmm4
+    vpsubq zmm8, zmm8, zmm4
 ; x3 -= k0
-    vpsubq zmm11, zmm11, zmm0
+    vpsubq zmm6, zmm6, zmm0
 ; x1 -= t1
-    vpsubq zmm9, zmm9, zmm6
+    vpsubq zmm9, zmm9, zmm5
 ; x2 -= t2
-    vpsubq zmm10, zmm10, zmm7
+    vpsubq zmm8, zmm8, zmm10
 ; x3 -= 7
-    vpsubq zmm11, zmm11, qword [rsp + 1344]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1344]{1to8}
 ; inverse round 27
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 5
-    vprolq zmm11, zmm11, 59
+    vprolq zmm6, zmm6, 59
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 37
     vprolq zmm9, zmm9, 27
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 26
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 23
     vprolq zmm9, zmm9, 41
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 40
-    vprolq zmm11, zmm11, 24
+    vprolq zmm6, zmm6, 24
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 25
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 52
-    vprolq zmm11, zmm11, 12
+    vprolq zmm6, zmm6, 12
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 57
     vprolq zmm9, zmm9, 7
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 24
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 14
     vprolq zmm9, zmm9, 50
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 16
-    vprolq zmm11, zmm11, 48
+    vprolq zmm6, zmm6, 48
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 6
 ; x0 -= k1
-    vpsubq zmm8, zmm8, zmm1
+    vpsubq zmm13, zmm13, zmm1
 ; x1 -= k2
     vpsubq zmm9, zmm9, zmm2
 ; x2 -= k3
-    vpsubq zmm10, zmm10, zmm3
+    vpsubq zmm8, zmm8, zmm3
 ; x3 -= k4
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm6, zmm6, zmm4
 ; x1 -= t0
-    vpsubq zmm9, zmm9, zmm5
+    vpsubq zmm9, zmm9, zmm7
 ; x2 -= t1
-    vpsubq zmm10, zmm10, zmm6
+    vpsubq zmm8, zmm8, zmm5
 ; x3 -= 6
-    vpsubq zmm11, zmm11, qword [rsp + 1408]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1408]{1to8}
 ; inverse round 23
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 32
     vprolq zmm9, zmm9, 32
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 22
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 58
     vprolq zmm9, zmm9, 6
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 22
-    vprolq zmm11, zmm11, 42
+    vprolq zmm6, zmm6, 42
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 21
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 46
-    vprolq zmm11, zmm11, 18
+    vprolq zmm6, zmm6, 18
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 12
     vprolq zmm9, zmm9, 52
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 20
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 25
     vprolq zmm9, zmm9, 39
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 33
-    vprolq zmm11, zmm11, 31
+    vprolq zmm6, zmm6, 31
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 5
 ; x0 -= k0
-    vpsubq zmm8, zmm8, zmm0
+    vpsubq zmm13, zmm13, zmm0
 ; x1 -= k1
     vpsubq zmm9, zmm9, zmm1
 ; x2 -= k2
-    vpsubq zmm10, zmm10, zmm2
+    vpsubq zmm8, zmm8, zmm2
 ; x3 -= k3
-    vpsubq zmm11, zmm11, zmm3
+    vpsubq zmm6, zmm6, zmm3
 ; x1 -= t2
-    vpsubq zmm9, zmm9, zmm7
+    vpsubq zmm9, zmm9, zmm10
 ; x2 -= t0
-    vpsubq zmm10, zmm10, zmm5
+    vpsubq zmm8, zmm8, zmm7
 ; x3 -= 5
-    vpsubq zmm11, zmm11, qword [rsp + 1472]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1472]{1to8}
 ; inverse round 19
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 5
-    vprolq zmm11, zmm11, 59
+    vprolq zmm6, zmm6, 59
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 37
     vprolq zmm9, zmm9, 27
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 18
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 23
     vprolq zmm9, zmm9, 41
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 40
-    vprolq zmm11, zmm11, 24
+    vprolq zmm6, zmm6, 24
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 17
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 52
-    vprolq zmm11, zmm11, 12
+    vprolq zmm6, zmm6, 12
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 57
     vprolq zmm9, zmm9, 7
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 16
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 14
     vprolq zmm9, zmm9, 50
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 16
-    vprolq zmm11, zmm11, 48
+    vprolq zmm6, zmm6, 48
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 4
 ; x0 -= k4
-    vpsubq zmm8, zmm8, zmm4
+    vpsubq zmm13, zmm13, zmm4
 ; x1 -= k0
     vpsubq zmm9, zmm9, zmm0
 ; x2 -= k1
-    vpsubq zmm10, zmm10, zmm1
+    vpsubq zmm8, zmm8, zmm1
 ; x3 -= k2
-    vpsubq zmm11, zmm11, zmm2
+    vpsubq zmm6, zmm6, zmm2
 ; x1 -= t1
-    vpsubq zmm9, zmm9, zmm6
+    vpsubq zmm9, zmm9, zmm5
 ; x2 -= t2
-    vpsubq zmm10, zmm10, zmm7
+    vpsubq zmm8, zmm8, zmm10
 ; x3 -= 4
-    vpsubq zmm11, zmm11, qword [rsp + 1536]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1536]{1to8}
 ; inverse round 15
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 32
     vprolq zmm9, zmm9, 32
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 14
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 58
     vprolq zmm9, zmm9, 6
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 22
-    vprolq zmm11, zmm11, 42
+    vprolq zmm6, zmm6, 42
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 13
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 46
-    vprolq zmm11, zmm11, 18
+    vprolq zmm6, zmm6, 18
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 12
     vprolq zmm9, zmm9, 52
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 12
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 25
     vprolq zmm9, zmm9, 39
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 33
-    vprolq zmm11, zmm11, 31
+    vprolq zmm6, zmm6, 31
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 3
 ; x0 -= k3
-    vpsubq zmm8, zmm8, zmm3
+    vpsubq zmm13, zmm13, zmm3
 ; x1 -= k4
     vpsubq zmm9, zmm9, zmm4
 ; x2 -= k0
-    vpsubq zmm10, zmm10, zmm0
+    vpsubq zmm8, zmm8, zmm0
 ; x3 -= k1
-    vpsubq zmm11, zmm11, zmm1
+    vpsubq zmm6, zmm6, zmm1
 ; x1 -= t0
-    vpsubq zmm9, zmm9, zmm5
+    vpsubq zmm9, zmm9, zmm7
 ; x2 -= t1
-    vpsubq zmm10, zmm10, zmm6
+    vpsubq zmm8, zmm8, zmm5
 ; x3 -= 3
-    vpsubq zmm11, zmm11, qword [rsp + 1600]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1600]{1to8}
 ; inverse round 11
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 5
-    vprolq zmm11, zmm11, 59
+    vprolq zmm6, zmm6, 59
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 37
     vprolq zmm9, zmm9, 27
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 10
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 23
     vprolq zmm9, zmm9, 41
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 40
-    vprolq zmm11, zmm11, 24
+    vprolq zmm6, zmm6, 24
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 9
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 52
-    vprolq zmm11, zmm11, 12
+    vprolq zmm6, zmm6, 12
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 57
     vprolq zmm9, zmm9, 7
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 8
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 14
     vprolq zmm9, zmm9, 50
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 16
-    vprolq zmm11, zmm11, 48
+    vprolq zmm6, zmm6, 48
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 2
 ; x0 -= k2
-    vpsubq zmm8, zmm8, zmm2
+    vpsubq zmm13, zmm13, zmm2
 ; x1 -= k3
     vpsubq zmm9, zmm9, zmm3
 ; x2 -= k4
-    vpsubq zmm10, zmm10, zmm4
+    vpsubq zmm8, zmm8, zmm4
 ; x3 -= k0
-    vpsubq zmm11, zmm11, zmm0
+    vpsubq zmm6, zmm6, zmm0
 ; x1 -= t2
-    vpsubq zmm9, zmm9, zmm7
+    vpsubq zmm9, zmm9, zmm10
 ; x2 -= t0
-    vpsubq zmm10, zmm10, zmm5
+    vpsubq zmm8, zmm8, zmm7
 ; x3 -= 2
-    vpsubq zmm11, zmm11, qword [rsp + 1664]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1664]{1to8}
 ; inverse round 7
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 32
-    vprolq zmm11, zmm11, 32
+    vprolq zmm6, zmm6, 32
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 32
     vprolq zmm9, zmm9, 32
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 6
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 58
     vprolq zmm9, zmm9, 6
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 22
-    vprolq zmm11, zmm11, 42
+    vprolq zmm6, zmm6, 42
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 5
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 46
-    vprolq zmm11, zmm11, 18
+    vprolq zmm6, zmm6, 18
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 12
     vprolq zmm9, zmm9, 52
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 4
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 25
     vprolq zmm9, zmm9, 39
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 33
-    vprolq zmm11, zmm11, 31
+    vprolq zmm6, zmm6, 31
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 1
 ; x0 -= k1
-    vpsubq zmm8, zmm8, zmm1
+    vpsubq zmm13, zmm13, zmm1
 ; x1 -= k2
     vpsubq zmm9, zmm9, zmm2
 ; x2 -= k3
-    vpsubq zmm10, zmm10, zmm3
+    vpsubq zmm8, zmm8, zmm3
 ; x3 -= k4
-    vpsubq zmm11, zmm11, zmm4
+    vpsubq zmm6, zmm6, zmm4
 ; x1 -= t1
-    vpsubq zmm9, zmm9, zmm6
+    vpsubq zmm9, zmm9, zmm5
 ; x2 -= t2
-    vpsubq zmm10, zmm10, zmm7
+    vpsubq zmm8, zmm8, zmm10
 ; x3 -= 1
-    vpsubq zmm11, zmm11, qword [rsp + 1728]{1to8}
+    vpsubq zmm6, zmm6, qword [rsp + 1728]{1to8}
 ; inverse round 3
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 5
-    vprolq zmm11, zmm11, 59
+    vprolq zmm6, zmm6, 59
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 37
     vprolq zmm9, zmm9, 27
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 2
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 23
     vprolq zmm9, zmm9, 41
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 40
-    vprolq zmm11, zmm11, 24
+    vprolq zmm6, zmm6, 24
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; inverse round 1
 ; x3 ^= x0
-    vpxorq zmm11, zmm11, zmm8
+    vpxorq zmm6, zmm6, zmm13
 ; x3 >>>= 52
-    vprolq zmm11, zmm11, 12
+    vprolq zmm6, zmm6, 12
 ; x0 -= x3
-    vpsubq zmm8, zmm8, zmm11
+    vpsubq zmm13, zmm13, zmm6
 ; x1 ^= x2
-    vpxorq zmm9, zmm9, zmm10
+    vpxorq zmm9, zmm9, zmm8
 ; x1 >>>= 57
     vprolq zmm9, zmm9, 7
 ; x2 -= x1
-    vpsubq zmm10, zmm10, zmm9
+    vpsubq zmm8, zmm8, zmm9
 ; inverse round 0
 ; x1 ^= x0
-    vpxorq zmm9, zmm9, zmm8
+    vpxorq zmm9, zmm9, zmm13
 ; x1 >>>= 14
     vprolq zmm9, zmm9, 50
 ; x0 -= x1
-    vpsubq zmm8, zmm8, zmm9
+    vpsubq zmm13, zmm13, zmm9
 ; x3 ^= x2
-    vpxorq zmm11, zmm11, zmm10
+    vpxorq zmm6, zmm6, zmm8
 ; x3 >>>= 16
-    vprolq zmm11, zmm11, 48
+    vprolq zmm6, zmm6, 48
 ; x2 -= x3
-    vpsubq zmm10, zmm10, zmm11
+    vpsubq zmm8, zmm8, zmm6
 ; subtract subkey 0
 ; x0 -= k0
-    vpsubq zmm8, zmm8, zmm0
+    vpsubq zmm13, zmm13, zmm0
 ; x1 -= k1
     vpsubq zmm9, zmm9, zmm1
 ; x2 -= k2
-    vpsubq zmm10, zmm10, zmm2
+    vpsubq zmm8, zmm8, zmm2
 ; x3 -= k3
-    vpsubq zmm11, zmm11, zmm3
+    vpsubq zmm6, zmm6, zmm3
 ; x1 -= t0
-    vpsubq zmm9, zmm9, zmm5
+    vpsubq zmm9, zmm9, zmm7
 ; x2 -= t1
-    vpsubq zmm10, zmm10, zmm6
+    vpsubq zmm8, zmm8, zmm5
 ; store the block(s)
-; out[0] = x0
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm8
-; out[1] = x1
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm9
-; out[2] = x2
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm10
-; out[3] = x3
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm11
+; transpose back to stream order and store 8 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq zmm5, zmm13, zmm9
+; t1_2 = unpcklo(x2, x3)
+    vpunpcklqdq zmm7, zmm8, zmm6
+; t2_4 = even128(t1_0, t1_2)
+    vshufi64x2 zmm10, zmm5, zmm7, 0x88
+; t2_5 = odd128(t1_0, t1_2)
+    vshufi64x2 zmm5, zmm5, zmm7, 0xdd
+; o0 = even128(t2_4, t2_5)
+    vshufi64x2 zmm7, zmm10, zmm5, 0x88
+; out[0] = o0
+    vmovdqu64 [rcx], zmm7
+; o1 = odd128(t2_4, t2_5)
+    vshufi64x2 zmm10, zmm10, zmm5, 0xdd
+; out[8] = o1
+    vmovdqu64 [rcx + 64], zmm10
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq zmm13, zmm13, zmm9
+; t1_3 = unpckhi(x2, x3)
+    vpunpckhqdq zmm8, zmm8, zmm6
+; t2_6 = even128(t1_1, t1_3)
+    vshufi64x2 zmm5, zmm13, zmm8, 0x88
+; t2_7 = odd128(t1_1, t1_3)
+    vshufi64x2 zmm13, zmm13, zmm8, 0xdd
+; o2 = even128(t2_6, t2_7)
+    vshufi64x2 zmm6, zmm5, zmm13, 0x88
+; out[16] = o2
+    vmovdqu64 [rcx + 128], zmm6
+; o3 = odd128(t2_6, t2_7)
+    vshufi64x2 zmm5, zmm5, zmm13, 0xdd
+; out[24] = o3
+    vmovdqu64 [rcx + 192], zmm5
 ; next block
 ; tweak += 128
     add rsi, 0x80
@@ -6317,11 +6397,6 @@ tf256_v13_nasmx64_sysv_avx512_belady_fly_full_cpu_supported:
 .done:
     mov rbx, r10
     ret
-
-section .rodata
-align 64
-tf256_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block: dq 0, 32, 64, 96, 128, 160, 192, 224
-tf256_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak: dq 0, 16, 32, 48, 64, 80, 96, 112
 
 section .note.GNU-stack noalloc noexec nowrite progbits
 

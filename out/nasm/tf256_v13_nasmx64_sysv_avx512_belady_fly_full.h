@@ -4,9 +4,9 @@
  * Threefish-256, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 72 rounds, 32-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa avx512, abi sysv, strategy belady, rotate rol, schedule description): assemble tf256_v13_nasmx64_sysv_avx512_belady_fly_full.asm with nasm -f elf64
- * tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 17, spills 9, reloads 0, memory operands 0, moves 1, instructions 599
+ * tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 19, spills 9, reloads 0, memory operands 0, moves 1, instructions 621
  * tf256_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 10, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
- * tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 17, spills 9, reloads 0, memory operands 0, moves 1, instructions 599
+ * tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 19, spills 9, reloads 0, memory operands 0, moves 1, instructions 621
  * tf256_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 11, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
  */
 #ifndef TF256_V13_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_H

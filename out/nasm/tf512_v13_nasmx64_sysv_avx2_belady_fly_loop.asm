@@ -3,7 +3,7 @@
 ; Threefish-512, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
 ; 72 rounds, 64-byte blocks, little-endian 64-bit words.
 ; target nasm-x64: isa avx2, abi sysv, strategy belady, rotate rol, schedule description
-; layout lanes: 4 blocks per pass, ymm lane b = word i of block b (gathers, per-lane stores); the n mod 4 blocks left and single blocks run the scalar GPR code
+; layout lanes: 4 blocks per pass, one ymm per word, a block per lane (whole-vector loads and stores, transposed in registers); the n mod 4 blocks left and single blocks run the scalar GPR code
 ;
 ; Public contract (see tf512_v13_nasmx64_sysv_avx2_belady_fly_loop.h): tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt(key, tweak, in, out),
 ; tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt, tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks(key, tweaks, in, out, n), tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks.
@@ -11,29 +11,38 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 18, spills 22, reloads 7, memory operands 10, moves 54, instructions 380
+;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 55, instructions 412
 ;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 14, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
-;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 18, spills 22, reloads 6, memory operands 10, moves 54, instructions 379
+;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 55, instructions 412
 ;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 15, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
 ;
 ; Register map of tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes (value: registers it occupies):
 ;      ctr: rax                   in: rdx                   k0: ymm0                  k1: ymm1
 ;       k2: ymm2                  k3: ymm3                  k4: ymm4                  k5: ymm5
 ;       k6: ymm6                  k7: ymm7                  k8: ymm8                 key: rdi
-;       kt: ymm8, ymm9             n: r8, rsi              out: rax, rcx              r1: ymm2
-;       r2: ymm2                  r3: ymm2                  r4: ymm2                  r5: ymm2
-;       r6: ymm2                  r7: ymm2                  r8: ymm2                  r9: ymm2
-;      r10: ymm2                 r11: ymm2                 r12: ymm2                 r13: ymm2
-;      r14: ymm2                 r15: ymm2                 r16: ymm2                 r17: ymm2
-;      r18: ymm2                 r19: ymm2                 r20: ymm2                 r21: ymm2
-;      r22: ymm2                 r23: ymm2                 r24: ymm2                 r25: ymm2
-;      r26: ymm2                 r27: ymm2                 r28: ymm2                 r29: ymm2
-;      r30: ymm2                 r31: ymm2                 r32: ymm2                  t0: ymm0
-;       t1: ymm1                  t2: ymm11, ymm2           ts: ymm2, ymm3         tweak: rcx, rsi
-;       x0: ymm3                  x1: ymm4                  x2: ymm5                  x3: ymm6
-;       x4: ymm7                  x5: ymm8                  x6: ymm9                  x7: ymm10
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 n out t2 tweak
-;   frame: 2440 bytes of stack slots; callee-saved registers pushed: none
+;       kt: ymm8, ymm9          l1_0: ymm4                l1_1: ymm1                l1_2: ymm7
+;     l1_3: ymm5                l1_4: ymm7                l1_5: ymm5                l1_6: ymm11
+;     l1_7: ymm9                   n: r8, rsi               o0: ymm9                  o1: ymm11
+;       o2: ymm0                  o3: ymm9                  o4: ymm0                  o5: ymm0
+;       o6: ymm8                  o7: ymm12                out: rax, rcx              r1: ymm10
+;       r2: ymm10                 r3: ymm10                 r4: ymm10                 r5: ymm10
+;       r6: ymm10                 r7: ymm10                 r8: ymm10                 r9: ymm10
+;      r10: ymm10                r11: ymm10                r12: ymm10                r13: ymm10
+;      r14: ymm10                r15: ymm10                r16: ymm10                r17: ymm10
+;      r18: ymm10                r19: ymm10                r20: ymm10                r21: ymm10
+;      r22: ymm10                r23: ymm10                r24: ymm10                r25: ymm10
+;      r26: ymm10                r27: ymm10                r28: ymm10                r29: ymm10
+;      r30: ymm10                r31: ymm10                r32: ymm10                 s0: ymm1
+;       s1: ymm5                  s2: ymm3                  s3: ymm6                  s4: ymm5
+;       s5: ymm9                  s6: ymm6                  s7: ymm10                 t0: ymm2
+;       t1: ymm0                t1_0: ymm0                t1_1: ymm8                t1_2: ymm9
+;     t1_3: ymm12               t1_4: ymm2                t1_5: ymm3                t1_6: ymm10
+;     t1_7: ymm6                  t2: ymm9                  ts: ymm10                tw0: ymm0
+;      tw1: ymm1               tweak: rcx, rsi              x0: ymm8                  x1: ymm4
+;       x2: ymm3                  x3: ymm1                  x4: ymm12                 x5: ymm7
+;       x6: ymm6                  x7: ymm5
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 n out tweak
+;   frame: 2408 bytes of stack slots; callee-saved registers pushed: none
 ;
 ; Register map of tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar (value: registers it occupies):
 ;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
@@ -55,20 +64,29 @@
 ;      ctr: rax                   in: rdx                   k0: ymm0                  k1: ymm1
 ;       k2: ymm2                  k3: ymm3                  k4: ymm4                  k5: ymm5
 ;       k6: ymm6                  k7: ymm7                  k8: ymm8                 key: rdi
-;       kt: ymm8, ymm9             n: r8, rsi              out: rcx                   r1: ymm1
-;       r2: ymm1                  r3: ymm1                  r4: ymm1                  r5: ymm1
-;       r6: ymm1                  r7: ymm1                  r8: ymm1                  r9: ymm1
-;      r10: ymm1                 r11: ymm1                 r12: ymm1                 r13: ymm1
-;      r14: ymm1                 r15: ymm1                 r16: ymm1                 r17: ymm1
-;      r18: ymm1                 r19: ymm1                 r20: ymm1                 r21: ymm1
-;      r22: ymm1                 r23: ymm1                 r24: ymm1                 r25: ymm1
-;      r26: ymm1                 r27: ymm1                 r28: ymm1                 r29: ymm1
-;      r30: ymm1                 r31: ymm1                 r32: ymm1                  t0: ymm0, ymm1, ymm11
-;       t1: ymm1, ymm2            t2: ymm0, ymm2            ts: ymm0, ymm1, ymm3   tweak: rax, rsi
-;       x0: ymm3                  x1: ymm4                  x2: ymm5                  x3: ymm6
-;       x4: ymm7                  x5: ymm8                  x6: ymm9                  x7: ymm10
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 n out t0 tweak
-;   frame: 2440 bytes of stack slots; callee-saved registers pushed: none
+;       kt: ymm8, ymm9          l1_0: ymm4                l1_1: ymm1                l1_2: ymm7
+;     l1_3: ymm5                l1_4: ymm7                l1_5: ymm5                l1_6: ymm11
+;     l1_7: ymm9                   n: r8, rsi               o0: ymm2                  o1: ymm11
+;       o2: ymm10                 o3: ymm2                  o4: ymm0                  o5: ymm0
+;       o6: ymm8                  o7: ymm12                out: rax, rcx              r1: ymm10
+;       r2: ymm10                 r3: ymm10                 r4: ymm10                 r5: ymm10
+;       r6: ymm10                 r7: ymm10                 r8: ymm10                 r9: ymm10
+;      r10: ymm10                r11: ymm10                r12: ymm10                r13: ymm10
+;      r14: ymm10                r15: ymm10                r16: ymm10                r17: ymm10
+;      r18: ymm10                r19: ymm10                r20: ymm10                r21: ymm10
+;      r22: ymm10                r23: ymm10                r24: ymm10                r25: ymm10
+;      r26: ymm10                r27: ymm10                r28: ymm10                r29: ymm10
+;      r30: ymm10                r31: ymm10                r32: ymm10                 s0: ymm1
+;       s1: ymm5                  s2: ymm3                  s3: ymm6                  s4: ymm5
+;       s5: ymm9                  s6: ymm6                  s7: ymm10                 t0: ymm0, ymm2
+;       t1: ymm0, ymm9          t1_0: ymm10               t1_1: ymm8                t1_2: ymm2
+;     t1_3: ymm12               t1_4: ymm0                t1_5: ymm3                t1_6: ymm9
+;     t1_7: ymm6                  t2: ymm2, ymm9            ts: ymm10, ymm2          tw0: ymm0
+;      tw1: ymm1               tweak: rcx, rsi              x0: ymm8                  x1: ymm4
+;       x2: ymm3                  x3: ymm1                  x4: ymm12                 x5: ymm7
+;       x6: ymm6                  x7: ymm5
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 n out tweak
+;   frame: 2408 bytes of stack slots; callee-saved registers pushed: none
 ;
 ; Register map of tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar (value: registers it occupies):
 ;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
@@ -137,162 +155,160 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks: ; groups of 4 blocks
 tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     endbr64
 .entry:
-    sub rsp, 2440
+    sub rsp, 2408
 .prolog_end:
-    vmovdqu ymm12, [rel tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_block] ; lane b reads block b: offsets b * 64
-    vmovdqu ymm13, [rel tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_tweak] ; tweak of lane b: offsets b * 16
-    mov dword [rsp + 160], 0x00000012
-    mov dword [rsp + 164], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 168], 0x00000012
-    mov dword [rsp + 172], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 176], 0x00000012
-    mov dword [rsp + 180], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 184], 0x00000012
-    mov dword [rsp + 188], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 448], 0xa9fc1a22
-    mov dword [rsp + 452], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 456], 0xa9fc1a22
-    mov dword [rsp + 460], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 464], 0xa9fc1a22
-    mov dword [rsp + 468], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 472], 0xa9fc1a22
-    mov dword [rsp + 476], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 480], 0x00000001
-    mov dword [rsp + 484], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 488], 0x00000001
-    mov dword [rsp + 492], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 496], 0x00000001
-    mov dword [rsp + 500], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 504], 0x00000001
-    mov dword [rsp + 508], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 512], 0x00000002
-    mov dword [rsp + 516], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 520], 0x00000002
-    mov dword [rsp + 524], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 528], 0x00000002
-    mov dword [rsp + 532], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 536], 0x00000002
-    mov dword [rsp + 540], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 544], 0x00000003
-    mov dword [rsp + 548], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 552], 0x00000003
-    mov dword [rsp + 556], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 560], 0x00000003
-    mov dword [rsp + 564], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 568], 0x00000003
-    mov dword [rsp + 572], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 576], 0x00000004
-    mov dword [rsp + 580], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 584], 0x00000004
-    mov dword [rsp + 588], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 592], 0x00000004
-    mov dword [rsp + 596], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 600], 0x00000004
-    mov dword [rsp + 604], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 608], 0x00000005
-    mov dword [rsp + 612], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 616], 0x00000005
-    mov dword [rsp + 620], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 624], 0x00000005
-    mov dword [rsp + 628], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 632], 0x00000005
-    mov dword [rsp + 636], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 640], 0x00000006
-    mov dword [rsp + 644], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 648], 0x00000006
-    mov dword [rsp + 652], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 656], 0x00000006
-    mov dword [rsp + 660], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 664], 0x00000006
-    mov dword [rsp + 668], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 672], 0x00000007
-    mov dword [rsp + 676], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 680], 0x00000007
-    mov dword [rsp + 684], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 688], 0x00000007
-    mov dword [rsp + 692], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 696], 0x00000007
-    mov dword [rsp + 700], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 704], 0x00000008
-    mov dword [rsp + 708], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 712], 0x00000008
-    mov dword [rsp + 716], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 720], 0x00000008
-    mov dword [rsp + 724], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 728], 0x00000008
-    mov dword [rsp + 732], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 736], 0x00000009
-    mov dword [rsp + 740], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 744], 0x00000009
-    mov dword [rsp + 748], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 752], 0x00000009
-    mov dword [rsp + 756], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 760], 0x00000009
-    mov dword [rsp + 764], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 768], 0x0000000a
-    mov dword [rsp + 772], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 776], 0x0000000a
-    mov dword [rsp + 780], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 784], 0x0000000a
-    mov dword [rsp + 788], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 792], 0x0000000a
-    mov dword [rsp + 796], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 800], 0x0000000b
-    mov dword [rsp + 804], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 808], 0x0000000b
-    mov dword [rsp + 812], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 816], 0x0000000b
-    mov dword [rsp + 820], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 824], 0x0000000b
-    mov dword [rsp + 828], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 832], 0x0000000c
-    mov dword [rsp + 836], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 840], 0x0000000c
-    mov dword [rsp + 844], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 848], 0x0000000c
-    mov dword [rsp + 852], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 856], 0x0000000c
-    mov dword [rsp + 860], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 864], 0x0000000d
-    mov dword [rsp + 868], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 872], 0x0000000d
-    mov dword [rsp + 876], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 880], 0x0000000d
-    mov dword [rsp + 884], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 888], 0x0000000d
-    mov dword [rsp + 892], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 896], 0x0000000e
-    mov dword [rsp + 900], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 904], 0x0000000e
-    mov dword [rsp + 908], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 912], 0x0000000e
-    mov dword [rsp + 916], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 920], 0x0000000e
-    mov dword [rsp + 924], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 928], 0x0000000f
-    mov dword [rsp + 932], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 936], 0x0000000f
-    mov dword [rsp + 940], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 944], 0x0000000f
-    mov dword [rsp + 948], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 952], 0x0000000f
-    mov dword [rsp + 956], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 960], 0x00000010
-    mov dword [rsp + 964], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 968], 0x00000010
-    mov dword [rsp + 972], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 976], 0x00000010
-    mov dword [rsp + 980], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 984], 0x00000010
-    mov dword [rsp + 988], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 992], 0x00000011
-    mov dword [rsp + 996], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1000], 0x00000011
-    mov dword [rsp + 1004], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1008], 0x00000011
-    mov dword [rsp + 1012], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1016], 0x00000011
-    mov dword [rsp + 1020], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 128], 0x00000012
+    mov dword [rsp + 132], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 136], 0x00000012
+    mov dword [rsp + 140], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 144], 0x00000012
+    mov dword [rsp + 148], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 152], 0x00000012
+    mov dword [rsp + 156], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 416], 0xa9fc1a22
+    mov dword [rsp + 420], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 424], 0xa9fc1a22
+    mov dword [rsp + 428], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 432], 0xa9fc1a22
+    mov dword [rsp + 436], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 440], 0xa9fc1a22
+    mov dword [rsp + 444], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 448], 0x00000001
+    mov dword [rsp + 452], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 456], 0x00000001
+    mov dword [rsp + 460], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 464], 0x00000001
+    mov dword [rsp + 468], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 472], 0x00000001
+    mov dword [rsp + 476], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 480], 0x00000002
+    mov dword [rsp + 484], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 488], 0x00000002
+    mov dword [rsp + 492], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 496], 0x00000002
+    mov dword [rsp + 500], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 504], 0x00000002
+    mov dword [rsp + 508], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 512], 0x00000003
+    mov dword [rsp + 516], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 520], 0x00000003
+    mov dword [rsp + 524], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 528], 0x00000003
+    mov dword [rsp + 532], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 536], 0x00000003
+    mov dword [rsp + 540], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 544], 0x00000004
+    mov dword [rsp + 548], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 552], 0x00000004
+    mov dword [rsp + 556], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 560], 0x00000004
+    mov dword [rsp + 564], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 568], 0x00000004
+    mov dword [rsp + 572], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 576], 0x00000005
+    mov dword [rsp + 580], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 584], 0x00000005
+    mov dword [rsp + 588], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 592], 0x00000005
+    mov dword [rsp + 596], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 600], 0x00000005
+    mov dword [rsp + 604], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 608], 0x00000006
+    mov dword [rsp + 612], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 616], 0x00000006
+    mov dword [rsp + 620], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 624], 0x00000006
+    mov dword [rsp + 628], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 632], 0x00000006
+    mov dword [rsp + 636], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 640], 0x00000007
+    mov dword [rsp + 644], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 648], 0x00000007
+    mov dword [rsp + 652], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 656], 0x00000007
+    mov dword [rsp + 660], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 664], 0x00000007
+    mov dword [rsp + 668], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 672], 0x00000008
+    mov dword [rsp + 676], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 680], 0x00000008
+    mov dword [rsp + 684], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 688], 0x00000008
+    mov dword [rsp + 692], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 696], 0x00000008
+    mov dword [rsp + 700], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 704], 0x00000009
+    mov dword [rsp + 708], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 712], 0x00000009
+    mov dword [rsp + 716], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 720], 0x00000009
+    mov dword [rsp + 724], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 728], 0x00000009
+    mov dword [rsp + 732], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 736], 0x0000000a
+    mov dword [rsp + 740], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 744], 0x0000000a
+    mov dword [rsp + 748], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 752], 0x0000000a
+    mov dword [rsp + 756], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 760], 0x0000000a
+    mov dword [rsp + 764], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 768], 0x0000000b
+    mov dword [rsp + 772], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 776], 0x0000000b
+    mov dword [rsp + 780], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 784], 0x0000000b
+    mov dword [rsp + 788], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 792], 0x0000000b
+    mov dword [rsp + 796], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 800], 0x0000000c
+    mov dword [rsp + 804], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 808], 0x0000000c
+    mov dword [rsp + 812], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 816], 0x0000000c
+    mov dword [rsp + 820], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 824], 0x0000000c
+    mov dword [rsp + 828], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 832], 0x0000000d
+    mov dword [rsp + 836], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 840], 0x0000000d
+    mov dword [rsp + 844], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 848], 0x0000000d
+    mov dword [rsp + 852], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 856], 0x0000000d
+    mov dword [rsp + 860], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 864], 0x0000000e
+    mov dword [rsp + 868], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 872], 0x0000000e
+    mov dword [rsp + 876], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 880], 0x0000000e
+    mov dword [rsp + 884], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 888], 0x0000000e
+    mov dword [rsp + 892], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 896], 0x0000000f
+    mov dword [rsp + 900], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 904], 0x0000000f
+    mov dword [rsp + 908], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 912], 0x0000000f
+    mov dword [rsp + 916], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 920], 0x0000000f
+    mov dword [rsp + 924], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 928], 0x00000010
+    mov dword [rsp + 932], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 936], 0x00000010
+    mov dword [rsp + 940], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 944], 0x00000010
+    mov dword [rsp + 948], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 952], 0x00000010
+    mov dword [rsp + 956], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 960], 0x00000011
+    mov dword [rsp + 964], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 968], 0x00000011
+    mov dword [rsp + 972], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 976], 0x00000011
+    mov dword [rsp + 980], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 984], 0x00000011
+    mov dword [rsp + 988], 0x00000000 ; constant 0x0000000000000011
 ; if n == 0 return
     test r8, r8
     jz .done
@@ -314,7 +330,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; k7 = key[7]
     vpbroadcastq ymm7, qword [rdi + 56]
 ; k8 = 0x1bd11bdaa9fc1a22
-    vmovdqu ymm8, [rsp + 448]
+    vmovdqu ymm8, [rsp + 416]
 ; k8 ^= k0
     vpxor ymm8, ymm8, ymm0
 ; k8 ^= k1
@@ -333,629 +349,655 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpxor ymm8, ymm8, ymm7
 ; key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i]
 ; kr[0] = k0
-    vmovdqu [rsp + 1632], ymm0
+    vmovdqu [rsp + 1600], ymm0
 ; kr[1] = k1
-    vmovdqu [rsp + 1664], ymm1
+    vmovdqu [rsp + 1632], ymm1
 ; kr[2] = k2
-    vmovdqu [rsp + 1696], ymm2
+    vmovdqu [rsp + 1664], ymm2
 ; kr[3] = k3
-    vmovdqu [rsp + 1728], ymm3
+    vmovdqu [rsp + 1696], ymm3
 ; kr[4] = k4
-    vmovdqu [rsp + 1760], ymm4
+    vmovdqu [rsp + 1728], ymm4
 ; kr[5] = k5
-    vmovdqu [rsp + 1792], ymm5
+    vmovdqu [rsp + 1760], ymm5
 ; kr[6] = k6
-    vmovdqu [rsp + 1824], ymm6
+    vmovdqu [rsp + 1792], ymm6
 ; kr[7] = k7
-    vmovdqu [rsp + 1856], ymm7
+    vmovdqu [rsp + 1824], ymm7
 ; kr[8] = k8
-    vmovdqu [rsp + 1888], ymm8
+    vmovdqu [rsp + 1856], ymm8
 ; kr[9] = k0
-    vmovdqu [rsp + 1920], ymm0
+    vmovdqu [rsp + 1888], ymm0
 ; kr[10] = k1
-    vmovdqu [rsp + 1952], ymm1
+    vmovdqu [rsp + 1920], ymm1
 ; kr[11] = k2
-    vmovdqu [rsp + 1984], ymm2
+    vmovdqu [rsp + 1952], ymm2
 ; kr[12] = k3
-    vmovdqu [rsp + 2016], ymm3
+    vmovdqu [rsp + 1984], ymm3
 ; kr[13] = k4
-    vmovdqu [rsp + 2048], ymm4
+    vmovdqu [rsp + 2016], ymm4
 ; kr[14] = k5
-    vmovdqu [rsp + 2080], ymm5
+    vmovdqu [rsp + 2048], ymm5
 ; kr[15] = k6
-    vmovdqu [rsp + 2112], ymm6
+    vmovdqu [rsp + 2080], ymm6
 ; kr[16] = k7
-    vmovdqu [rsp + 2144], ymm7
+    vmovdqu [rsp + 2112], ymm7
 ; kr[17] = k8
-    vmovdqu [rsp + 2176], ymm8
+    vmovdqu [rsp + 2144], ymm8
 ; kr[18] = k0
-    vmovdqu [rsp + 2208], ymm0
+    vmovdqu [rsp + 2176], ymm0
 ; kr[19] = k1
-    vmovdqu [rsp + 2240], ymm1
+    vmovdqu [rsp + 2208], ymm1
 ; kr[20] = k2
-    vmovdqu [rsp + 2272], ymm2
+    vmovdqu [rsp + 2240], ymm2
 ; kr[21] = k3
-    vmovdqu [rsp + 2304], ymm3
+    vmovdqu [rsp + 2272], ymm3
 ; kr[22] = k4
-    vmovdqu [rsp + 2336], ymm4
+    vmovdqu [rsp + 2304], ymm4
 ; kr[23] = k5
-    vmovdqu [rsp + 2368], ymm5
+    vmovdqu [rsp + 2336], ymm5
 ; kr[24] = k6
-    vmovdqu [rsp + 2400], ymm6
+    vmovdqu [rsp + 2368], ymm6
 ; counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s]
 ; kc[0] = k7
-    vmovdqu [rsp + 1024], ymm7
+    vmovdqu [rsp + 992], ymm7
 ; kt += 1
     vmovdqa ymm9, ymm8
-    vpaddq ymm9, ymm9, [rsp + 480]
+    vpaddq ymm9, ymm9, [rsp + 448]
 ; kc[1] = kt
-    vmovdqu [rsp + 1056], ymm9
+    vmovdqu [rsp + 1024], ymm9
 ; kt += 2
     vmovdqa ymm9, ymm0
-    vpaddq ymm9, ymm9, [rsp + 512]
+    vpaddq ymm9, ymm9, [rsp + 480]
 ; kc[2] = kt
-    vmovdqu [rsp + 1088], ymm9
+    vmovdqu [rsp + 1056], ymm9
 ; kt += 3
     vmovdqa ymm9, ymm1
-    vpaddq ymm9, ymm9, [rsp + 544]
+    vpaddq ymm9, ymm9, [rsp + 512]
 ; kc[3] = kt
-    vmovdqu [rsp + 1120], ymm9
+    vmovdqu [rsp + 1088], ymm9
 ; kt += 4
     vmovdqa ymm9, ymm2
-    vpaddq ymm9, ymm9, [rsp + 576]
+    vpaddq ymm9, ymm9, [rsp + 544]
 ; kc[4] = kt
-    vmovdqu [rsp + 1152], ymm9
+    vmovdqu [rsp + 1120], ymm9
 ; kt += 5
     vmovdqa ymm9, ymm3
-    vpaddq ymm9, ymm9, [rsp + 608]
+    vpaddq ymm9, ymm9, [rsp + 576]
 ; kc[5] = kt
-    vmovdqu [rsp + 1184], ymm9
+    vmovdqu [rsp + 1152], ymm9
 ; kt += 6
     vmovdqa ymm9, ymm4
-    vpaddq ymm9, ymm9, [rsp + 640]
+    vpaddq ymm9, ymm9, [rsp + 608]
 ; kc[6] = kt
-    vmovdqu [rsp + 1216], ymm9
+    vmovdqu [rsp + 1184], ymm9
 ; kt += 7
     vmovdqa ymm9, ymm5
-    vpaddq ymm9, ymm9, [rsp + 672]
+    vpaddq ymm9, ymm9, [rsp + 640]
 ; kc[7] = kt
-    vmovdqu [rsp + 1248], ymm9
+    vmovdqu [rsp + 1216], ymm9
 ; kt += 8
     vmovdqa ymm9, ymm6
-    vpaddq ymm9, ymm9, [rsp + 704]
+    vpaddq ymm9, ymm9, [rsp + 672]
 ; kc[8] = kt
-    vmovdqu [rsp + 1280], ymm9
+    vmovdqu [rsp + 1248], ymm9
 ; kt += 9
     vmovdqa ymm9, ymm7
-    vpaddq ymm9, ymm9, [rsp + 736]
+    vpaddq ymm9, ymm9, [rsp + 704]
 ; kc[9] = kt
-    vmovdqu [rsp + 1312], ymm9
+    vmovdqu [rsp + 1280], ymm9
 ; kt += 0xa
-    vpaddq ymm8, ymm8, [rsp + 768]
+    vpaddq ymm8, ymm8, [rsp + 736]
 ; kc[10] = kt
-    vmovdqu [rsp + 1344], ymm8
+    vmovdqu [rsp + 1312], ymm8
 ; kt += 0xb
     vmovdqa ymm8, ymm0
-    vpaddq ymm8, ymm8, [rsp + 800]
+    vpaddq ymm8, ymm8, [rsp + 768]
 ; kc[11] = kt
-    vmovdqu [rsp + 1376], ymm8
+    vmovdqu [rsp + 1344], ymm8
 ; kt += 0xc
     vmovdqa ymm8, ymm1
-    vpaddq ymm8, ymm8, [rsp + 832]
+    vpaddq ymm8, ymm8, [rsp + 800]
 ; kc[12] = kt
-    vmovdqu [rsp + 1408], ymm8
+    vmovdqu [rsp + 1376], ymm8
 ; kt += 0xd
     vmovdqa ymm8, ymm2
-    vpaddq ymm8, ymm8, [rsp + 864]
+    vpaddq ymm8, ymm8, [rsp + 832]
 ; kc[13] = kt
-    vmovdqu [rsp + 1440], ymm8
+    vmovdqu [rsp + 1408], ymm8
 ; kt += 0xe
     vmovdqa ymm8, ymm3
-    vpaddq ymm8, ymm8, [rsp + 896]
+    vpaddq ymm8, ymm8, [rsp + 864]
 ; kc[14] = kt
-    vmovdqu [rsp + 1472], ymm8
+    vmovdqu [rsp + 1440], ymm8
 ; kt += 0xf
     vmovdqa ymm8, ymm4
-    vpaddq ymm8, ymm8, [rsp + 928]
+    vpaddq ymm8, ymm8, [rsp + 896]
 ; kc[15] = kt
-    vmovdqu [rsp + 1504], ymm8
+    vmovdqu [rsp + 1472], ymm8
 ; kt += 0x10
     vmovdqa ymm8, ymm5
-    vpaddq ymm8, ymm8, [rsp + 960]
+    vpaddq ymm8, ymm8, [rsp + 928]
 ; kc[16] = kt
-    vmovdqu [rsp + 1536], ymm8
+    vmovdqu [rsp + 1504], ymm8
 ; kt += 0x11
     vmovdqa ymm8, ymm6
-    vpaddq ymm8, ymm8, [rsp + 992]
+    vpaddq ymm8, ymm8, [rsp + 960]
 ; kc[17] = kt
-    vmovdqu [rsp + 1568], ymm8
+    vmovdqu [rsp + 1536], ymm8
 ; kt += 0x12
     vmovdqa ymm8, ymm7
-    vpaddq ymm8, ymm8, [rsp + 160]
+    vpaddq ymm8, ymm8, [rsp + 128]
 ; kc[18] = kt
-    vmovdqu [rsp + 1600], ymm8
+    vmovdqu [rsp + 1568], ymm8
     mov qword [rsp + 96], rdx
-    vmovdqu [rsp + 192], ymm0
-    vmovdqu [rsp + 224], ymm1
-    vmovdqu [rsp + 256], ymm2
-    vmovdqu [rsp + 288], ymm3
-    vmovdqu [rsp + 320], ymm4
-    vmovdqu [rsp + 352], ymm5
-    vmovdqu [rsp + 384], ymm6
-    vmovdqu [rsp + 416], ymm7
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu [rsp + 192], ymm1
+    vmovdqu [rsp + 224], ymm2
+    vmovdqu [rsp + 256], ymm3
+    vmovdqu [rsp + 288], ymm4
+    vmovdqu [rsp + 320], ymm5
+    vmovdqu [rsp + 352], ymm6
+    vmovdqu [rsp + 384], ymm7
     mov qword [rsp + 0], r8
     mov qword [rsp + 32], rcx
     mov qword [rsp + 64], rsi
 ; for each block
     align 32
 .loop:
+; load 4 tweaks and transpose to one vector per tweak word (lane bit i: block bit (1, 0)[i])
+; tw0 = tweak[0]
+    vmovdqu ymm0, [rsi]
+; tw1 = tweak[4]
+    vmovdqu ymm1, [rsi + 32]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq ymm2, ymm0, ymm1
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq ymm0, ymm0, ymm1
+; load 4 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu ymm1, [rdx]
+; s2 = in[8]
+    vmovdqu ymm3, [rdx + 64]
+; l1_0 = lo128(s0, s2)
+    vperm2i128 ymm4, ymm1, ymm3, 0x20
+; s4 = in[16]
+    vmovdqu ymm5, [rdx + 128]
+; s6 = in[24]
+    vmovdqu ymm6, [rdx + 192]
+; l1_2 = lo128(s4, s6)
+    vperm2i128 ymm7, ymm5, ymm6, 0x20
+; x0 = unpcklo(l1_0, l1_2)
+    vpunpcklqdq ymm8, ymm4, ymm7
+; x1 = unpckhi(l1_0, l1_2)
+    vpunpckhqdq ymm4, ymm4, ymm7
+; l1_1 = hi128(s0, s2)
+    vperm2i128 ymm1, ymm1, ymm3, 0x31
+; l1_3 = hi128(s4, s6)
+    vperm2i128 ymm5, ymm5, ymm6, 0x31
+; x2 = unpcklo(l1_1, l1_3)
+    vpunpcklqdq ymm3, ymm1, ymm5
+; x3 = unpckhi(l1_1, l1_3)
+    vpunpckhqdq ymm1, ymm1, ymm5
+; s1 = in[4]
+    vmovdqu ymm5, [rdx + 32]
+; s3 = in[12]
+    vmovdqu ymm6, [rdx + 96]
+; l1_4 = lo128(s1, s3)
+    vperm2i128 ymm7, ymm5, ymm6, 0x20
+; s5 = in[20]
+    vmovdqu ymm9, [rdx + 160]
+; s7 = in[28]
+    vmovdqu ymm10, [rdx + 224]
+; l1_6 = lo128(s5, s7)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+; x4 = unpcklo(l1_4, l1_6)
+    vpunpcklqdq ymm12, ymm7, ymm11
+; x5 = unpckhi(l1_4, l1_6)
+    vpunpckhqdq ymm7, ymm7, ymm11
+; l1_5 = hi128(s1, s3)
+    vperm2i128 ymm5, ymm5, ymm6, 0x31
+; l1_7 = hi128(s5, s7)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; x6 = unpcklo(l1_5, l1_7)
+    vpunpcklqdq ymm6, ymm5, ymm9
+; x7 = unpckhi(l1_5, l1_7)
+    vpunpckhqdq ymm5, ymm5, ymm9
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14
-; t1 = tweak[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14
 ; t2 ^= t1
-    vmovdqa ymm2, ymm0
-    vpxor ymm2, ymm2, ymm1
-; x0 = in[0]
-    vmovdqa ymm3, ymm0
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14
-; x1 = in[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14
-; x2 = in[2]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14
-; x3 = in[3]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14
-; x4 = in[4]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm7, [rdx + ymm12 + 32], ymm14
-; x5 = in[5]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm8, [rdx + ymm12 + 40], ymm14
-; x6 = in[6]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm9, [rdx + ymm12 + 48], ymm14
-; x7 = in[7]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm10, [rdx + ymm12 + 56], ymm14
+    vmovdqa ymm9, ymm2
+    vpxor ymm9, ymm9, ymm0
 ; ctr = 0
+    vmovdqa ymm10, ymm2
     mov rax, 0
     mov qword [rsp + 96], rdx
     mov qword [rsp + 0], r8
     mov qword [rsp + 32], rcx
-    vmovdqu [rsp + 128], ymm2
     mov qword [rsp + 64], rsi
 ; for each of 9 cycles of 8 rounds
 .cycle:
 ; add subkey 2*c
 ; x0 += kr[2*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 1632]
+    vpaddq ymm8, ymm8, [rsp + rax + 1600]
 ; x1 += kr[1 + 2*c]
-    vpaddq ymm4, ymm4, [rsp + rax + 1664]
+    vpaddq ymm4, ymm4, [rsp + rax + 1632]
 ; x2 += kr[2 + 2*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 1696]
+    vpaddq ymm3, ymm3, [rsp + rax + 1664]
 ; x3 += kr[3 + 2*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 1728]
+    vpaddq ymm1, ymm1, [rsp + rax + 1696]
 ; x4 += kr[4 + 2*c]
-    vpaddq ymm7, ymm7, [rsp + rax + 1760]
+    vpaddq ymm12, ymm12, [rsp + rax + 1728]
 ; x5 += kr[5 + 2*c]
-    vpaddq ymm8, ymm8, [rsp + rax + 1792]
+    vpaddq ymm7, ymm7, [rsp + rax + 1760]
 ; x6 += kr[6 + 2*c]
-    vpaddq ymm9, ymm9, [rsp + rax + 1824]
+    vpaddq ymm6, ymm6, [rsp + rax + 1792]
 ; x7 += kc[2*c]
-    vpaddq ymm10, ymm10, [rsp + rax + 1024]
+    vpaddq ymm5, ymm5, [rsp + rax + 992]
 ; x5 += t0
-    vpaddq ymm8, ymm8, ymm0
+    vpaddq ymm7, ymm7, ymm2
 ; x6 += t1
-    vpaddq ymm9, ymm9, ymm1
+    vpaddq ymm6, ymm6, ymm0
 ; round 8*c + 0
 ; x0 += x1
-    vpaddq ymm3, ymm3, ymm4
+    vpaddq ymm8, ymm8, ymm4
 ; x1 <<<= 46
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 46
-    vpsrlq ymm2, ymm2, 18
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm10, ymm10, 18
+    vpor ymm4, ymm4, ymm10
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm4, ymm4, ymm8
 ; x2 += x3
-    vpaddq ymm5, ymm5, ymm6
+    vpaddq ymm3, ymm3, ymm1
 ; x3 <<<= 36
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 36
-    vpsrlq ymm2, ymm2, 28
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 36
+    vpsrlq ymm10, ymm10, 28
+    vpor ymm1, ymm1, ymm10
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm1, ymm1, ymm3
 ; x4 += x5
-    vpaddq ymm7, ymm7, ymm8
+    vpaddq ymm12, ymm12, ymm7
 ; x5 <<<= 19
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 19
-    vpsrlq ymm2, ymm2, 45
-    vpor ymm8, ymm8, ymm2
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 19
+    vpsrlq ymm10, ymm10, 45
+    vpor ymm7, ymm7, ymm10
 ; x5 ^= x4
-    vpxor ymm8, ymm8, ymm7
+    vpxor ymm7, ymm7, ymm12
 ; x6 += x7
-    vpaddq ymm9, ymm9, ymm10
+    vpaddq ymm6, ymm6, ymm5
 ; x7 <<<= 37
-    vmovdqa ymm2, ymm10
-    vpsllq ymm10, ymm10, 37
-    vpsrlq ymm2, ymm2, 27
-    vpor ymm10, ymm10, ymm2
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 37
+    vpsrlq ymm10, ymm10, 27
+    vpor ymm5, ymm5, ymm10
 ; x7 ^= x6
-    vpxor ymm10, ymm10, ymm9
+    vpxor ymm5, ymm5, ymm6
 ; round 8*c + 1
 ; x2 += x1
-    vpaddq ymm5, ymm5, ymm4
+    vpaddq ymm3, ymm3, ymm4
 ; x1 <<<= 33
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 33
-    vpsrlq ymm2, ymm2, 31
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm10, ymm10, 31
+    vpor ymm4, ymm4, ymm10
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm4, ymm4, ymm3
 ; x4 += x7
-    vpaddq ymm7, ymm7, ymm10
+    vpaddq ymm12, ymm12, ymm5
 ; x7 <<<= 27
-    vmovdqa ymm2, ymm10
-    vpsllq ymm10, ymm10, 27
-    vpsrlq ymm2, ymm2, 37
-    vpor ymm10, ymm10, ymm2
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 27
+    vpsrlq ymm10, ymm10, 37
+    vpor ymm5, ymm5, ymm10
 ; x7 ^= x4
-    vpxor ymm10, ymm10, ymm7
+    vpxor ymm5, ymm5, ymm12
 ; x6 += x5
-    vpaddq ymm9, ymm9, ymm8
+    vpaddq ymm6, ymm6, ymm7
 ; x5 <<<= 14
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 14
-    vpsrlq ymm2, ymm2, 50
-    vpor ymm8, ymm8, ymm2
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 14
+    vpsrlq ymm10, ymm10, 50
+    vpor ymm7, ymm7, ymm10
 ; x5 ^= x6
-    vpxor ymm8, ymm8, ymm9
+    vpxor ymm7, ymm7, ymm6
 ; x0 += x3
-    vpaddq ymm3, ymm3, ymm6
+    vpaddq ymm8, ymm8, ymm1
 ; x3 <<<= 42
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 42
-    vpsrlq ymm2, ymm2, 22
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 42
+    vpsrlq ymm10, ymm10, 22
+    vpor ymm1, ymm1, ymm10
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm1, ymm1, ymm8
 ; round 8*c + 2
 ; x4 += x1
-    vpaddq ymm7, ymm7, ymm4
+    vpaddq ymm12, ymm12, ymm4
 ; x1 <<<= 17
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 17
-    vpsrlq ymm2, ymm2, 47
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm10, ymm10, 47
+    vpor ymm4, ymm4, ymm10
 ; x1 ^= x4
-    vpxor ymm4, ymm4, ymm7
+    vpxor ymm4, ymm4, ymm12
 ; x6 += x3
-    vpaddq ymm9, ymm9, ymm6
+    vpaddq ymm6, ymm6, ymm1
 ; x3 <<<= 49
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 49
-    vpsrlq ymm2, ymm2, 15
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 49
+    vpsrlq ymm10, ymm10, 15
+    vpor ymm1, ymm1, ymm10
 ; x3 ^= x6
-    vpxor ymm6, ymm6, ymm9
+    vpxor ymm1, ymm1, ymm6
 ; x0 += x5
-    vpaddq ymm3, ymm3, ymm8
+    vpaddq ymm8, ymm8, ymm7
 ; x5 <<<= 36
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 36
-    vpsrlq ymm2, ymm2, 28
-    vpor ymm8, ymm8, ymm2
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 36
+    vpsrlq ymm10, ymm10, 28
+    vpor ymm7, ymm7, ymm10
 ; x5 ^= x0
-    vpxor ymm8, ymm8, ymm3
+    vpxor ymm7, ymm7, ymm8
 ; x2 += x7
-    vpaddq ymm5, ymm5, ymm10
+    vpaddq ymm3, ymm3, ymm5
 ; x7 <<<= 39
-    vmovdqa ymm2, ymm10
-    vpsllq ymm10, ymm10, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm10, ymm10, ymm2
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 39
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm5, ymm5, ymm10
 ; x7 ^= x2
-    vpxor ymm10, ymm10, ymm5
+    vpxor ymm5, ymm5, ymm3
 ; round 8*c + 3
 ; x6 += x1
-    vpaddq ymm9, ymm9, ymm4
+    vpaddq ymm6, ymm6, ymm4
 ; x1 <<<= 44
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 44
-    vpsrlq ymm2, ymm2, 20
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm10, ymm10, 20
+    vpor ymm4, ymm4, ymm10
 ; x1 ^= x6
-    vpxor ymm4, ymm4, ymm9
+    vpxor ymm4, ymm4, ymm6
 ; x0 += x7
-    vpaddq ymm3, ymm3, ymm10
+    vpaddq ymm8, ymm8, ymm5
 ; x7 <<<= 9
-    vmovdqa ymm2, ymm10
-    vpsllq ymm10, ymm10, 9
-    vpsrlq ymm2, ymm2, 55
-    vpor ymm10, ymm10, ymm2
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 9
+    vpsrlq ymm10, ymm10, 55
+    vpor ymm5, ymm5, ymm10
 ; x7 ^= x0
-    vpxor ymm10, ymm10, ymm3
+    vpxor ymm5, ymm5, ymm8
 ; x2 += x5
-    vpaddq ymm5, ymm5, ymm8
+    vpaddq ymm3, ymm3, ymm7
 ; x5 <<<= 54
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 54
-    vpsrlq ymm2, ymm2, 10
-    vpor ymm8, ymm8, ymm2
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 54
+    vpsrlq ymm10, ymm10, 10
+    vpor ymm7, ymm7, ymm10
 ; x5 ^= x2
-    vpxor ymm8, ymm8, ymm5
+    vpxor ymm7, ymm7, ymm3
 ; x4 += x3
-    vpaddq ymm7, ymm7, ymm6
+    vpaddq ymm12, ymm12, ymm1
 ; x3 <<<= 56
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 56
-    vpsrlq ymm2, ymm2, 8
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 56
+    vpsrlq ymm10, ymm10, 8
+    vpor ymm1, ymm1, ymm10
 ; x3 ^= x4
-    vpxor ymm6, ymm6, ymm7
+    vpxor ymm1, ymm1, ymm12
 ; add subkey 1 + 2*c
 ; x0 += kr[1 + 2*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 1664]
+    vpaddq ymm8, ymm8, [rsp + rax + 1632]
 ; x1 += kr[2 + 2*c]
-    vpaddq ymm4, ymm4, [rsp + rax + 1696]
+    vpaddq ymm4, ymm4, [rsp + rax + 1664]
 ; x2 += kr[3 + 2*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 1728]
+    vpaddq ymm3, ymm3, [rsp + rax + 1696]
 ; x3 += kr[4 + 2*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 1760]
+    vpaddq ymm1, ymm1, [rsp + rax + 1728]
 ; x4 += kr[5 + 2*c]
-    vpaddq ymm7, ymm7, [rsp + rax + 1792]
+    vpaddq ymm12, ymm12, [rsp + rax + 1760]
 ; x5 += kr[6 + 2*c]
-    vpaddq ymm8, ymm8, [rsp + rax + 1824]
+    vpaddq ymm7, ymm7, [rsp + rax + 1792]
 ; x6 += kr[7 + 2*c]
-    vpaddq ymm9, ymm9, [rsp + rax + 1856]
+    vpaddq ymm6, ymm6, [rsp + rax + 1824]
 ; x7 += kc[1 + 2*c]
-    vpaddq ymm10, ymm10, [rsp + rax + 1056]
+    vpaddq ymm5, ymm5, [rsp + rax + 1024]
 ; x5 += t1
-    vpaddq ymm8, ymm8, ymm1
+    vpaddq ymm7, ymm7, ymm0
 ; x6 += t2
-    vpaddq ymm9, ymm9, [rsp + 128]
+    vpaddq ymm6, ymm6, ymm9
 ; round 8*c + 4
 ; x0 += x1
-    vpaddq ymm3, ymm3, ymm4
+    vpaddq ymm8, ymm8, ymm4
 ; x1 <<<= 39
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm4, ymm4, ymm10
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm4, ymm4, ymm8
 ; x2 += x3
-    vpaddq ymm5, ymm5, ymm6
+    vpaddq ymm3, ymm3, ymm1
 ; x3 <<<= 30
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 30
-    vpsrlq ymm2, ymm2, 34
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 30
+    vpsrlq ymm10, ymm10, 34
+    vpor ymm1, ymm1, ymm10
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm1, ymm1, ymm3
 ; x4 += x5
-    vpaddq ymm7, ymm7, ymm8
+    vpaddq ymm12, ymm12, ymm7
 ; x5 <<<= 34
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 34
-    vpsrlq ymm2, ymm2, 30
-    vpor ymm8, ymm8, ymm2
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 34
+    vpsrlq ymm10, ymm10, 30
+    vpor ymm7, ymm7, ymm10
 ; x5 ^= x4
-    vpxor ymm8, ymm8, ymm7
+    vpxor ymm7, ymm7, ymm12
 ; x6 += x7
-    vpaddq ymm9, ymm9, ymm10
+    vpaddq ymm6, ymm6, ymm5
 ; x7 <<<= 24
-    vmovdqa ymm2, ymm10
-    vpsllq ymm10, ymm10, 24
-    vpsrlq ymm2, ymm2, 40
-    vpor ymm10, ymm10, ymm2
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 24
+    vpsrlq ymm10, ymm10, 40
+    vpor ymm5, ymm5, ymm10
 ; x7 ^= x6
-    vpxor ymm10, ymm10, ymm9
+    vpxor ymm5, ymm5, ymm6
 ; round 8*c + 5
 ; x2 += x1
-    vpaddq ymm5, ymm5, ymm4
+    vpaddq ymm3, ymm3, ymm4
 ; x1 <<<= 13
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 13
-    vpsrlq ymm2, ymm2, 51
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm10, ymm10, 51
+    vpor ymm4, ymm4, ymm10
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm4, ymm4, ymm3
 ; x4 += x7
-    vpaddq ymm7, ymm7, ymm10
+    vpaddq ymm12, ymm12, ymm5
 ; x7 <<<= 50
-    vmovdqa ymm2, ymm10
-    vpsllq ymm10, ymm10, 50
-    vpsrlq ymm2, ymm2, 14
-    vpor ymm10, ymm10, ymm2
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 50
+    vpsrlq ymm10, ymm10, 14
+    vpor ymm5, ymm5, ymm10
 ; x7 ^= x4
-    vpxor ymm10, ymm10, ymm7
+    vpxor ymm5, ymm5, ymm12
 ; x6 += x5
-    vpaddq ymm9, ymm9, ymm8
+    vpaddq ymm6, ymm6, ymm7
 ; x5 <<<= 10
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 10
-    vpsrlq ymm2, ymm2, 54
-    vpor ymm8, ymm8, ymm2
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 10
+    vpsrlq ymm10, ymm10, 54
+    vpor ymm7, ymm7, ymm10
 ; x5 ^= x6
-    vpxor ymm8, ymm8, ymm9
+    vpxor ymm7, ymm7, ymm6
 ; x0 += x3
-    vpaddq ymm3, ymm3, ymm6
+    vpaddq ymm8, ymm8, ymm1
 ; x3 <<<= 17
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 17
-    vpsrlq ymm2, ymm2, 47
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 17
+    vpsrlq ymm10, ymm10, 47
+    vpor ymm1, ymm1, ymm10
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm1, ymm1, ymm8
 ; round 8*c + 6
 ; x4 += x1
-    vpaddq ymm7, ymm7, ymm4
+    vpaddq ymm12, ymm12, ymm4
 ; x1 <<<= 25
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 25
-    vpsrlq ymm2, ymm2, 39
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm4, ymm4, ymm10
 ; x1 ^= x4
-    vpxor ymm4, ymm4, ymm7
+    vpxor ymm4, ymm4, ymm12
 ; x6 += x3
-    vpaddq ymm9, ymm9, ymm6
+    vpaddq ymm6, ymm6, ymm1
 ; x3 <<<= 29
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 29
-    vpsrlq ymm2, ymm2, 35
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 29
+    vpsrlq ymm10, ymm10, 35
+    vpor ymm1, ymm1, ymm10
 ; x3 ^= x6
-    vpxor ymm6, ymm6, ymm9
+    vpxor ymm1, ymm1, ymm6
 ; x0 += x5
-    vpaddq ymm3, ymm3, ymm8
+    vpaddq ymm8, ymm8, ymm7
 ; x5 <<<= 39
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm8, ymm8, ymm2
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 39
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm7, ymm7, ymm10
 ; x5 ^= x0
-    vpxor ymm8, ymm8, ymm3
+    vpxor ymm7, ymm7, ymm8
 ; x2 += x7
-    vpaddq ymm5, ymm5, ymm10
+    vpaddq ymm3, ymm3, ymm5
 ; x7 <<<= 43
-    vmovdqa ymm2, ymm10
-    vpsllq ymm10, ymm10, 43
-    vpsrlq ymm2, ymm2, 21
-    vpor ymm10, ymm10, ymm2
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 43
+    vpsrlq ymm10, ymm10, 21
+    vpor ymm5, ymm5, ymm10
 ; x7 ^= x2
-    vpxor ymm10, ymm10, ymm5
+    vpxor ymm5, ymm5, ymm3
 ; round 8*c + 7
 ; x6 += x1
-    vpaddq ymm9, ymm9, ymm4
+    vpaddq ymm6, ymm6, ymm4
 ; x1 <<<= 8
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 8
-    vpsrlq ymm2, ymm2, 56
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm10, ymm10, 56
+    vpor ymm4, ymm4, ymm10
 ; x1 ^= x6
-    vpxor ymm4, ymm4, ymm9
+    vpxor ymm4, ymm4, ymm6
 ; x0 += x7
-    vpaddq ymm3, ymm3, ymm10
+    vpaddq ymm8, ymm8, ymm5
 ; x7 <<<= 35
-    vmovdqa ymm2, ymm10
-    vpsllq ymm10, ymm10, 35
-    vpsrlq ymm2, ymm2, 29
-    vpor ymm10, ymm10, ymm2
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 35
+    vpsrlq ymm10, ymm10, 29
+    vpor ymm5, ymm5, ymm10
 ; x7 ^= x0
-    vpxor ymm10, ymm10, ymm3
+    vpxor ymm5, ymm5, ymm8
 ; x2 += x5
-    vpaddq ymm5, ymm5, ymm8
+    vpaddq ymm3, ymm3, ymm7
 ; x5 <<<= 56
-    vmovdqa ymm2, ymm8
-    vpsllq ymm8, ymm8, 56
-    vpsrlq ymm2, ymm2, 8
-    vpor ymm8, ymm8, ymm2
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 56
+    vpsrlq ymm10, ymm10, 8
+    vpor ymm7, ymm7, ymm10
 ; x5 ^= x2
-    vpxor ymm8, ymm8, ymm5
+    vpxor ymm7, ymm7, ymm3
 ; x4 += x3
-    vpaddq ymm7, ymm7, ymm6
+    vpaddq ymm12, ymm12, ymm1
 ; x3 <<<= 22
-    vmovdqa ymm2, ymm6
-    vpsllq ymm6, ymm6, 22
-    vpsrlq ymm2, ymm2, 42
-    vpor ymm6, ymm6, ymm2
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 22
+    vpsrlq ymm10, ymm10, 42
+    vpor ymm1, ymm1, ymm10
 ; x3 ^= x4
-    vpxor ymm6, ymm6, ymm7
+    vpxor ymm1, ymm1, ymm12
 ; next cycle's tweak words: t[i] <- t[i-1 mod 3]
-; t0 = t2
-    vmovdqa ymm2, ymm0
-    vmovdqu ymm0, [rsp + 128]
 ; ctr += 64
-    vmovdqa ymm11, ymm1
-    vmovdqa ymm1, ymm2
+    vmovdqa ymm10, ymm2
+    vmovdqa ymm2, ymm9
+    vmovdqa ymm9, ymm0
+    vmovdqa ymm0, ymm10
     add rax, 0x40
-    vmovdqu [rsp + 128], ymm11
 ; while ctr != 576
     cmp rax, 0x240
     jne .cycle
 ; add subkey 18
 ; x0 += k0
-    vpaddq ymm3, ymm3, [rsp + 192]
+    vpaddq ymm8, ymm8, [rsp + 160]
 ; x1 += k1
-    vpaddq ymm4, ymm4, [rsp + 224]
+    vpaddq ymm4, ymm4, [rsp + 192]
 ; x2 += k2
-    vpaddq ymm5, ymm5, [rsp + 256]
+    vpaddq ymm3, ymm3, [rsp + 224]
 ; x3 += k3
-    vpaddq ymm6, ymm6, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 256]
 ; x4 += k4
-    vpaddq ymm7, ymm7, [rsp + 320]
+    vpaddq ymm12, ymm12, [rsp + 288]
 ; x5 += k5
-    vpaddq ymm8, ymm8, [rsp + 352]
+    vpaddq ymm7, ymm7, [rsp + 320]
 ; x6 += k6
-    vpaddq ymm9, ymm9, [rsp + 384]
+    vpaddq ymm6, ymm6, [rsp + 352]
 ; x7 += k7
-    vpaddq ymm10, ymm10, [rsp + 416]
+    vpaddq ymm5, ymm5, [rsp + 384]
 ; x5 += t0
-    vpaddq ymm8, ymm8, ymm0
+    vpaddq ymm7, ymm7, ymm2
 ; x6 += t1
-    vpaddq ymm9, ymm9, ymm1
+    vpaddq ymm6, ymm6, ymm0
 ; x7 += 0x12
-    vpaddq ymm10, ymm10, [rsp + 160]
+    vpaddq ymm5, ymm5, [rsp + 128]
 ; store the block(s)
-; out[0] = x0
+; transpose back to stream order and store 4 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq ymm0, ymm8, ymm4
+; t1_4 = unpcklo(x2, x3)
+    vpunpcklqdq ymm2, ymm3, ymm1
+; o0 = lo128(t1_0, t1_4)
+    vperm2i128 ymm9, ymm0, ymm2, 0x20
+; out[0] = o0
     mov rax, qword [rsp + 32]
-    vmovq [rax + 0], xmm3
-    vpextrq [rax + 64], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rax + 128], xmm15
-    vpextrq [rax + 192], xmm15, 1
-; out[1] = x1
-    vmovq [rax + 8], xmm4
-    vpextrq [rax + 72], xmm4, 1
-    vextracti128 xmm15, ymm4, 1
-    vmovq [rax + 136], xmm15
-    vpextrq [rax + 200], xmm15, 1
-; out[2] = x2
-    vmovq [rax + 16], xmm5
-    vpextrq [rax + 80], xmm5, 1
-    vextracti128 xmm15, ymm5, 1
-    vmovq [rax + 144], xmm15
-    vpextrq [rax + 208], xmm15, 1
-; out[3] = x3
-    vmovq [rax + 24], xmm6
-    vpextrq [rax + 88], xmm6, 1
-    vextracti128 xmm15, ymm6, 1
-    vmovq [rax + 152], xmm15
-    vpextrq [rax + 216], xmm15, 1
-; out[4] = x4
-    vmovq [rax + 32], xmm7
-    vpextrq [rax + 96], xmm7, 1
-    vextracti128 xmm15, ymm7, 1
-    vmovq [rax + 160], xmm15
-    vpextrq [rax + 224], xmm15, 1
-; out[5] = x5
-    vmovq [rax + 40], xmm8
-    vpextrq [rax + 104], xmm8, 1
-    vextracti128 xmm15, ymm8, 1
-    vmovq [rax + 168], xmm15
-    vpextrq [rax + 232], xmm15, 1
-; out[6] = x6
-    vmovq [rax + 48], xmm9
-    vpextrq [rax + 112], xmm9, 1
-    vextracti128 xmm15, ymm9, 1
-    vmovq [rax + 176], xmm15
-    vpextrq [rax + 240], xmm15, 1
-; out[7] = x7
-    vmovq [rax + 56], xmm10
-    vpextrq [rax + 120], xmm10, 1
-    vextracti128 xmm15, ymm10, 1
-    vmovq [rax + 184], xmm15
-    vpextrq [rax + 248], xmm15, 1
+    vmovdqu [rax], ymm9
+; t1_2 = unpcklo(x4, x5)
+    vpunpcklqdq ymm9, ymm12, ymm7
+; t1_6 = unpcklo(x6, x7)
+    vpunpcklqdq ymm10, ymm6, ymm5
+; o1 = lo128(t1_2, t1_6)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+; out[4] = o1
+    vmovdqu [rax + 32], ymm11
+; o2 = hi128(t1_0, t1_4)
+    vperm2i128 ymm0, ymm0, ymm2, 0x31
+; out[8] = o2
+    vmovdqu [rax + 64], ymm0
+; o3 = hi128(t1_2, t1_6)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; out[12] = o3
+    vmovdqu [rax + 96], ymm9
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq ymm8, ymm8, ymm4
+; t1_5 = unpckhi(x2, x3)
+    vpunpckhqdq ymm3, ymm3, ymm1
+; o4 = lo128(t1_1, t1_5)
+    vperm2i128 ymm0, ymm8, ymm3, 0x20
+; out[16] = o4
+    vmovdqu [rax + 128], ymm0
+; t1_3 = unpckhi(x4, x5)
+    vpunpckhqdq ymm12, ymm12, ymm7
+; t1_7 = unpckhi(x6, x7)
+    vpunpckhqdq ymm6, ymm6, ymm5
+; o5 = lo128(t1_3, t1_7)
+    vperm2i128 ymm0, ymm12, ymm6, 0x20
+; out[20] = o5
+    vmovdqu [rax + 160], ymm0
+; o6 = hi128(t1_1, t1_5)
+    vperm2i128 ymm8, ymm8, ymm3, 0x31
+; out[24] = o6
+    vmovdqu [rax + 192], ymm8
+; o7 = hi128(t1_3, t1_7)
+    vperm2i128 ymm12, ymm12, ymm6, 0x31
+; out[28] = o7
+    vmovdqu [rax + 224], ymm12
 ; next block
 ; tweak += 64
     mov rcx, qword [rsp + 64]
@@ -978,7 +1020,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     mov rsi, qword [rsp + 64]
     jnz .loop
 .done:
-    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 2440 bytes of stack slots (spilled key, tweak and state words)
+    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 2408 bytes of stack slots (spilled key, tweak and state words)
     vmovdqu [rsp + 0], ymm0
     vmovdqu [rsp + 32], ymm0
     vmovdqu [rsp + 64], ymm0
@@ -1054,10 +1096,9 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vmovdqu [rsp + 2304], ymm0
     vmovdqu [rsp + 2336], ymm0
     vmovdqu [rsp + 2368], ymm0
-    vmovdqu [rsp + 2400], ymm0
-    vmovq qword [rsp + 2432], xmm0
+    vmovq qword [rsp + 2400], xmm0
     vzeroupper
-    add rsp, 2440
+    add rsp, 2408
     ret
 .end:
 
@@ -3560,162 +3601,160 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks: ; groups of 4 blocks
 tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     endbr64
 .entry:
-    sub rsp, 2440
+    sub rsp, 2408
 .prolog_end:
-    vmovdqu ymm12, [rel tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_block] ; lane b reads block b: offsets b * 64
-    vmovdqu ymm13, [rel tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_tweak] ; tweak of lane b: offsets b * 16
-    mov dword [rsp + 160], 0x00000012
-    mov dword [rsp + 164], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 168], 0x00000012
-    mov dword [rsp + 172], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 176], 0x00000012
-    mov dword [rsp + 180], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 184], 0x00000012
-    mov dword [rsp + 188], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 448], 0xa9fc1a22
-    mov dword [rsp + 452], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 456], 0xa9fc1a22
-    mov dword [rsp + 460], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 464], 0xa9fc1a22
-    mov dword [rsp + 468], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 472], 0xa9fc1a22
-    mov dword [rsp + 476], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 480], 0x00000001
-    mov dword [rsp + 484], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 488], 0x00000001
-    mov dword [rsp + 492], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 496], 0x00000001
-    mov dword [rsp + 500], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 504], 0x00000001
-    mov dword [rsp + 508], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 512], 0x00000002
-    mov dword [rsp + 516], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 520], 0x00000002
-    mov dword [rsp + 524], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 528], 0x00000002
-    mov dword [rsp + 532], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 536], 0x00000002
-    mov dword [rsp + 540], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 544], 0x00000003
-    mov dword [rsp + 548], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 552], 0x00000003
-    mov dword [rsp + 556], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 560], 0x00000003
-    mov dword [rsp + 564], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 568], 0x00000003
-    mov dword [rsp + 572], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 576], 0x00000004
-    mov dword [rsp + 580], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 584], 0x00000004
-    mov dword [rsp + 588], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 592], 0x00000004
-    mov dword [rsp + 596], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 600], 0x00000004
-    mov dword [rsp + 604], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 608], 0x00000005
-    mov dword [rsp + 612], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 616], 0x00000005
-    mov dword [rsp + 620], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 624], 0x00000005
-    mov dword [rsp + 628], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 632], 0x00000005
-    mov dword [rsp + 636], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 640], 0x00000006
-    mov dword [rsp + 644], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 648], 0x00000006
-    mov dword [rsp + 652], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 656], 0x00000006
-    mov dword [rsp + 660], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 664], 0x00000006
-    mov dword [rsp + 668], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 672], 0x00000007
-    mov dword [rsp + 676], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 680], 0x00000007
-    mov dword [rsp + 684], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 688], 0x00000007
-    mov dword [rsp + 692], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 696], 0x00000007
-    mov dword [rsp + 700], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 704], 0x00000008
-    mov dword [rsp + 708], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 712], 0x00000008
-    mov dword [rsp + 716], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 720], 0x00000008
-    mov dword [rsp + 724], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 728], 0x00000008
-    mov dword [rsp + 732], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 736], 0x00000009
-    mov dword [rsp + 740], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 744], 0x00000009
-    mov dword [rsp + 748], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 752], 0x00000009
-    mov dword [rsp + 756], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 760], 0x00000009
-    mov dword [rsp + 764], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 768], 0x0000000a
-    mov dword [rsp + 772], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 776], 0x0000000a
-    mov dword [rsp + 780], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 784], 0x0000000a
-    mov dword [rsp + 788], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 792], 0x0000000a
-    mov dword [rsp + 796], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 800], 0x0000000b
-    mov dword [rsp + 804], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 808], 0x0000000b
-    mov dword [rsp + 812], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 816], 0x0000000b
-    mov dword [rsp + 820], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 824], 0x0000000b
-    mov dword [rsp + 828], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 832], 0x0000000c
-    mov dword [rsp + 836], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 840], 0x0000000c
-    mov dword [rsp + 844], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 848], 0x0000000c
-    mov dword [rsp + 852], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 856], 0x0000000c
-    mov dword [rsp + 860], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 864], 0x0000000d
-    mov dword [rsp + 868], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 872], 0x0000000d
-    mov dword [rsp + 876], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 880], 0x0000000d
-    mov dword [rsp + 884], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 888], 0x0000000d
-    mov dword [rsp + 892], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 896], 0x0000000e
-    mov dword [rsp + 900], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 904], 0x0000000e
-    mov dword [rsp + 908], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 912], 0x0000000e
-    mov dword [rsp + 916], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 920], 0x0000000e
-    mov dword [rsp + 924], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 928], 0x0000000f
-    mov dword [rsp + 932], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 936], 0x0000000f
-    mov dword [rsp + 940], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 944], 0x0000000f
-    mov dword [rsp + 948], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 952], 0x0000000f
-    mov dword [rsp + 956], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 960], 0x00000010
-    mov dword [rsp + 964], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 968], 0x00000010
-    mov dword [rsp + 972], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 976], 0x00000010
-    mov dword [rsp + 980], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 984], 0x00000010
-    mov dword [rsp + 988], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 992], 0x00000011
-    mov dword [rsp + 996], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1000], 0x00000011
-    mov dword [rsp + 1004], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1008], 0x00000011
-    mov dword [rsp + 1012], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1016], 0x00000011
-    mov dword [rsp + 1020], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 128], 0x00000012
+    mov dword [rsp + 132], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 136], 0x00000012
+    mov dword [rsp + 140], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 144], 0x00000012
+    mov dword [rsp + 148], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 152], 0x00000012
+    mov dword [rsp + 156], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 416], 0xa9fc1a22
+    mov dword [rsp + 420], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 424], 0xa9fc1a22
+    mov dword [rsp + 428], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 432], 0xa9fc1a22
+    mov dword [rsp + 436], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 440], 0xa9fc1a22
+    mov dword [rsp + 444], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 448], 0x00000001
+    mov dword [rsp + 452], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 456], 0x00000001
+    mov dword [rsp + 460], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 464], 0x00000001
+    mov dword [rsp + 468], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 472], 0x00000001
+    mov dword [rsp + 476], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 480], 0x00000002
+    mov dword [rsp + 484], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 488], 0x00000002
+    mov dword [rsp + 492], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 496], 0x00000002
+    mov dword [rsp + 500], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 504], 0x00000002
+    mov dword [rsp + 508], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 512], 0x00000003
+    mov dword [rsp + 516], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 520], 0x00000003
+    mov dword [rsp + 524], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 528], 0x00000003
+    mov dword [rsp + 532], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 536], 0x00000003
+    mov dword [rsp + 540], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 544], 0x00000004
+    mov dword [rsp + 548], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 552], 0x00000004
+    mov dword [rsp + 556], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 560], 0x00000004
+    mov dword [rsp + 564], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 568], 0x00000004
+    mov dword [rsp + 572], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 576], 0x00000005
+    mov dword [rsp + 580], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 584], 0x00000005
+    mov dword [rsp + 588], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 592], 0x00000005
+    mov dword [rsp + 596], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 600], 0x00000005
+    mov dword [rsp + 604], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 608], 0x00000006
+    mov dword [rsp + 612], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 616], 0x00000006
+    mov dword [rsp + 620], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 624], 0x00000006
+    mov dword [rsp + 628], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 632], 0x00000006
+    mov dword [rsp + 636], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 640], 0x00000007
+    mov dword [rsp + 644], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 648], 0x00000007
+    mov dword [rsp + 652], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 656], 0x00000007
+    mov dword [rsp + 660], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 664], 0x00000007
+    mov dword [rsp + 668], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 672], 0x00000008
+    mov dword [rsp + 676], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 680], 0x00000008
+    mov dword [rsp + 684], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 688], 0x00000008
+    mov dword [rsp + 692], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 696], 0x00000008
+    mov dword [rsp + 700], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 704], 0x00000009
+    mov dword [rsp + 708], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 712], 0x00000009
+    mov dword [rsp + 716], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 720], 0x00000009
+    mov dword [rsp + 724], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 728], 0x00000009
+    mov dword [rsp + 732], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 736], 0x0000000a
+    mov dword [rsp + 740], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 744], 0x0000000a
+    mov dword [rsp + 748], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 752], 0x0000000a
+    mov dword [rsp + 756], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 760], 0x0000000a
+    mov dword [rsp + 764], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 768], 0x0000000b
+    mov dword [rsp + 772], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 776], 0x0000000b
+    mov dword [rsp + 780], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 784], 0x0000000b
+    mov dword [rsp + 788], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 792], 0x0000000b
+    mov dword [rsp + 796], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 800], 0x0000000c
+    mov dword [rsp + 804], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 808], 0x0000000c
+    mov dword [rsp + 812], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 816], 0x0000000c
+    mov dword [rsp + 820], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 824], 0x0000000c
+    mov dword [rsp + 828], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 832], 0x0000000d
+    mov dword [rsp + 836], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 840], 0x0000000d
+    mov dword [rsp + 844], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 848], 0x0000000d
+    mov dword [rsp + 852], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 856], 0x0000000d
+    mov dword [rsp + 860], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 864], 0x0000000e
+    mov dword [rsp + 868], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 872], 0x0000000e
+    mov dword [rsp + 876], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 880], 0x0000000e
+    mov dword [rsp + 884], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 888], 0x0000000e
+    mov dword [rsp + 892], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 896], 0x0000000f
+    mov dword [rsp + 900], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 904], 0x0000000f
+    mov dword [rsp + 908], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 912], 0x0000000f
+    mov dword [rsp + 916], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 920], 0x0000000f
+    mov dword [rsp + 924], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 928], 0x00000010
+    mov dword [rsp + 932], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 936], 0x00000010
+    mov dword [rsp + 940], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 944], 0x00000010
+    mov dword [rsp + 948], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 952], 0x00000010
+    mov dword [rsp + 956], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 960], 0x00000011
+    mov dword [rsp + 964], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 968], 0x00000011
+    mov dword [rsp + 972], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 976], 0x00000011
+    mov dword [rsp + 980], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 984], 0x00000011
+    mov dword [rsp + 988], 0x00000000 ; constant 0x0000000000000011
 ; if n == 0 return
     test r8, r8
     jz .done
@@ -3737,7 +3776,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; k7 = key[7]
     vpbroadcastq ymm7, qword [rdi + 56]
 ; k8 = 0x1bd11bdaa9fc1a22
-    vmovdqu ymm8, [rsp + 448]
+    vmovdqu ymm8, [rsp + 416]
 ; k8 ^= k0
     vpxor ymm8, ymm8, ymm0
 ; k8 ^= k1
@@ -3756,651 +3795,679 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpxor ymm8, ymm8, ymm7
 ; key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i]
 ; kr[0] = k0
-    vmovdqu [rsp + 1632], ymm0
+    vmovdqu [rsp + 1600], ymm0
 ; kr[1] = k1
-    vmovdqu [rsp + 1664], ymm1
+    vmovdqu [rsp + 1632], ymm1
 ; kr[2] = k2
-    vmovdqu [rsp + 1696], ymm2
+    vmovdqu [rsp + 1664], ymm2
 ; kr[3] = k3
-    vmovdqu [rsp + 1728], ymm3
+    vmovdqu [rsp + 1696], ymm3
 ; kr[4] = k4
-    vmovdqu [rsp + 1760], ymm4
+    vmovdqu [rsp + 1728], ymm4
 ; kr[5] = k5
-    vmovdqu [rsp + 1792], ymm5
+    vmovdqu [rsp + 1760], ymm5
 ; kr[6] = k6
-    vmovdqu [rsp + 1824], ymm6
+    vmovdqu [rsp + 1792], ymm6
 ; kr[7] = k7
-    vmovdqu [rsp + 1856], ymm7
+    vmovdqu [rsp + 1824], ymm7
 ; kr[8] = k8
-    vmovdqu [rsp + 1888], ymm8
+    vmovdqu [rsp + 1856], ymm8
 ; kr[9] = k0
-    vmovdqu [rsp + 1920], ymm0
+    vmovdqu [rsp + 1888], ymm0
 ; kr[10] = k1
-    vmovdqu [rsp + 1952], ymm1
+    vmovdqu [rsp + 1920], ymm1
 ; kr[11] = k2
-    vmovdqu [rsp + 1984], ymm2
+    vmovdqu [rsp + 1952], ymm2
 ; kr[12] = k3
-    vmovdqu [rsp + 2016], ymm3
+    vmovdqu [rsp + 1984], ymm3
 ; kr[13] = k4
-    vmovdqu [rsp + 2048], ymm4
+    vmovdqu [rsp + 2016], ymm4
 ; kr[14] = k5
-    vmovdqu [rsp + 2080], ymm5
+    vmovdqu [rsp + 2048], ymm5
 ; kr[15] = k6
-    vmovdqu [rsp + 2112], ymm6
+    vmovdqu [rsp + 2080], ymm6
 ; kr[16] = k7
-    vmovdqu [rsp + 2144], ymm7
+    vmovdqu [rsp + 2112], ymm7
 ; kr[17] = k8
-    vmovdqu [rsp + 2176], ymm8
+    vmovdqu [rsp + 2144], ymm8
 ; kr[18] = k0
-    vmovdqu [rsp + 2208], ymm0
+    vmovdqu [rsp + 2176], ymm0
 ; kr[19] = k1
-    vmovdqu [rsp + 2240], ymm1
+    vmovdqu [rsp + 2208], ymm1
 ; kr[20] = k2
-    vmovdqu [rsp + 2272], ymm2
+    vmovdqu [rsp + 2240], ymm2
 ; kr[21] = k3
-    vmovdqu [rsp + 2304], ymm3
+    vmovdqu [rsp + 2272], ymm3
 ; kr[22] = k4
-    vmovdqu [rsp + 2336], ymm4
+    vmovdqu [rsp + 2304], ymm4
 ; kr[23] = k5
-    vmovdqu [rsp + 2368], ymm5
+    vmovdqu [rsp + 2336], ymm5
 ; kr[24] = k6
-    vmovdqu [rsp + 2400], ymm6
+    vmovdqu [rsp + 2368], ymm6
 ; counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s]
 ; kc[0] = k7
-    vmovdqu [rsp + 1024], ymm7
+    vmovdqu [rsp + 992], ymm7
 ; kt += 1
     vmovdqa ymm9, ymm8
-    vpaddq ymm9, ymm9, [rsp + 480]
+    vpaddq ymm9, ymm9, [rsp + 448]
 ; kc[1] = kt
-    vmovdqu [rsp + 1056], ymm9
+    vmovdqu [rsp + 1024], ymm9
 ; kt += 2
     vmovdqa ymm9, ymm0
-    vpaddq ymm9, ymm9, [rsp + 512]
+    vpaddq ymm9, ymm9, [rsp + 480]
 ; kc[2] = kt
-    vmovdqu [rsp + 1088], ymm9
+    vmovdqu [rsp + 1056], ymm9
 ; kt += 3
     vmovdqa ymm9, ymm1
-    vpaddq ymm9, ymm9, [rsp + 544]
+    vpaddq ymm9, ymm9, [rsp + 512]
 ; kc[3] = kt
-    vmovdqu [rsp + 1120], ymm9
+    vmovdqu [rsp + 1088], ymm9
 ; kt += 4
     vmovdqa ymm9, ymm2
-    vpaddq ymm9, ymm9, [rsp + 576]
+    vpaddq ymm9, ymm9, [rsp + 544]
 ; kc[4] = kt
-    vmovdqu [rsp + 1152], ymm9
+    vmovdqu [rsp + 1120], ymm9
 ; kt += 5
     vmovdqa ymm9, ymm3
-    vpaddq ymm9, ymm9, [rsp + 608]
+    vpaddq ymm9, ymm9, [rsp + 576]
 ; kc[5] = kt
-    vmovdqu [rsp + 1184], ymm9
+    vmovdqu [rsp + 1152], ymm9
 ; kt += 6
     vmovdqa ymm9, ymm4
-    vpaddq ymm9, ymm9, [rsp + 640]
+    vpaddq ymm9, ymm9, [rsp + 608]
 ; kc[6] = kt
-    vmovdqu [rsp + 1216], ymm9
+    vmovdqu [rsp + 1184], ymm9
 ; kt += 7
     vmovdqa ymm9, ymm5
-    vpaddq ymm9, ymm9, [rsp + 672]
+    vpaddq ymm9, ymm9, [rsp + 640]
 ; kc[7] = kt
-    vmovdqu [rsp + 1248], ymm9
+    vmovdqu [rsp + 1216], ymm9
 ; kt += 8
     vmovdqa ymm9, ymm6
-    vpaddq ymm9, ymm9, [rsp + 704]
+    vpaddq ymm9, ymm9, [rsp + 672]
 ; kc[8] = kt
-    vmovdqu [rsp + 1280], ymm9
+    vmovdqu [rsp + 1248], ymm9
 ; kt += 9
     vmovdqa ymm9, ymm7
-    vpaddq ymm9, ymm9, [rsp + 736]
+    vpaddq ymm9, ymm9, [rsp + 704]
 ; kc[9] = kt
-    vmovdqu [rsp + 1312], ymm9
+    vmovdqu [rsp + 1280], ymm9
 ; kt += 0xa
-    vpaddq ymm8, ymm8, [rsp + 768]
+    vpaddq ymm8, ymm8, [rsp + 736]
 ; kc[10] = kt
-    vmovdqu [rsp + 1344], ymm8
+    vmovdqu [rsp + 1312], ymm8
 ; kt += 0xb
     vmovdqa ymm8, ymm0
-    vpaddq ymm8, ymm8, [rsp + 800]
+    vpaddq ymm8, ymm8, [rsp + 768]
 ; kc[11] = kt
-    vmovdqu [rsp + 1376], ymm8
+    vmovdqu [rsp + 1344], ymm8
 ; kt += 0xc
     vmovdqa ymm8, ymm1
-    vpaddq ymm8, ymm8, [rsp + 832]
+    vpaddq ymm8, ymm8, [rsp + 800]
 ; kc[12] = kt
-    vmovdqu [rsp + 1408], ymm8
+    vmovdqu [rsp + 1376], ymm8
 ; kt += 0xd
     vmovdqa ymm8, ymm2
-    vpaddq ymm8, ymm8, [rsp + 864]
+    vpaddq ymm8, ymm8, [rsp + 832]
 ; kc[13] = kt
-    vmovdqu [rsp + 1440], ymm8
+    vmovdqu [rsp + 1408], ymm8
 ; kt += 0xe
     vmovdqa ymm8, ymm3
-    vpaddq ymm8, ymm8, [rsp + 896]
+    vpaddq ymm8, ymm8, [rsp + 864]
 ; kc[14] = kt
-    vmovdqu [rsp + 1472], ymm8
+    vmovdqu [rsp + 1440], ymm8
 ; kt += 0xf
     vmovdqa ymm8, ymm4
-    vpaddq ymm8, ymm8, [rsp + 928]
+    vpaddq ymm8, ymm8, [rsp + 896]
 ; kc[15] = kt
-    vmovdqu [rsp + 1504], ymm8
+    vmovdqu [rsp + 1472], ymm8
 ; kt += 0x10
     vmovdqa ymm8, ymm5
-    vpaddq ymm8, ymm8, [rsp + 960]
+    vpaddq ymm8, ymm8, [rsp + 928]
 ; kc[16] = kt
-    vmovdqu [rsp + 1536], ymm8
+    vmovdqu [rsp + 1504], ymm8
 ; kt += 0x11
     vmovdqa ymm8, ymm6
-    vpaddq ymm8, ymm8, [rsp + 992]
+    vpaddq ymm8, ymm8, [rsp + 960]
 ; kc[17] = kt
-    vmovdqu [rsp + 1568], ymm8
+    vmovdqu [rsp + 1536], ymm8
 ; kt += 0x12
     vmovdqa ymm8, ymm7
-    vpaddq ymm8, ymm8, [rsp + 160]
+    vpaddq ymm8, ymm8, [rsp + 128]
 ; kc[18] = kt
-    vmovdqu [rsp + 1600], ymm8
-    mov qword [rsp + 64], rdx
-    vmovdqu [rsp + 192], ymm0
-    vmovdqu [rsp + 224], ymm1
-    vmovdqu [rsp + 256], ymm2
-    vmovdqu [rsp + 288], ymm3
-    vmovdqu [rsp + 320], ymm4
-    vmovdqu [rsp + 352], ymm5
-    vmovdqu [rsp + 384], ymm6
-    vmovdqu [rsp + 416], ymm7
+    vmovdqu [rsp + 1568], ymm8
+    mov qword [rsp + 96], rdx
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu [rsp + 192], ymm1
+    vmovdqu [rsp + 224], ymm2
+    vmovdqu [rsp + 256], ymm3
+    vmovdqu [rsp + 288], ymm4
+    vmovdqu [rsp + 320], ymm5
+    vmovdqu [rsp + 352], ymm6
+    vmovdqu [rsp + 384], ymm7
     mov qword [rsp + 0], r8
-    mov qword [rsp + 96], rcx
-    mov qword [rsp + 32], rsi
+    mov qword [rsp + 32], rcx
+    mov qword [rsp + 64], rsi
 ; for each block
     align 32
 .loop:
+; load 4 tweaks and transpose to one vector per tweak word (lane bit i: block bit (1, 0)[i])
+; tw0 = tweak[0]
+    vmovdqu ymm0, [rsi]
+; tw1 = tweak[4]
+    vmovdqu ymm1, [rsi + 32]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq ymm2, ymm0, ymm1
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq ymm0, ymm0, ymm1
+; load 4 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu ymm1, [rdx]
+; s2 = in[8]
+    vmovdqu ymm3, [rdx + 64]
+; l1_0 = lo128(s0, s2)
+    vperm2i128 ymm4, ymm1, ymm3, 0x20
+; s4 = in[16]
+    vmovdqu ymm5, [rdx + 128]
+; s6 = in[24]
+    vmovdqu ymm6, [rdx + 192]
+; l1_2 = lo128(s4, s6)
+    vperm2i128 ymm7, ymm5, ymm6, 0x20
+; x0 = unpcklo(l1_0, l1_2)
+    vpunpcklqdq ymm8, ymm4, ymm7
+; x1 = unpckhi(l1_0, l1_2)
+    vpunpckhqdq ymm4, ymm4, ymm7
+; l1_1 = hi128(s0, s2)
+    vperm2i128 ymm1, ymm1, ymm3, 0x31
+; l1_3 = hi128(s4, s6)
+    vperm2i128 ymm5, ymm5, ymm6, 0x31
+; x2 = unpcklo(l1_1, l1_3)
+    vpunpcklqdq ymm3, ymm1, ymm5
+; x3 = unpckhi(l1_1, l1_3)
+    vpunpckhqdq ymm1, ymm1, ymm5
+; s1 = in[4]
+    vmovdqu ymm5, [rdx + 32]
+; s3 = in[12]
+    vmovdqu ymm6, [rdx + 96]
+; l1_4 = lo128(s1, s3)
+    vperm2i128 ymm7, ymm5, ymm6, 0x20
+; s5 = in[20]
+    vmovdqu ymm9, [rdx + 160]
+; s7 = in[28]
+    vmovdqu ymm10, [rdx + 224]
+; l1_6 = lo128(s5, s7)
+    vperm2i128 ymm11, ymm9, ymm10, 0x20
+; x4 = unpcklo(l1_4, l1_6)
+    vpunpcklqdq ymm12, ymm7, ymm11
+; x5 = unpckhi(l1_4, l1_6)
+    vpunpckhqdq ymm7, ymm7, ymm11
+; l1_5 = hi128(s1, s3)
+    vperm2i128 ymm5, ymm5, ymm6, 0x31
+; l1_7 = hi128(s5, s7)
+    vperm2i128 ymm9, ymm9, ymm10, 0x31
+; x6 = unpcklo(l1_5, l1_7)
+    vpunpcklqdq ymm6, ymm5, ymm9
+; x7 = unpckhi(l1_5, l1_7)
+    vpunpckhqdq ymm5, ymm5, ymm9
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14
-; t1 = tweak[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14
 ; t2 ^= t1
-    vmovdqa ymm2, ymm0
-    vpxor ymm2, ymm2, ymm1
-; x0 = in[0]
-    vmovdqa ymm3, ymm0
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14
-; x1 = in[1]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14
-; x2 = in[2]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14
-; x3 = in[3]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14
-; x4 = in[4]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm7, [rdx + ymm12 + 32], ymm14
-; x5 = in[5]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm8, [rdx + ymm12 + 40], ymm14
-; x6 = in[6]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm9, [rdx + ymm12 + 48], ymm14
-; x7 = in[7]
-    vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm10, [rdx + ymm12 + 56], ymm14
+    vmovdqa ymm9, ymm2
+    vpxor ymm9, ymm9, ymm0
+; x0 -= k0
+    vmovdqa ymm10, ymm2
 ; subtract subkey 18
 ; x0 -= k0
-    vpsubq ymm3, ymm3, [rsp + 192]
+    vpsubq ymm8, ymm8, [rsp + 160]
 ; x1 -= k1
-    vpsubq ymm4, ymm4, [rsp + 224]
+    vpsubq ymm4, ymm4, [rsp + 192]
 ; x2 -= k2
-    vpsubq ymm5, ymm5, [rsp + 256]
+    vpsubq ymm3, ymm3, [rsp + 224]
 ; x3 -= k3
-    vpsubq ymm6, ymm6, [rsp + 288]
+    vpsubq ymm1, ymm1, [rsp + 256]
 ; x4 -= k4
-    vpsubq ymm7, ymm7, [rsp + 320]
+    vpsubq ymm12, ymm12, [rsp + 288]
 ; x5 -= k5
-    vpsubq ymm8, ymm8, [rsp + 352]
+    vpsubq ymm7, ymm7, [rsp + 320]
 ; x6 -= k6
-    vpsubq ymm9, ymm9, [rsp + 384]
+    vpsubq ymm6, ymm6, [rsp + 352]
 ; x7 -= k7
-    vpsubq ymm10, ymm10, [rsp + 416]
+    vpsubq ymm5, ymm5, [rsp + 384]
 ; x5 -= t0
-    vpsubq ymm8, ymm8, ymm0
+    vpsubq ymm7, ymm7, ymm2
 ; x6 -= t1
-    vpsubq ymm9, ymm9, ymm1
+    vpsubq ymm6, ymm6, ymm0
 ; x7 -= 0x12
-    vpsubq ymm10, ymm10, [rsp + 160]
+    vpsubq ymm5, ymm5, [rsp + 128]
 ; ctr = 0
     mov rax, 0
-    mov qword [rsp + 64], rdx
+    mov qword [rsp + 96], rdx
     mov qword [rsp + 0], r8
-    mov qword [rsp + 96], rcx
-    vmovdqu [rsp + 128], ymm1
-    mov qword [rsp + 32], rsi
+    mov qword [rsp + 32], rcx
+    mov qword [rsp + 64], rsi
 ; for each of 9 cycles of 8 rounds
 .cycle:
 ; inverse round 8*c' + 7
 ; x1 ^= x6
-    vpxor ymm4, ymm4, ymm9
+    vpxor ymm4, ymm4, ymm6
 ; x1 >>>= 8
-    vmovdqa ymm1, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 56
-    vpsrlq ymm1, ymm1, 8
-    vpor ymm4, ymm4, ymm1
+    vpsrlq ymm10, ymm10, 8
+    vpor ymm4, ymm4, ymm10
 ; x6 -= x1
-    vpsubq ymm9, ymm9, ymm4
+    vpsubq ymm6, ymm6, ymm4
 ; x7 ^= x0
-    vpxor ymm10, ymm10, ymm3
+    vpxor ymm5, ymm5, ymm8
 ; x7 >>>= 35
-    vmovdqa ymm1, ymm10
-    vpsllq ymm10, ymm10, 29
-    vpsrlq ymm1, ymm1, 35
-    vpor ymm10, ymm10, ymm1
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 29
+    vpsrlq ymm10, ymm10, 35
+    vpor ymm5, ymm5, ymm10
 ; x0 -= x7
-    vpsubq ymm3, ymm3, ymm10
+    vpsubq ymm8, ymm8, ymm5
 ; x5 ^= x2
-    vpxor ymm8, ymm8, ymm5
+    vpxor ymm7, ymm7, ymm3
 ; x5 >>>= 56
-    vmovdqa ymm1, ymm8
-    vpsllq ymm8, ymm8, 8
-    vpsrlq ymm1, ymm1, 56
-    vpor ymm8, ymm8, ymm1
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 8
+    vpsrlq ymm10, ymm10, 56
+    vpor ymm7, ymm7, ymm10
 ; x2 -= x5
-    vpsubq ymm5, ymm5, ymm8
+    vpsubq ymm3, ymm3, ymm7
 ; x3 ^= x4
-    vpxor ymm6, ymm6, ymm7
+    vpxor ymm1, ymm1, ymm12
 ; x3 >>>= 22
-    vmovdqa ymm1, ymm6
-    vpsllq ymm6, ymm6, 42
-    vpsrlq ymm1, ymm1, 22
-    vpor ymm6, ymm6, ymm1
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 42
+    vpsrlq ymm10, ymm10, 22
+    vpor ymm1, ymm1, ymm10
 ; x4 -= x3
-    vpsubq ymm7, ymm7, ymm6
+    vpsubq ymm12, ymm12, ymm1
 ; inverse round 8*c' + 6
 ; x1 ^= x4
-    vpxor ymm4, ymm4, ymm7
+    vpxor ymm4, ymm4, ymm12
 ; x1 >>>= 25
-    vmovdqa ymm1, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 39
-    vpsrlq ymm1, ymm1, 25
-    vpor ymm4, ymm4, ymm1
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm4, ymm4, ymm10
 ; x4 -= x1
-    vpsubq ymm7, ymm7, ymm4
+    vpsubq ymm12, ymm12, ymm4
 ; x3 ^= x6
-    vpxor ymm6, ymm6, ymm9
+    vpxor ymm1, ymm1, ymm6
 ; x3 >>>= 29
-    vmovdqa ymm1, ymm6
-    vpsllq ymm6, ymm6, 35
-    vpsrlq ymm1, ymm1, 29
-    vpor ymm6, ymm6, ymm1
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 35
+    vpsrlq ymm10, ymm10, 29
+    vpor ymm1, ymm1, ymm10
 ; x6 -= x3
-    vpsubq ymm9, ymm9, ymm6
+    vpsubq ymm6, ymm6, ymm1
 ; x5 ^= x0
-    vpxor ymm8, ymm8, ymm3
+    vpxor ymm7, ymm7, ymm8
 ; x5 >>>= 39
-    vmovdqa ymm1, ymm8
-    vpsllq ymm8, ymm8, 25
-    vpsrlq ymm1, ymm1, 39
-    vpor ymm8, ymm8, ymm1
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 25
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm7, ymm7, ymm10
 ; x0 -= x5
-    vpsubq ymm3, ymm3, ymm8
+    vpsubq ymm8, ymm8, ymm7
 ; x7 ^= x2
-    vpxor ymm10, ymm10, ymm5
+    vpxor ymm5, ymm5, ymm3
 ; x7 >>>= 43
-    vmovdqa ymm1, ymm10
-    vpsllq ymm10, ymm10, 21
-    vpsrlq ymm1, ymm1, 43
-    vpor ymm10, ymm10, ymm1
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 21
+    vpsrlq ymm10, ymm10, 43
+    vpor ymm5, ymm5, ymm10
 ; x2 -= x7
-    vpsubq ymm5, ymm5, ymm10
+    vpsubq ymm3, ymm3, ymm5
 ; inverse round 8*c' + 5
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm4, ymm4, ymm3
 ; x1 >>>= 13
-    vmovdqa ymm1, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 51
-    vpsrlq ymm1, ymm1, 13
-    vpor ymm4, ymm4, ymm1
+    vpsrlq ymm10, ymm10, 13
+    vpor ymm4, ymm4, ymm10
 ; x2 -= x1
-    vpsubq ymm5, ymm5, ymm4
+    vpsubq ymm3, ymm3, ymm4
 ; x7 ^= x4
-    vpxor ymm10, ymm10, ymm7
+    vpxor ymm5, ymm5, ymm12
 ; x7 >>>= 50
-    vmovdqa ymm1, ymm10
-    vpsllq ymm10, ymm10, 14
-    vpsrlq ymm1, ymm1, 50
-    vpor ymm10, ymm10, ymm1
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 14
+    vpsrlq ymm10, ymm10, 50
+    vpor ymm5, ymm5, ymm10
 ; x4 -= x7
-    vpsubq ymm7, ymm7, ymm10
+    vpsubq ymm12, ymm12, ymm5
 ; x5 ^= x6
-    vpxor ymm8, ymm8, ymm9
+    vpxor ymm7, ymm7, ymm6
 ; x5 >>>= 10
-    vmovdqa ymm1, ymm8
-    vpsllq ymm8, ymm8, 54
-    vpsrlq ymm1, ymm1, 10
-    vpor ymm8, ymm8, ymm1
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 54
+    vpsrlq ymm10, ymm10, 10
+    vpor ymm7, ymm7, ymm10
 ; x6 -= x5
-    vpsubq ymm9, ymm9, ymm8
+    vpsubq ymm6, ymm6, ymm7
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm1, ymm1, ymm8
 ; x3 >>>= 17
-    vmovdqa ymm1, ymm6
-    vpsllq ymm6, ymm6, 47
-    vpsrlq ymm1, ymm1, 17
-    vpor ymm6, ymm6, ymm1
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 47
+    vpsrlq ymm10, ymm10, 17
+    vpor ymm1, ymm1, ymm10
 ; x0 -= x3
-    vpsubq ymm3, ymm3, ymm6
+    vpsubq ymm8, ymm8, ymm1
 ; inverse round 8*c' + 4
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm4, ymm4, ymm8
 ; x1 >>>= 39
-    vmovdqa ymm1, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 25
-    vpsrlq ymm1, ymm1, 39
-    vpor ymm4, ymm4, ymm1
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm4, ymm4, ymm10
 ; x0 -= x1
-    vpsubq ymm3, ymm3, ymm4
+    vpsubq ymm8, ymm8, ymm4
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm1, ymm1, ymm3
 ; x3 >>>= 30
-    vmovdqa ymm1, ymm6
-    vpsllq ymm6, ymm6, 34
-    vpsrlq ymm1, ymm1, 30
-    vpor ymm6, ymm6, ymm1
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 34
+    vpsrlq ymm10, ymm10, 30
+    vpor ymm1, ymm1, ymm10
 ; x2 -= x3
-    vpsubq ymm5, ymm5, ymm6
+    vpsubq ymm3, ymm3, ymm1
 ; x5 ^= x4
-    vpxor ymm8, ymm8, ymm7
+    vpxor ymm7, ymm7, ymm12
 ; x5 >>>= 34
-    vmovdqa ymm1, ymm8
-    vpsllq ymm8, ymm8, 30
-    vpsrlq ymm1, ymm1, 34
-    vpor ymm8, ymm8, ymm1
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 30
+    vpsrlq ymm10, ymm10, 34
+    vpor ymm7, ymm7, ymm10
 ; x4 -= x5
-    vpsubq ymm7, ymm7, ymm8
+    vpsubq ymm12, ymm12, ymm7
 ; x7 ^= x6
-    vpxor ymm10, ymm10, ymm9
+    vpxor ymm5, ymm5, ymm6
 ; x7 >>>= 24
-    vmovdqa ymm1, ymm10
-    vpsllq ymm10, ymm10, 40
-    vpsrlq ymm1, ymm1, 24
-    vpor ymm10, ymm10, ymm1
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 40
+    vpsrlq ymm10, ymm10, 24
+    vpor ymm5, ymm5, ymm10
 ; x6 -= x7
-    vpsubq ymm9, ymm9, ymm10
+    vpsubq ymm6, ymm6, ymm5
 ; subtract subkey 17 - 2*c
 ; x0 -= kr[17 - 2*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 2176]
+    vpsubq ymm8, ymm8, [rsp + rax + 2144]
 ; x1 -= kr[18 - 2*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 2208]
+    vpsubq ymm4, ymm4, [rsp + rax + 2176]
 ; x2 -= kr[19 - 2*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 2240]
+    vpsubq ymm3, ymm3, [rsp + rax + 2208]
 ; x3 -= kr[20 - 2*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 2272]
+    vpsubq ymm1, ymm1, [rsp + rax + 2240]
 ; x4 -= kr[21 - 2*c]
-    vpsubq ymm7, ymm7, [rsp + rax + 2304]
+    vpsubq ymm12, ymm12, [rsp + rax + 2272]
 ; x5 -= kr[22 - 2*c]
-    vpsubq ymm8, ymm8, [rsp + rax + 2336]
+    vpsubq ymm7, ymm7, [rsp + rax + 2304]
 ; x6 -= kr[23 - 2*c]
-    vpsubq ymm9, ymm9, [rsp + rax + 2368]
+    vpsubq ymm6, ymm6, [rsp + rax + 2336]
 ; x7 -= kc[17 - 2*c]
-    vpsubq ymm10, ymm10, [rsp + rax + 1568]
+    vpsubq ymm5, ymm5, [rsp + rax + 1536]
 ; x5 -= t1
-    vpsubq ymm8, ymm8, ymm2
+    vpsubq ymm7, ymm7, ymm9
 ; x6 -= t2
-    vpsubq ymm9, ymm9, ymm0
+    vpsubq ymm6, ymm6, ymm2
 ; inverse round 8*c' + 3
 ; x1 ^= x6
-    vpxor ymm4, ymm4, ymm9
+    vpxor ymm4, ymm4, ymm6
 ; x1 >>>= 44
-    vmovdqa ymm1, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 20
-    vpsrlq ymm1, ymm1, 44
-    vpor ymm4, ymm4, ymm1
+    vpsrlq ymm10, ymm10, 44
+    vpor ymm4, ymm4, ymm10
 ; x6 -= x1
-    vpsubq ymm9, ymm9, ymm4
+    vpsubq ymm6, ymm6, ymm4
 ; x7 ^= x0
-    vpxor ymm10, ymm10, ymm3
+    vpxor ymm5, ymm5, ymm8
 ; x7 >>>= 9
-    vmovdqa ymm1, ymm10
-    vpsllq ymm10, ymm10, 55
-    vpsrlq ymm1, ymm1, 9
-    vpor ymm10, ymm10, ymm1
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 55
+    vpsrlq ymm10, ymm10, 9
+    vpor ymm5, ymm5, ymm10
 ; x0 -= x7
-    vpsubq ymm3, ymm3, ymm10
+    vpsubq ymm8, ymm8, ymm5
 ; x5 ^= x2
-    vpxor ymm8, ymm8, ymm5
+    vpxor ymm7, ymm7, ymm3
 ; x5 >>>= 54
-    vmovdqa ymm1, ymm8
-    vpsllq ymm8, ymm8, 10
-    vpsrlq ymm1, ymm1, 54
-    vpor ymm8, ymm8, ymm1
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 10
+    vpsrlq ymm10, ymm10, 54
+    vpor ymm7, ymm7, ymm10
 ; x2 -= x5
-    vpsubq ymm5, ymm5, ymm8
+    vpsubq ymm3, ymm3, ymm7
 ; x3 ^= x4
-    vpxor ymm6, ymm6, ymm7
+    vpxor ymm1, ymm1, ymm12
 ; x3 >>>= 56
-    vmovdqa ymm1, ymm6
-    vpsllq ymm6, ymm6, 8
-    vpsrlq ymm1, ymm1, 56
-    vpor ymm6, ymm6, ymm1
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 8
+    vpsrlq ymm10, ymm10, 56
+    vpor ymm1, ymm1, ymm10
 ; x4 -= x3
-    vpsubq ymm7, ymm7, ymm6
+    vpsubq ymm12, ymm12, ymm1
 ; inverse round 8*c' + 2
 ; x1 ^= x4
-    vpxor ymm4, ymm4, ymm7
+    vpxor ymm4, ymm4, ymm12
 ; x1 >>>= 17
-    vmovdqa ymm1, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 47
-    vpsrlq ymm1, ymm1, 17
-    vpor ymm4, ymm4, ymm1
+    vpsrlq ymm10, ymm10, 17
+    vpor ymm4, ymm4, ymm10
 ; x4 -= x1
-    vpsubq ymm7, ymm7, ymm4
+    vpsubq ymm12, ymm12, ymm4
 ; x3 ^= x6
-    vpxor ymm6, ymm6, ymm9
+    vpxor ymm1, ymm1, ymm6
 ; x3 >>>= 49
-    vmovdqa ymm1, ymm6
-    vpsllq ymm6, ymm6, 15
-    vpsrlq ymm1, ymm1, 49
-    vpor ymm6, ymm6, ymm1
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 15
+    vpsrlq ymm10, ymm10, 49
+    vpor ymm1, ymm1, ymm10
 ; x6 -= x3
-    vpsubq ymm9, ymm9, ymm6
+    vpsubq ymm6, ymm6, ymm1
 ; x5 ^= x0
-    vpxor ymm8, ymm8, ymm3
+    vpxor ymm7, ymm7, ymm8
 ; x5 >>>= 36
-    vmovdqa ymm1, ymm8
-    vpsllq ymm8, ymm8, 28
-    vpsrlq ymm1, ymm1, 36
-    vpor ymm8, ymm8, ymm1
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 28
+    vpsrlq ymm10, ymm10, 36
+    vpor ymm7, ymm7, ymm10
 ; x0 -= x5
-    vpsubq ymm3, ymm3, ymm8
+    vpsubq ymm8, ymm8, ymm7
 ; x7 ^= x2
-    vpxor ymm10, ymm10, ymm5
+    vpxor ymm5, ymm5, ymm3
 ; x7 >>>= 39
-    vmovdqa ymm1, ymm10
-    vpsllq ymm10, ymm10, 25
-    vpsrlq ymm1, ymm1, 39
-    vpor ymm10, ymm10, ymm1
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 25
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm5, ymm5, ymm10
 ; x2 -= x7
-    vpsubq ymm5, ymm5, ymm10
+    vpsubq ymm3, ymm3, ymm5
 ; inverse round 8*c' + 1
 ; x1 ^= x2
-    vpxor ymm4, ymm4, ymm5
+    vpxor ymm4, ymm4, ymm3
 ; x1 >>>= 33
-    vmovdqa ymm1, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 31
-    vpsrlq ymm1, ymm1, 33
-    vpor ymm4, ymm4, ymm1
+    vpsrlq ymm10, ymm10, 33
+    vpor ymm4, ymm4, ymm10
 ; x2 -= x1
-    vpsubq ymm5, ymm5, ymm4
+    vpsubq ymm3, ymm3, ymm4
 ; x7 ^= x4
-    vpxor ymm10, ymm10, ymm7
+    vpxor ymm5, ymm5, ymm12
 ; x7 >>>= 27
-    vmovdqa ymm1, ymm10
-    vpsllq ymm10, ymm10, 37
-    vpsrlq ymm1, ymm1, 27
-    vpor ymm10, ymm10, ymm1
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 37
+    vpsrlq ymm10, ymm10, 27
+    vpor ymm5, ymm5, ymm10
 ; x4 -= x7
-    vpsubq ymm7, ymm7, ymm10
+    vpsubq ymm12, ymm12, ymm5
 ; x5 ^= x6
-    vpxor ymm8, ymm8, ymm9
+    vpxor ymm7, ymm7, ymm6
 ; x5 >>>= 14
-    vmovdqa ymm1, ymm8
-    vpsllq ymm8, ymm8, 50
-    vpsrlq ymm1, ymm1, 14
-    vpor ymm8, ymm8, ymm1
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 50
+    vpsrlq ymm10, ymm10, 14
+    vpor ymm7, ymm7, ymm10
 ; x6 -= x5
-    vpsubq ymm9, ymm9, ymm8
+    vpsubq ymm6, ymm6, ymm7
 ; x3 ^= x0
-    vpxor ymm6, ymm6, ymm3
+    vpxor ymm1, ymm1, ymm8
 ; x3 >>>= 42
-    vmovdqa ymm1, ymm6
-    vpsllq ymm6, ymm6, 22
-    vpsrlq ymm1, ymm1, 42
-    vpor ymm6, ymm6, ymm1
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 22
+    vpsrlq ymm10, ymm10, 42
+    vpor ymm1, ymm1, ymm10
 ; x0 -= x3
-    vpsubq ymm3, ymm3, ymm6
+    vpsubq ymm8, ymm8, ymm1
 ; inverse round 8*c' + 0
 ; x1 ^= x0
-    vpxor ymm4, ymm4, ymm3
+    vpxor ymm4, ymm4, ymm8
 ; x1 >>>= 46
-    vmovdqa ymm1, ymm4
+    vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 18
-    vpsrlq ymm1, ymm1, 46
-    vpor ymm4, ymm4, ymm1
+    vpsrlq ymm10, ymm10, 46
+    vpor ymm4, ymm4, ymm10
 ; x0 -= x1
-    vpsubq ymm3, ymm3, ymm4
+    vpsubq ymm8, ymm8, ymm4
 ; x3 ^= x2
-    vpxor ymm6, ymm6, ymm5
+    vpxor ymm1, ymm1, ymm3
 ; x3 >>>= 36
-    vmovdqa ymm1, ymm6
-    vpsllq ymm6, ymm6, 28
-    vpsrlq ymm1, ymm1, 36
-    vpor ymm6, ymm6, ymm1
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 28
+    vpsrlq ymm10, ymm10, 36
+    vpor ymm1, ymm1, ymm10
 ; x2 -= x3
-    vpsubq ymm5, ymm5, ymm6
+    vpsubq ymm3, ymm3, ymm1
 ; x5 ^= x4
-    vpxor ymm8, ymm8, ymm7
+    vpxor ymm7, ymm7, ymm12
 ; x5 >>>= 19
-    vmovdqa ymm1, ymm8
-    vpsllq ymm8, ymm8, 45
-    vpsrlq ymm1, ymm1, 19
-    vpor ymm8, ymm8, ymm1
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 45
+    vpsrlq ymm10, ymm10, 19
+    vpor ymm7, ymm7, ymm10
 ; x4 -= x5
-    vpsubq ymm7, ymm7, ymm8
+    vpsubq ymm12, ymm12, ymm7
 ; x7 ^= x6
-    vpxor ymm10, ymm10, ymm9
+    vpxor ymm5, ymm5, ymm6
 ; x7 >>>= 37
-    vmovdqa ymm1, ymm10
-    vpsllq ymm10, ymm10, 27
-    vpsrlq ymm1, ymm1, 37
-    vpor ymm10, ymm10, ymm1
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 27
+    vpsrlq ymm10, ymm10, 37
+    vpor ymm5, ymm5, ymm10
 ; x6 -= x7
-    vpsubq ymm9, ymm9, ymm10
+    vpsubq ymm6, ymm6, ymm5
 ; subtract subkey 16 - 2*c
 ; x0 -= kr[16 - 2*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 2144]
+    vpsubq ymm8, ymm8, [rsp + rax + 2112]
 ; x1 -= kr[17 - 2*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 2176]
+    vpsubq ymm4, ymm4, [rsp + rax + 2144]
 ; x2 -= kr[18 - 2*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 2208]
+    vpsubq ymm3, ymm3, [rsp + rax + 2176]
 ; x3 -= kr[19 - 2*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 2240]
+    vpsubq ymm1, ymm1, [rsp + rax + 2208]
 ; x4 -= kr[20 - 2*c]
-    vpsubq ymm7, ymm7, [rsp + rax + 2272]
+    vpsubq ymm12, ymm12, [rsp + rax + 2240]
 ; x5 -= kr[21 - 2*c]
-    vpsubq ymm8, ymm8, [rsp + rax + 2304]
+    vpsubq ymm7, ymm7, [rsp + rax + 2272]
 ; x6 -= kr[22 - 2*c]
-    vpsubq ymm9, ymm9, [rsp + rax + 2336]
+    vpsubq ymm6, ymm6, [rsp + rax + 2304]
 ; x7 -= kc[16 - 2*c]
-    vpsubq ymm10, ymm10, [rsp + rax + 1536]
+    vpsubq ymm5, ymm5, [rsp + rax + 1504]
 ; x5 -= t0
-    vpsubq ymm8, ymm8, [rsp + 128]
+    vpsubq ymm7, ymm7, ymm0
 ; x6 -= t1
-    vpsubq ymm9, ymm9, ymm2
+    vpsubq ymm6, ymm6, ymm9
 ; previous cycle's tweak words: t[i] <- t[i+1 mod 3]
-; ts = t0
-    vmovdqu ymm1, [rsp + 128]
 ; ctr += -64
-    vmovdqa ymm11, ymm2
-    vmovdqa ymm2, ymm0
-    vmovdqa ymm0, ymm1
+    vmovdqa ymm10, ymm0
+    vmovdqa ymm0, ymm9
+    vmovdqa ymm9, ymm2
+    vmovdqa ymm2, ymm10
     add rax, -64
-    vmovdqu [rsp + 128], ymm11
 ; while ctr != -576
     cmp rax, -576
     jne .cycle
 ; store the block(s)
-; out[0] = x0
-    mov rcx, qword [rsp + 96]
-    vmovq [rcx + 0], xmm3
-    vpextrq [rcx + 64], xmm3, 1
-    vextracti128 xmm15, ymm3, 1
-    vmovq [rcx + 128], xmm15
-    vpextrq [rcx + 192], xmm15, 1
-; out[1] = x1
-    vmovq [rcx + 8], xmm4
-    vpextrq [rcx + 72], xmm4, 1
-    vextracti128 xmm15, ymm4, 1
-    vmovq [rcx + 136], xmm15
-    vpextrq [rcx + 200], xmm15, 1
-; out[2] = x2
-    vmovq [rcx + 16], xmm5
-    vpextrq [rcx + 80], xmm5, 1
-    vextracti128 xmm15, ymm5, 1
-    vmovq [rcx + 144], xmm15
-    vpextrq [rcx + 208], xmm15, 1
-; out[3] = x3
-    vmovq [rcx + 24], xmm6
-    vpextrq [rcx + 88], xmm6, 1
-    vextracti128 xmm15, ymm6, 1
-    vmovq [rcx + 152], xmm15
-    vpextrq [rcx + 216], xmm15, 1
-; out[4] = x4
-    vmovq [rcx + 32], xmm7
-    vpextrq [rcx + 96], xmm7, 1
-    vextracti128 xmm15, ymm7, 1
-    vmovq [rcx + 160], xmm15
-    vpextrq [rcx + 224], xmm15, 1
-; out[5] = x5
-    vmovq [rcx + 40], xmm8
-    vpextrq [rcx + 104], xmm8, 1
-    vextracti128 xmm15, ymm8, 1
-    vmovq [rcx + 168], xmm15
-    vpextrq [rcx + 232], xmm15, 1
-; out[6] = x6
-    vmovq [rcx + 48], xmm9
-    vpextrq [rcx + 112], xmm9, 1
-    vextracti128 xmm15, ymm9, 1
-    vmovq [rcx + 176], xmm15
-    vpextrq [rcx + 240], xmm15, 1
-; out[7] = x7
-    vmovq [rcx + 56], xmm10
-    vpextrq [rcx + 120], xmm10, 1
-    vextracti128 xmm15, ymm10, 1
-    vmovq [rcx + 184], xmm15
-    vpextrq [rcx + 248], xmm15, 1
+; transpose back to stream order and store 4 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq ymm10, ymm8, ymm4
+; t1_4 = unpcklo(x2, x3)
+    vpunpcklqdq ymm0, ymm3, ymm1
+; o0 = lo128(t1_0, t1_4)
+    vperm2i128 ymm2, ymm10, ymm0, 0x20
+; out[0] = o0
+    mov rax, qword [rsp + 32]
+    vmovdqu [rax], ymm2
+; t1_2 = unpcklo(x4, x5)
+    vpunpcklqdq ymm2, ymm12, ymm7
+; t1_6 = unpcklo(x6, x7)
+    vpunpcklqdq ymm9, ymm6, ymm5
+; o1 = lo128(t1_2, t1_6)
+    vperm2i128 ymm11, ymm2, ymm9, 0x20
+; out[4] = o1
+    vmovdqu [rax + 32], ymm11
+; o2 = hi128(t1_0, t1_4)
+    vperm2i128 ymm10, ymm10, ymm0, 0x31
+; out[8] = o2
+    vmovdqu [rax + 64], ymm10
+; o3 = hi128(t1_2, t1_6)
+    vperm2i128 ymm2, ymm2, ymm9, 0x31
+; out[12] = o3
+    vmovdqu [rax + 96], ymm2
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq ymm8, ymm8, ymm4
+; t1_5 = unpckhi(x2, x3)
+    vpunpckhqdq ymm3, ymm3, ymm1
+; o4 = lo128(t1_1, t1_5)
+    vperm2i128 ymm0, ymm8, ymm3, 0x20
+; out[16] = o4
+    vmovdqu [rax + 128], ymm0
+; t1_3 = unpckhi(x4, x5)
+    vpunpckhqdq ymm12, ymm12, ymm7
+; t1_7 = unpckhi(x6, x7)
+    vpunpckhqdq ymm6, ymm6, ymm5
+; o5 = lo128(t1_3, t1_7)
+    vperm2i128 ymm0, ymm12, ymm6, 0x20
+; out[20] = o5
+    vmovdqu [rax + 160], ymm0
+; o6 = hi128(t1_1, t1_5)
+    vperm2i128 ymm8, ymm8, ymm3, 0x31
+; out[24] = o6
+    vmovdqu [rax + 192], ymm8
+; o7 = hi128(t1_3, t1_7)
+    vperm2i128 ymm12, ymm12, ymm6, 0x31
+; out[28] = o7
+    vmovdqu [rax + 224], ymm12
 ; next block
 ; tweak += 64
-    mov rax, qword [rsp + 32]
-    add rax, 0x40
+    mov rcx, qword [rsp + 64]
+    add rcx, 0x40
 ; in += 256
-    mov rdx, qword [rsp + 64]
+    mov rdx, qword [rsp + 96]
     add rdx, 0x100
 ; out += 256
-    add rcx, 0x100
+    add rax, 0x100
 ; n -= 1
     mov rsi, qword [rsp + 0]
     sub rsi, 1
-    mov qword [rsp + 64], rdx
+    mov qword [rsp + 96], rdx
     mov qword [rsp + 0], rsi
-    mov qword [rsp + 96], rcx
     mov qword [rsp + 32], rax
+    mov qword [rsp + 64], rcx
 ; while n != 0
     mov r8, qword [rsp + 0]
-    mov rsi, qword [rsp + 32]
+    mov rcx, qword [rsp + 32]
+    mov rsi, qword [rsp + 64]
     jnz .loop
 .done:
-    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 2440 bytes of stack slots (spilled key, tweak and state words)
+    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 2408 bytes of stack slots (spilled key, tweak and state words)
     vmovdqu [rsp + 0], ymm0
     vmovdqu [rsp + 32], ymm0
     vmovdqu [rsp + 64], ymm0
@@ -4476,10 +4543,9 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vmovdqu [rsp + 2304], ymm0
     vmovdqu [rsp + 2336], ymm0
     vmovdqu [rsp + 2368], ymm0
-    vmovdqu [rsp + 2400], ymm0
-    vmovq qword [rsp + 2432], xmm0
+    vmovq qword [rsp + 2400], xmm0
     vzeroupper
-    add rsp, 2440
+    add rsp, 2408
     ret
 .end:
 
@@ -6978,11 +7044,6 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_cpu_supported:
 .done:
     mov rbx, r10
     ret
-
-section .rodata
-align 64
-tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_block: dq 0, 64, 128, 192, 256, 320, 384, 448
-tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_lane_tweak: dq 0, 16, 32, 48, 64, 80, 96, 112
 
 section .note.GNU-stack noalloc noexec nowrite progbits
 

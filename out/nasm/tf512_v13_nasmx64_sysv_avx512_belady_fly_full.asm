@@ -3,7 +3,7 @@
 ; Threefish-512, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
 ; 72 rounds, 64-byte blocks, little-endian 64-bit words.
 ; target nasm-x64: isa avx512, abi sysv, strategy belady, rotate rol, schedule description
-; layout lanes: 8 blocks per pass, zmm lane b = word i of block b (gather/scatter); the n mod 8 blocks left and single blocks run the scalar GPR code
+; layout lanes: 8 blocks per pass, one zmm per word, a block per lane (whole-vector loads and stores, transposed in registers); the n mod 8 blocks left and single blocks run the scalar GPR code
 ;
 ; Public contract (see tf512_v13_nasmx64_sysv_avx512_belady_fly_full.h): tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt(key, tweak, in, out),
 ; tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt, tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks(key, tweaks, in, out, n), tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks.
@@ -11,19 +11,31 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 25, spills 13, reloads 0, memory operands 0, moves 1, instructions 1127
+;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 31, spills 13, reloads 0, memory operands 0, moves 1, instructions 1177
 ;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 14, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
-;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 25, spills 13, reloads 0, memory operands 0, moves 1, instructions 1127
+;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 31, spills 13, reloads 0, memory operands 0, moves 1, instructions 1177
 ;   tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
 ;
 ; Register map of tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: zmm0                  k1: zmm1                  k2: zmm2
 ;       k3: zmm3                  k4: zmm4                  k5: zmm5                  k6: zmm6
-;       k7: zmm7                  k8: zmm8                 key: rdi                    n: r8
-;      out: rcx                   t0: zmm9                  t1: zmm10                 t2: zmm11
-;    tweak: rsi                   x0: zmm12                 x1: zmm13                 x2: zmm14
-;       x3: zmm15                 x4: zmm16                 x5: zmm17                 x6: zmm18
-;       x7: zmm19
+;       k7: zmm7                  k8: zmm8                 key: rdi                 l1_0: zmm13
+;     l1_1: zmm10               l1_2: zmm20               l1_3: zmm18               l1_4: zmm16
+;     l1_5: zmm14               l1_6: zmm23               l1_7: zmm21               l2_8: zmm17
+;     l2_9: zmm13              l2_10: zmm24              l2_11: zmm20              l2_12: zmm12
+;    l2_13: zmm10              l2_14: zmm15              l2_15: zmm18                  n: r8
+;       o0: zmm22                 o1: zmm11                 o2: zmm16                 o3: zmm9
+;       o4: zmm11                 o5: zmm11                 o6: zmm9                  o7: zmm25
+;      out: rcx                   s0: zmm10                 s1: zmm12                 s2: zmm14
+;       s3: zmm15                 s4: zmm18                 s5: zmm19                 s6: zmm21
+;       s7: zmm22                 t0: zmm11                 t1: zmm9                t1_0: zmm9
+;     t1_1: zmm25               t1_2: zmm18               t1_3: zmm15               t1_4: zmm11
+;     t1_5: zmm19               t1_6: zmm20               t1_7: zmm14                 t2: zmm16
+;     t2_8: zmm16               t2_9: zmm9               t2_10: zmm9               t2_11: zmm25
+;    t2_12: zmm21              t2_13: zmm18              t2_14: zmm10              t2_15: zmm15
+;      tw0: zmm9                 tw1: zmm10              tweak: rsi                   x0: zmm25
+;       x1: zmm17                 x2: zmm19                 x3: zmm12                 x4: zmm15
+;       x5: zmm13                 x6: zmm14                 x7: zmm10
 ;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 n out tweak
 ;   frame: 2056 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -46,11 +58,23 @@
 ; Register map of tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: zmm0                  k1: zmm1                  k2: zmm2
 ;       k3: zmm3                  k4: zmm4                  k5: zmm5                  k6: zmm6
-;       k7: zmm7                  k8: zmm8                 key: rdi                    n: r8
-;      out: rcx                   t0: zmm9                  t1: zmm10                 t2: zmm11
-;    tweak: rsi                   x0: zmm12                 x1: zmm13                 x2: zmm14
-;       x3: zmm15                 x4: zmm16                 x5: zmm17                 x6: zmm18
-;       x7: zmm19
+;       k7: zmm7                  k8: zmm8                 key: rdi                 l1_0: zmm13
+;     l1_1: zmm10               l1_2: zmm20               l1_3: zmm18               l1_4: zmm16
+;     l1_5: zmm14               l1_6: zmm23               l1_7: zmm21               l2_8: zmm17
+;     l2_9: zmm13              l2_10: zmm24              l2_11: zmm20              l2_12: zmm12
+;    l2_13: zmm10              l2_14: zmm15              l2_15: zmm18                  n: r8
+;       o0: zmm22                 o1: zmm11                 o2: zmm16                 o3: zmm9
+;       o4: zmm11                 o5: zmm11                 o6: zmm9                  o7: zmm25
+;      out: rcx                   s0: zmm10                 s1: zmm12                 s2: zmm14
+;       s3: zmm15                 s4: zmm18                 s5: zmm19                 s6: zmm21
+;       s7: zmm22                 t0: zmm11                 t1: zmm9                t1_0: zmm9
+;     t1_1: zmm25               t1_2: zmm18               t1_3: zmm15               t1_4: zmm11
+;     t1_5: zmm19               t1_6: zmm20               t1_7: zmm14                 t2: zmm16
+;     t2_8: zmm16               t2_9: zmm9               t2_10: zmm9               t2_11: zmm25
+;    t2_12: zmm21              t2_13: zmm18              t2_14: zmm10              t2_15: zmm15
+;      tw0: zmm9                 tw1: zmm10              tweak: rsi                   x0: zmm25
+;       x1: zmm17                 x2: zmm19                 x3: zmm12                 x4: zmm15
+;       x5: zmm13                 x6: zmm14                 x7: zmm10
 ;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 n out tweak
 ;   frame: 2056 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -123,8 +147,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 .entry:
     sub rsp, 2056
 .prolog_end:
-    vmovdqu64 zmm31, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 64
-    vmovdqu64 zmm30, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0xa9fc1a22
     mov dword [rsp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 8], 0xa9fc1a22
@@ -483,2300 +505,2385 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 ; for each block
     align 32
 .loop:
+; load 8 tweaks and transpose to one vector per tweak word (lane bit i: block bit (2, 0, 1)[i])
+; tw0 = tweak[0]
+    vmovdqu64 zmm9, [rsi]
+; tw1 = tweak[8]
+    vmovdqu64 zmm10, [rsi + 64]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq zmm11, zmm9, zmm10
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq zmm9, zmm9, zmm10
+; load 8 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu64 zmm10, [rdx]
+; s1 = in[8]
+    vmovdqu64 zmm12, [rdx + 64]
+; l1_0 = even128(s0, s1)
+    vshufi64x2 zmm13, zmm10, zmm12, 0x88
+; s2 = in[16]
+    vmovdqu64 zmm14, [rdx + 128]
+; s3 = in[24]
+    vmovdqu64 zmm15, [rdx + 192]
+; l1_4 = even128(s2, s3)
+    vshufi64x2 zmm16, zmm14, zmm15, 0x88
+; l2_8 = even128(l1_0, l1_4)
+    vshufi64x2 zmm17, zmm13, zmm16, 0x88
+; s4 = in[32]
+    vmovdqu64 zmm18, [rdx + 256]
+; s5 = in[40]
+    vmovdqu64 zmm19, [rdx + 320]
+; l1_2 = even128(s4, s5)
+    vshufi64x2 zmm20, zmm18, zmm19, 0x88
+; s6 = in[48]
+    vmovdqu64 zmm21, [rdx + 384]
+; s7 = in[56]
+    vmovdqu64 zmm22, [rdx + 448]
+; l1_6 = even128(s6, s7)
+    vshufi64x2 zmm23, zmm21, zmm22, 0x88
+; l2_10 = even128(l1_2, l1_6)
+    vshufi64x2 zmm24, zmm20, zmm23, 0x88
+; x0 = unpcklo(l2_8, l2_10)
+    vpunpcklqdq zmm25, zmm17, zmm24
+; x1 = unpckhi(l2_8, l2_10)
+    vpunpckhqdq zmm17, zmm17, zmm24
+; l1_1 = odd128(s0, s1)
+    vshufi64x2 zmm10, zmm10, zmm12, 0xdd
+; l1_5 = odd128(s2, s3)
+    vshufi64x2 zmm14, zmm14, zmm15, 0xdd
+; l2_12 = even128(l1_1, l1_5)
+    vshufi64x2 zmm12, zmm10, zmm14, 0x88
+; l1_3 = odd128(s4, s5)
+    vshufi64x2 zmm18, zmm18, zmm19, 0xdd
+; l1_7 = odd128(s6, s7)
+    vshufi64x2 zmm21, zmm21, zmm22, 0xdd
+; l2_14 = even128(l1_3, l1_7)
+    vshufi64x2 zmm15, zmm18, zmm21, 0x88
+; x2 = unpcklo(l2_12, l2_14)
+    vpunpcklqdq zmm19, zmm12, zmm15
+; x3 = unpckhi(l2_12, l2_14)
+    vpunpckhqdq zmm12, zmm12, zmm15
+; l2_9 = odd128(l1_0, l1_4)
+    vshufi64x2 zmm13, zmm13, zmm16, 0xdd
+; l2_11 = odd128(l1_2, l1_6)
+    vshufi64x2 zmm20, zmm20, zmm23, 0xdd
+; x4 = unpcklo(l2_9, l2_11)
+    vpunpcklqdq zmm15, zmm13, zmm20
+; x5 = unpckhi(l2_9, l2_11)
+    vpunpckhqdq zmm13, zmm13, zmm20
+; l2_13 = odd128(l1_1, l1_5)
+    vshufi64x2 zmm10, zmm10, zmm14, 0xdd
+; l2_15 = odd128(l1_3, l1_7)
+    vshufi64x2 zmm18, zmm18, zmm21, 0xdd
+; x6 = unpcklo(l2_13, l2_15)
+    vpunpcklqdq zmm14, zmm10, zmm18
+; x7 = unpckhi(l2_13, l2_15)
+    vpunpckhqdq zmm10, zmm10, zmm18
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm9{k1}, [rsi + zmm30 + 0]
-; t1 = tweak[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm10{k1}, [rsi + zmm30 + 8]
 ; t2 ^= t1
-    vmovdqa64 zmm11, zmm9
-    vpxorq zmm11, zmm11, zmm10
-; x0 = in[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm12{k1}, [rdx + zmm31 + 0]
-; x1 = in[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm13{k1}, [rdx + zmm31 + 8]
-; x2 = in[2]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm14{k1}, [rdx + zmm31 + 16]
-; x3 = in[3]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm15{k1}, [rdx + zmm31 + 24]
-; x4 = in[4]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm16{k1}, [rdx + zmm31 + 32]
-; x5 = in[5]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm17{k1}, [rdx + zmm31 + 40]
-; x6 = in[6]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm18{k1}, [rdx + zmm31 + 48]
-; x7 = in[7]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm19{k1}, [rdx + zmm31 + 56]
+    vmovdqa64 zmm16, zmm11
+    vpxorq zmm16, zmm16, zmm9
 ; add subkey 0
 ; x0 += k0
-    vpaddq zmm12, zmm12, zmm0
+    vpaddq zmm25, zmm25, zmm0
 ; x1 += k1
-    vpaddq zmm13, zmm13, zmm1
+    vpaddq zmm17, zmm17, zmm1
 ; x2 += k2
-    vpaddq zmm14, zmm14, zmm2
+    vpaddq zmm19, zmm19, zmm2
 ; x3 += k3
-    vpaddq zmm15, zmm15, zmm3
+    vpaddq zmm12, zmm12, zmm3
 ; x4 += k4
-    vpaddq zmm16, zmm16, zmm4
+    vpaddq zmm15, zmm15, zmm4
 ; x5 += k5
-    vpaddq zmm17, zmm17, zmm5
+    vpaddq zmm13, zmm13, zmm5
 ; x6 += k6
-    vpaddq zmm18, zmm18, zmm6
+    vpaddq zmm14, zmm14, zmm6
 ; x7 += k7
-    vpaddq zmm19, zmm19, zmm7
+    vpaddq zmm10, zmm10, zmm7
 ; x5 += t0
-    vpaddq zmm17, zmm17, zmm9
+    vpaddq zmm13, zmm13, zmm11
 ; x6 += t1
-    vpaddq zmm18, zmm18, zmm10
+    vpaddq zmm14, zmm14, zmm9
 ; round 0
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 46
-    vprolq zmm13, zmm13, 46
+    vprolq zmm17, zmm17, 46
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 36
-    vprolq zmm15, zmm15, 36
+    vprolq zmm12, zmm12, 36
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 19
-    vprolq zmm17, zmm17, 19
+    vprolq zmm13, zmm13, 19
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 37
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 1
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 33
-    vprolq zmm13, zmm13, 33
+    vprolq zmm17, zmm17, 33
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 27
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 14
-    vprolq zmm17, zmm17, 14
+    vprolq zmm13, zmm13, 14
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 42
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 2
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 17
-    vprolq zmm13, zmm13, 17
+    vprolq zmm17, zmm17, 17
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 49
-    vprolq zmm15, zmm15, 49
+    vprolq zmm12, zmm12, 49
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 36
-    vprolq zmm17, zmm17, 36
+    vprolq zmm13, zmm13, 36
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 39
-    vprolq zmm19, zmm19, 39
+    vprolq zmm10, zmm10, 39
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 3
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 44
-    vprolq zmm13, zmm13, 44
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 9
-    vprolq zmm19, zmm19, 9
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 54
-    vprolq zmm17, zmm17, 54
-; x5 ^= x2
+; x1 <<<= 44
+    vprolq zmm17, zmm17, 44
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 9
+    vprolq zmm10, zmm10, 9
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 54
+    vprolq zmm13, zmm13, 54
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 56
-    vprolq zmm15, zmm15, 56
+    vprolq zmm12, zmm12, 56
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 1
 ; x0 += k1
-    vpaddq zmm12, zmm12, zmm1
+    vpaddq zmm25, zmm25, zmm1
 ; x1 += k2
-    vpaddq zmm13, zmm13, zmm2
+    vpaddq zmm17, zmm17, zmm2
 ; x2 += k3
-    vpaddq zmm14, zmm14, zmm3
+    vpaddq zmm19, zmm19, zmm3
 ; x3 += k4
-    vpaddq zmm15, zmm15, zmm4
+    vpaddq zmm12, zmm12, zmm4
 ; x4 += k5
-    vpaddq zmm16, zmm16, zmm5
+    vpaddq zmm15, zmm15, zmm5
 ; x5 += k6
-    vpaddq zmm17, zmm17, zmm6
+    vpaddq zmm13, zmm13, zmm6
 ; x6 += k7
-    vpaddq zmm18, zmm18, zmm7
+    vpaddq zmm14, zmm14, zmm7
 ; x7 += k8
-    vpaddq zmm19, zmm19, zmm8
+    vpaddq zmm10, zmm10, zmm8
 ; x5 += t1
-    vpaddq zmm17, zmm17, zmm10
+    vpaddq zmm13, zmm13, zmm9
 ; x6 += t2
-    vpaddq zmm18, zmm18, zmm11
+    vpaddq zmm14, zmm14, zmm16
 ; x7 += 1
-    vpaddq zmm19, zmm19, qword [rsp + 896]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 896]{1to8}
 ; round 4
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 39
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 30
-    vprolq zmm15, zmm15, 30
+    vprolq zmm12, zmm12, 30
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 34
-    vprolq zmm17, zmm17, 34
+    vprolq zmm13, zmm13, 34
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 24
-    vprolq zmm19, zmm19, 24
+    vprolq zmm10, zmm10, 24
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 5
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 13
-    vprolq zmm13, zmm13, 13
+    vprolq zmm17, zmm17, 13
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 50
-    vprolq zmm19, zmm19, 50
+    vprolq zmm10, zmm10, 50
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 10
-    vprolq zmm17, zmm17, 10
+    vprolq zmm13, zmm13, 10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 17
-    vprolq zmm15, zmm15, 17
+    vprolq zmm12, zmm12, 17
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 6
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 25
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 29
-    vprolq zmm15, zmm15, 29
+    vprolq zmm12, zmm12, 29
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 39
-    vprolq zmm17, zmm17, 39
+    vprolq zmm13, zmm13, 39
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 43
-    vprolq zmm19, zmm19, 43
+    vprolq zmm10, zmm10, 43
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 7
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 8
-    vprolq zmm13, zmm13, 8
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 35
-    vprolq zmm19, zmm19, 35
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 56
-    vprolq zmm17, zmm17, 56
-; x5 ^= x2
+; x1 <<<= 8
+    vprolq zmm17, zmm17, 8
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 35
+    vprolq zmm10, zmm10, 35
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 56
+    vprolq zmm13, zmm13, 56
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 22
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 2
 ; x0 += k2
-    vpaddq zmm12, zmm12, zmm2
+    vpaddq zmm25, zmm25, zmm2
 ; x1 += k3
-    vpaddq zmm13, zmm13, zmm3
+    vpaddq zmm17, zmm17, zmm3
 ; x2 += k4
-    vpaddq zmm14, zmm14, zmm4
+    vpaddq zmm19, zmm19, zmm4
 ; x3 += k5
-    vpaddq zmm15, zmm15, zmm5
+    vpaddq zmm12, zmm12, zmm5
 ; x4 += k6
-    vpaddq zmm16, zmm16, zmm6
+    vpaddq zmm15, zmm15, zmm6
 ; x5 += k7
-    vpaddq zmm17, zmm17, zmm7
+    vpaddq zmm13, zmm13, zmm7
 ; x6 += k8
-    vpaddq zmm18, zmm18, zmm8
+    vpaddq zmm14, zmm14, zmm8
 ; x7 += k0
-    vpaddq zmm19, zmm19, zmm0
+    vpaddq zmm10, zmm10, zmm0
 ; x5 += t2
-    vpaddq zmm17, zmm17, zmm11
+    vpaddq zmm13, zmm13, zmm16
 ; x6 += t0
-    vpaddq zmm18, zmm18, zmm9
+    vpaddq zmm14, zmm14, zmm11
 ; x7 += 2
-    vpaddq zmm19, zmm19, qword [rsp + 960]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 960]{1to8}
 ; round 8
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 46
-    vprolq zmm13, zmm13, 46
+    vprolq zmm17, zmm17, 46
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 36
-    vprolq zmm15, zmm15, 36
+    vprolq zmm12, zmm12, 36
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 19
-    vprolq zmm17, zmm17, 19
+    vprolq zmm13, zmm13, 19
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 37
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 9
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 33
-    vprolq zmm13, zmm13, 33
+    vprolq zmm17, zmm17, 33
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 27
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 14
-    vprolq zmm17, zmm17, 14
+    vprolq zmm13, zmm13, 14
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 42
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 10
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 17
-    vprolq zmm13, zmm13, 17
+    vprolq zmm17, zmm17, 17
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 49
-    vprolq zmm15, zmm15, 49
+    vprolq zmm12, zmm12, 49
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 36
-    vprolq zmm17, zmm17, 36
+    vprolq zmm13, zmm13, 36
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 39
-    vprolq zmm19, zmm19, 39
+    vprolq zmm10, zmm10, 39
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 11
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 44
-    vprolq zmm13, zmm13, 44
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 9
-    vprolq zmm19, zmm19, 9
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 54
-    vprolq zmm17, zmm17, 54
-; x5 ^= x2
+; x1 <<<= 44
+    vprolq zmm17, zmm17, 44
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 9
+    vprolq zmm10, zmm10, 9
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 54
+    vprolq zmm13, zmm13, 54
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 56
-    vprolq zmm15, zmm15, 56
+    vprolq zmm12, zmm12, 56
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 3
 ; x0 += k3
-    vpaddq zmm12, zmm12, zmm3
+    vpaddq zmm25, zmm25, zmm3
 ; x1 += k4
-    vpaddq zmm13, zmm13, zmm4
+    vpaddq zmm17, zmm17, zmm4
 ; x2 += k5
-    vpaddq zmm14, zmm14, zmm5
+    vpaddq zmm19, zmm19, zmm5
 ; x3 += k6
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm12, zmm12, zmm6
 ; x4 += k7
-    vpaddq zmm16, zmm16, zmm7
+    vpaddq zmm15, zmm15, zmm7
 ; x5 += k8
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm13, zmm13, zmm8
 ; x6 += k0
-    vpaddq zmm18, zmm18, zmm0
+    vpaddq zmm14, zmm14, zmm0
 ; x7 += k1
-    vpaddq zmm19, zmm19, zmm1
+    vpaddq zmm10, zmm10, zmm1
 ; x5 += t0
-    vpaddq zmm17, zmm17, zmm9
+    vpaddq zmm13, zmm13, zmm11
 ; x6 += t1
-    vpaddq zmm18, zmm18, zmm10
+    vpaddq zmm14, zmm14, zmm9
 ; x7 += 3
-    vpaddq zmm19, zmm19, qword [rsp + 1024]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1024]{1to8}
 ; round 12
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 39
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 30
-    vprolq zmm15, zmm15, 30
+    vprolq zmm12, zmm12, 30
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 34
-    vprolq zmm17, zmm17, 34
+    vprolq zmm13, zmm13, 34
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 24
-    vprolq zmm19, zmm19, 24
+    vprolq zmm10, zmm10, 24
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 13
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 13
-    vprolq zmm13, zmm13, 13
+    vprolq zmm17, zmm17, 13
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 50
-    vprolq zmm19, zmm19, 50
+    vprolq zmm10, zmm10, 50
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 10
-    vprolq zmm17, zmm17, 10
+    vprolq zmm13, zmm13, 10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 17
-    vprolq zmm15, zmm15, 17
+    vprolq zmm12, zmm12, 17
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 14
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 25
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 29
-    vprolq zmm15, zmm15, 29
+    vprolq zmm12, zmm12, 29
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 39
-    vprolq zmm17, zmm17, 39
+    vprolq zmm13, zmm13, 39
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 43
-    vprolq zmm19, zmm19, 43
+    vprolq zmm10, zmm10, 43
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 15
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 8
-    vprolq zmm13, zmm13, 8
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 35
-    vprolq zmm19, zmm19, 35
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 56
-    vprolq zmm17, zmm17, 56
-; x5 ^= x2
+; x1 <<<= 8
+    vprolq zmm17, zmm17, 8
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 35
+    vprolq zmm10, zmm10, 35
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 56
+    vprolq zmm13, zmm13, 56
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 22
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 4
 ; x0 += k4
-    vpaddq zmm12, zmm12, zmm4
+    vpaddq zmm25, zmm25, zmm4
 ; x1 += k5
-    vpaddq zmm13, zmm13, zmm5
+    vpaddq zmm17, zmm17, zmm5
 ; x2 += k6
-    vpaddq zmm14, zmm14, zmm6
+    vpaddq zmm19, zmm19, zmm6
 ; x3 += k7
-    vpaddq zmm15, zmm15, zmm7
+    vpaddq zmm12, zmm12, zmm7
 ; x4 += k8
-    vpaddq zmm16, zmm16, zmm8
+    vpaddq zmm15, zmm15, zmm8
 ; x5 += k0
-    vpaddq zmm17, zmm17, zmm0
+    vpaddq zmm13, zmm13, zmm0
 ; x6 += k1
-    vpaddq zmm18, zmm18, zmm1
+    vpaddq zmm14, zmm14, zmm1
 ; x7 += k2
-    vpaddq zmm19, zmm19, zmm2
+    vpaddq zmm10, zmm10, zmm2
 ; x5 += t1
-    vpaddq zmm17, zmm17, zmm10
+    vpaddq zmm13, zmm13, zmm9
 ; x6 += t2
-    vpaddq zmm18, zmm18, zmm11
+    vpaddq zmm14, zmm14, zmm16
 ; x7 += 4
-    vpaddq zmm19, zmm19, qword [rsp + 1088]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1088]{1to8}
 ; round 16
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 46
-    vprolq zmm13, zmm13, 46
+    vprolq zmm17, zmm17, 46
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 36
-    vprolq zmm15, zmm15, 36
+    vprolq zmm12, zmm12, 36
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 19
-    vprolq zmm17, zmm17, 19
+    vprolq zmm13, zmm13, 19
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 37
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 17
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 33
-    vprolq zmm13, zmm13, 33
+    vprolq zmm17, zmm17, 33
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 27
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 14
-    vprolq zmm17, zmm17, 14
+    vprolq zmm13, zmm13, 14
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 42
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 18
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 17
-    vprolq zmm13, zmm13, 17
+    vprolq zmm17, zmm17, 17
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 49
-    vprolq zmm15, zmm15, 49
+    vprolq zmm12, zmm12, 49
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 36
-    vprolq zmm17, zmm17, 36
+    vprolq zmm13, zmm13, 36
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 39
-    vprolq zmm19, zmm19, 39
+    vprolq zmm10, zmm10, 39
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 19
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 44
-    vprolq zmm13, zmm13, 44
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 9
-    vprolq zmm19, zmm19, 9
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 54
-    vprolq zmm17, zmm17, 54
-; x5 ^= x2
+; x1 <<<= 44
+    vprolq zmm17, zmm17, 44
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 9
+    vprolq zmm10, zmm10, 9
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 54
+    vprolq zmm13, zmm13, 54
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 56
-    vprolq zmm15, zmm15, 56
+    vprolq zmm12, zmm12, 56
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 5
 ; x0 += k5
-    vpaddq zmm12, zmm12, zmm5
+    vpaddq zmm25, zmm25, zmm5
 ; x1 += k6
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm17, zmm17, zmm6
 ; x2 += k7
-    vpaddq zmm14, zmm14, zmm7
+    vpaddq zmm19, zmm19, zmm7
 ; x3 += k8
-    vpaddq zmm15, zmm15, zmm8
+    vpaddq zmm12, zmm12, zmm8
 ; x4 += k0
-    vpaddq zmm16, zmm16, zmm0
+    vpaddq zmm15, zmm15, zmm0
 ; x5 += k1
-    vpaddq zmm17, zmm17, zmm1
+    vpaddq zmm13, zmm13, zmm1
 ; x6 += k2
-    vpaddq zmm18, zmm18, zmm2
+    vpaddq zmm14, zmm14, zmm2
 ; x7 += k3
-    vpaddq zmm19, zmm19, zmm3
+    vpaddq zmm10, zmm10, zmm3
 ; x5 += t2
-    vpaddq zmm17, zmm17, zmm11
+    vpaddq zmm13, zmm13, zmm16
 ; x6 += t0
-    vpaddq zmm18, zmm18, zmm9
+    vpaddq zmm14, zmm14, zmm11
 ; x7 += 5
-    vpaddq zmm19, zmm19, qword [rsp + 1152]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1152]{1to8}
 ; round 20
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 39
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 30
-    vprolq zmm15, zmm15, 30
+    vprolq zmm12, zmm12, 30
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 34
-    vprolq zmm17, zmm17, 34
+    vprolq zmm13, zmm13, 34
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 24
-    vprolq zmm19, zmm19, 24
+    vprolq zmm10, zmm10, 24
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 21
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 13
-    vprolq zmm13, zmm13, 13
+    vprolq zmm17, zmm17, 13
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 50
-    vprolq zmm19, zmm19, 50
+    vprolq zmm10, zmm10, 50
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 10
-    vprolq zmm17, zmm17, 10
+    vprolq zmm13, zmm13, 10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 17
-    vprolq zmm15, zmm15, 17
+    vprolq zmm12, zmm12, 17
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 22
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 25
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 29
-    vprolq zmm15, zmm15, 29
+    vprolq zmm12, zmm12, 29
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 39
-    vprolq zmm17, zmm17, 39
+    vprolq zmm13, zmm13, 39
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 43
-    vprolq zmm19, zmm19, 43
+    vprolq zmm10, zmm10, 43
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 23
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 8
-    vprolq zmm13, zmm13, 8
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 35
-    vprolq zmm19, zmm19, 35
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 56
-    vprolq zmm17, zmm17, 56
-; x5 ^= x2
+; x1 <<<= 8
+    vprolq zmm17, zmm17, 8
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 35
+    vprolq zmm10, zmm10, 35
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 56
+    vprolq zmm13, zmm13, 56
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 22
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 6
 ; x0 += k6
-    vpaddq zmm12, zmm12, zmm6
+    vpaddq zmm25, zmm25, zmm6
 ; x1 += k7
-    vpaddq zmm13, zmm13, zmm7
+    vpaddq zmm17, zmm17, zmm7
 ; x2 += k8
-    vpaddq zmm14, zmm14, zmm8
+    vpaddq zmm19, zmm19, zmm8
 ; x3 += k0
-    vpaddq zmm15, zmm15, zmm0
+    vpaddq zmm12, zmm12, zmm0
 ; x4 += k1
-    vpaddq zmm16, zmm16, zmm1
+    vpaddq zmm15, zmm15, zmm1
 ; x5 += k2
-    vpaddq zmm17, zmm17, zmm2
+    vpaddq zmm13, zmm13, zmm2
 ; x6 += k3
-    vpaddq zmm18, zmm18, zmm3
+    vpaddq zmm14, zmm14, zmm3
 ; x7 += k4
-    vpaddq zmm19, zmm19, zmm4
+    vpaddq zmm10, zmm10, zmm4
 ; x5 += t0
-    vpaddq zmm17, zmm17, zmm9
+    vpaddq zmm13, zmm13, zmm11
 ; x6 += t1
-    vpaddq zmm18, zmm18, zmm10
+    vpaddq zmm14, zmm14, zmm9
 ; x7 += 6
-    vpaddq zmm19, zmm19, qword [rsp + 1216]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1216]{1to8}
 ; round 24
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 46
-    vprolq zmm13, zmm13, 46
+    vprolq zmm17, zmm17, 46
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 36
-    vprolq zmm15, zmm15, 36
+    vprolq zmm12, zmm12, 36
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 19
-    vprolq zmm17, zmm17, 19
+    vprolq zmm13, zmm13, 19
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 37
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 25
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 33
-    vprolq zmm13, zmm13, 33
+    vprolq zmm17, zmm17, 33
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 27
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 14
-    vprolq zmm17, zmm17, 14
+    vprolq zmm13, zmm13, 14
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 42
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 26
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 17
-    vprolq zmm13, zmm13, 17
+    vprolq zmm17, zmm17, 17
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 49
-    vprolq zmm15, zmm15, 49
+    vprolq zmm12, zmm12, 49
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 36
-    vprolq zmm17, zmm17, 36
+    vprolq zmm13, zmm13, 36
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 39
-    vprolq zmm19, zmm19, 39
+    vprolq zmm10, zmm10, 39
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 27
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 44
-    vprolq zmm13, zmm13, 44
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 9
-    vprolq zmm19, zmm19, 9
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 54
-    vprolq zmm17, zmm17, 54
-; x5 ^= x2
+; x1 <<<= 44
+    vprolq zmm17, zmm17, 44
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 9
+    vprolq zmm10, zmm10, 9
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 54
+    vprolq zmm13, zmm13, 54
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 56
-    vprolq zmm15, zmm15, 56
+    vprolq zmm12, zmm12, 56
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 7
 ; x0 += k7
-    vpaddq zmm12, zmm12, zmm7
+    vpaddq zmm25, zmm25, zmm7
 ; x1 += k8
-    vpaddq zmm13, zmm13, zmm8
+    vpaddq zmm17, zmm17, zmm8
 ; x2 += k0
-    vpaddq zmm14, zmm14, zmm0
+    vpaddq zmm19, zmm19, zmm0
 ; x3 += k1
-    vpaddq zmm15, zmm15, zmm1
+    vpaddq zmm12, zmm12, zmm1
 ; x4 += k2
-    vpaddq zmm16, zmm16, zmm2
+    vpaddq zmm15, zmm15, zmm2
 ; x5 += k3
-    vpaddq zmm17, zmm17, zmm3
+    vpaddq zmm13, zmm13, zmm3
 ; x6 += k4
-    vpaddq zmm18, zmm18, zmm4
+    vpaddq zmm14, zmm14, zmm4
 ; x7 += k5
-    vpaddq zmm19, zmm19, zmm5
+    vpaddq zmm10, zmm10, zmm5
 ; x5 += t1
-    vpaddq zmm17, zmm17, zmm10
+    vpaddq zmm13, zmm13, zmm9
 ; x6 += t2
-    vpaddq zmm18, zmm18, zmm11
+    vpaddq zmm14, zmm14, zmm16
 ; x7 += 7
-    vpaddq zmm19, zmm19, qword [rsp + 1280]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1280]{1to8}
 ; round 28
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 39
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 30
-    vprolq zmm15, zmm15, 30
+    vprolq zmm12, zmm12, 30
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 34
-    vprolq zmm17, zmm17, 34
+    vprolq zmm13, zmm13, 34
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 24
-    vprolq zmm19, zmm19, 24
+    vprolq zmm10, zmm10, 24
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 29
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 13
-    vprolq zmm13, zmm13, 13
+    vprolq zmm17, zmm17, 13
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 50
-    vprolq zmm19, zmm19, 50
+    vprolq zmm10, zmm10, 50
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 10
-    vprolq zmm17, zmm17, 10
+    vprolq zmm13, zmm13, 10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 17
-    vprolq zmm15, zmm15, 17
+    vprolq zmm12, zmm12, 17
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 30
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 25
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 29
-    vprolq zmm15, zmm15, 29
+    vprolq zmm12, zmm12, 29
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 39
-    vprolq zmm17, zmm17, 39
+    vprolq zmm13, zmm13, 39
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 43
-    vprolq zmm19, zmm19, 43
+    vprolq zmm10, zmm10, 43
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 31
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 8
-    vprolq zmm13, zmm13, 8
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 35
-    vprolq zmm19, zmm19, 35
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 56
-    vprolq zmm17, zmm17, 56
-; x5 ^= x2
+; x1 <<<= 8
+    vprolq zmm17, zmm17, 8
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 35
+    vprolq zmm10, zmm10, 35
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 56
+    vprolq zmm13, zmm13, 56
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 22
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 8
 ; x0 += k8
-    vpaddq zmm12, zmm12, zmm8
+    vpaddq zmm25, zmm25, zmm8
 ; x1 += k0
-    vpaddq zmm13, zmm13, zmm0
+    vpaddq zmm17, zmm17, zmm0
 ; x2 += k1
-    vpaddq zmm14, zmm14, zmm1
+    vpaddq zmm19, zmm19, zmm1
 ; x3 += k2
-    vpaddq zmm15, zmm15, zmm2
+    vpaddq zmm12, zmm12, zmm2
 ; x4 += k3
-    vpaddq zmm16, zmm16, zmm3
+    vpaddq zmm15, zmm15, zmm3
 ; x5 += k4
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm13, zmm13, zmm4
 ; x6 += k5
-    vpaddq zmm18, zmm18, zmm5
+    vpaddq zmm14, zmm14, zmm5
 ; x7 += k6
-    vpaddq zmm19, zmm19, zmm6
+    vpaddq zmm10, zmm10, zmm6
 ; x5 += t2
-    vpaddq zmm17, zmm17, zmm11
+    vpaddq zmm13, zmm13, zmm16
 ; x6 += t0
-    vpaddq zmm18, zmm18, zmm9
+    vpaddq zmm14, zmm14, zmm11
 ; x7 += 8
-    vpaddq zmm19, zmm19, qword [rsp + 1344]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1344]{1to8}
 ; round 32
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 46
-    vprolq zmm13, zmm13, 46
+    vprolq zmm17, zmm17, 46
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 36
-    vprolq zmm15, zmm15, 36
+    vprolq zmm12, zmm12, 36
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 19
-    vprolq zmm17, zmm17, 19
+    vprolq zmm13, zmm13, 19
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 37
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 33
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 33
-    vprolq zmm13, zmm13, 33
+    vprolq zmm17, zmm17, 33
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 27
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 14
-    vprolq zmm17, zmm17, 14
+    vprolq zmm13, zmm13, 14
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 42
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 34
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 17
-    vprolq zmm13, zmm13, 17
+    vprolq zmm17, zmm17, 17
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 49
-    vprolq zmm15, zmm15, 49
+    vprolq zmm12, zmm12, 49
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 36
-    vprolq zmm17, zmm17, 36
+    vprolq zmm13, zmm13, 36
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 39
-    vprolq zmm19, zmm19, 39
+    vprolq zmm10, zmm10, 39
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 35
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 44
-    vprolq zmm13, zmm13, 44
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 9
-    vprolq zmm19, zmm19, 9
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 54
-    vprolq zmm17, zmm17, 54
-; x5 ^= x2
+; x1 <<<= 44
+    vprolq zmm17, zmm17, 44
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 9
+    vprolq zmm10, zmm10, 9
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 54
+    vprolq zmm13, zmm13, 54
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 56
-    vprolq zmm15, zmm15, 56
+    vprolq zmm12, zmm12, 56
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 9
 ; x0 += k0
-    vpaddq zmm12, zmm12, zmm0
+    vpaddq zmm25, zmm25, zmm0
 ; x1 += k1
-    vpaddq zmm13, zmm13, zmm1
+    vpaddq zmm17, zmm17, zmm1
 ; x2 += k2
-    vpaddq zmm14, zmm14, zmm2
+    vpaddq zmm19, zmm19, zmm2
 ; x3 += k3
-    vpaddq zmm15, zmm15, zmm3
+    vpaddq zmm12, zmm12, zmm3
 ; x4 += k4
-    vpaddq zmm16, zmm16, zmm4
+    vpaddq zmm15, zmm15, zmm4
 ; x5 += k5
-    vpaddq zmm17, zmm17, zmm5
+    vpaddq zmm13, zmm13, zmm5
 ; x6 += k6
-    vpaddq zmm18, zmm18, zmm6
+    vpaddq zmm14, zmm14, zmm6
 ; x7 += k7
-    vpaddq zmm19, zmm19, zmm7
+    vpaddq zmm10, zmm10, zmm7
 ; x5 += t0
-    vpaddq zmm17, zmm17, zmm9
+    vpaddq zmm13, zmm13, zmm11
 ; x6 += t1
-    vpaddq zmm18, zmm18, zmm10
+    vpaddq zmm14, zmm14, zmm9
 ; x7 += 9
-    vpaddq zmm19, zmm19, qword [rsp + 1408]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1408]{1to8}
 ; round 36
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 39
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 30
-    vprolq zmm15, zmm15, 30
+    vprolq zmm12, zmm12, 30
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 34
-    vprolq zmm17, zmm17, 34
+    vprolq zmm13, zmm13, 34
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 24
-    vprolq zmm19, zmm19, 24
+    vprolq zmm10, zmm10, 24
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 37
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 13
-    vprolq zmm13, zmm13, 13
+    vprolq zmm17, zmm17, 13
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 50
-    vprolq zmm19, zmm19, 50
+    vprolq zmm10, zmm10, 50
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 10
-    vprolq zmm17, zmm17, 10
+    vprolq zmm13, zmm13, 10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 17
-    vprolq zmm15, zmm15, 17
+    vprolq zmm12, zmm12, 17
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 38
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 25
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 29
-    vprolq zmm15, zmm15, 29
+    vprolq zmm12, zmm12, 29
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 39
-    vprolq zmm17, zmm17, 39
+    vprolq zmm13, zmm13, 39
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 43
-    vprolq zmm19, zmm19, 43
+    vprolq zmm10, zmm10, 43
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 39
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 8
-    vprolq zmm13, zmm13, 8
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 35
-    vprolq zmm19, zmm19, 35
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 56
-    vprolq zmm17, zmm17, 56
-; x5 ^= x2
+; x1 <<<= 8
+    vprolq zmm17, zmm17, 8
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 35
+    vprolq zmm10, zmm10, 35
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 56
+    vprolq zmm13, zmm13, 56
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 22
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 10
 ; x0 += k1
-    vpaddq zmm12, zmm12, zmm1
+    vpaddq zmm25, zmm25, zmm1
 ; x1 += k2
-    vpaddq zmm13, zmm13, zmm2
+    vpaddq zmm17, zmm17, zmm2
 ; x2 += k3
-    vpaddq zmm14, zmm14, zmm3
+    vpaddq zmm19, zmm19, zmm3
 ; x3 += k4
-    vpaddq zmm15, zmm15, zmm4
+    vpaddq zmm12, zmm12, zmm4
 ; x4 += k5
-    vpaddq zmm16, zmm16, zmm5
+    vpaddq zmm15, zmm15, zmm5
 ; x5 += k6
-    vpaddq zmm17, zmm17, zmm6
+    vpaddq zmm13, zmm13, zmm6
 ; x6 += k7
-    vpaddq zmm18, zmm18, zmm7
+    vpaddq zmm14, zmm14, zmm7
 ; x7 += k8
-    vpaddq zmm19, zmm19, zmm8
+    vpaddq zmm10, zmm10, zmm8
 ; x5 += t1
-    vpaddq zmm17, zmm17, zmm10
+    vpaddq zmm13, zmm13, zmm9
 ; x6 += t2
-    vpaddq zmm18, zmm18, zmm11
+    vpaddq zmm14, zmm14, zmm16
 ; x7 += 0xa
-    vpaddq zmm19, zmm19, qword [rsp + 1472]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1472]{1to8}
 ; round 40
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 46
-    vprolq zmm13, zmm13, 46
+    vprolq zmm17, zmm17, 46
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 36
-    vprolq zmm15, zmm15, 36
+    vprolq zmm12, zmm12, 36
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 19
-    vprolq zmm17, zmm17, 19
+    vprolq zmm13, zmm13, 19
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 37
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 41
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 33
-    vprolq zmm13, zmm13, 33
+    vprolq zmm17, zmm17, 33
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 27
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 14
-    vprolq zmm17, zmm17, 14
+    vprolq zmm13, zmm13, 14
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 42
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 42
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 17
-    vprolq zmm13, zmm13, 17
+    vprolq zmm17, zmm17, 17
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 49
-    vprolq zmm15, zmm15, 49
+    vprolq zmm12, zmm12, 49
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 36
-    vprolq zmm17, zmm17, 36
+    vprolq zmm13, zmm13, 36
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 39
-    vprolq zmm19, zmm19, 39
+    vprolq zmm10, zmm10, 39
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 43
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 44
-    vprolq zmm13, zmm13, 44
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 9
-    vprolq zmm19, zmm19, 9
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 54
-    vprolq zmm17, zmm17, 54
-; x5 ^= x2
+; x1 <<<= 44
+    vprolq zmm17, zmm17, 44
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 9
+    vprolq zmm10, zmm10, 9
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 54
+    vprolq zmm13, zmm13, 54
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 56
-    vprolq zmm15, zmm15, 56
+    vprolq zmm12, zmm12, 56
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 11
 ; x0 += k2
-    vpaddq zmm12, zmm12, zmm2
+    vpaddq zmm25, zmm25, zmm2
 ; x1 += k3
-    vpaddq zmm13, zmm13, zmm3
+    vpaddq zmm17, zmm17, zmm3
 ; x2 += k4
-    vpaddq zmm14, zmm14, zmm4
+    vpaddq zmm19, zmm19, zmm4
 ; x3 += k5
-    vpaddq zmm15, zmm15, zmm5
+    vpaddq zmm12, zmm12, zmm5
 ; x4 += k6
-    vpaddq zmm16, zmm16, zmm6
+    vpaddq zmm15, zmm15, zmm6
 ; x5 += k7
-    vpaddq zmm17, zmm17, zmm7
+    vpaddq zmm13, zmm13, zmm7
 ; x6 += k8
-    vpaddq zmm18, zmm18, zmm8
+    vpaddq zmm14, zmm14, zmm8
 ; x7 += k0
-    vpaddq zmm19, zmm19, zmm0
+    vpaddq zmm10, zmm10, zmm0
 ; x5 += t2
-    vpaddq zmm17, zmm17, zmm11
+    vpaddq zmm13, zmm13, zmm16
 ; x6 += t0
-    vpaddq zmm18, zmm18, zmm9
+    vpaddq zmm14, zmm14, zmm11
 ; x7 += 0xb
-    vpaddq zmm19, zmm19, qword [rsp + 1536]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1536]{1to8}
 ; round 44
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 39
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 30
-    vprolq zmm15, zmm15, 30
+    vprolq zmm12, zmm12, 30
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 34
-    vprolq zmm17, zmm17, 34
+    vprolq zmm13, zmm13, 34
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 24
-    vprolq zmm19, zmm19, 24
+    vprolq zmm10, zmm10, 24
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 45
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 13
-    vprolq zmm13, zmm13, 13
+    vprolq zmm17, zmm17, 13
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 50
-    vprolq zmm19, zmm19, 50
+    vprolq zmm10, zmm10, 50
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 10
-    vprolq zmm17, zmm17, 10
+    vprolq zmm13, zmm13, 10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 17
-    vprolq zmm15, zmm15, 17
+    vprolq zmm12, zmm12, 17
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 46
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 25
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 29
-    vprolq zmm15, zmm15, 29
+    vprolq zmm12, zmm12, 29
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 39
-    vprolq zmm17, zmm17, 39
+    vprolq zmm13, zmm13, 39
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 43
-    vprolq zmm19, zmm19, 43
+    vprolq zmm10, zmm10, 43
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 47
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 8
-    vprolq zmm13, zmm13, 8
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 35
-    vprolq zmm19, zmm19, 35
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 56
-    vprolq zmm17, zmm17, 56
-; x5 ^= x2
+; x1 <<<= 8
+    vprolq zmm17, zmm17, 8
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 35
+    vprolq zmm10, zmm10, 35
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 56
+    vprolq zmm13, zmm13, 56
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 22
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 12
 ; x0 += k3
-    vpaddq zmm12, zmm12, zmm3
+    vpaddq zmm25, zmm25, zmm3
 ; x1 += k4
-    vpaddq zmm13, zmm13, zmm4
+    vpaddq zmm17, zmm17, zmm4
 ; x2 += k5
-    vpaddq zmm14, zmm14, zmm5
+    vpaddq zmm19, zmm19, zmm5
 ; x3 += k6
-    vpaddq zmm15, zmm15, zmm6
+    vpaddq zmm12, zmm12, zmm6
 ; x4 += k7
-    vpaddq zmm16, zmm16, zmm7
+    vpaddq zmm15, zmm15, zmm7
 ; x5 += k8
-    vpaddq zmm17, zmm17, zmm8
+    vpaddq zmm13, zmm13, zmm8
 ; x6 += k0
-    vpaddq zmm18, zmm18, zmm0
+    vpaddq zmm14, zmm14, zmm0
 ; x7 += k1
-    vpaddq zmm19, zmm19, zmm1
+    vpaddq zmm10, zmm10, zmm1
 ; x5 += t0
-    vpaddq zmm17, zmm17, zmm9
+    vpaddq zmm13, zmm13, zmm11
 ; x6 += t1
-    vpaddq zmm18, zmm18, zmm10
+    vpaddq zmm14, zmm14, zmm9
 ; x7 += 0xc
-    vpaddq zmm19, zmm19, qword [rsp + 1600]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1600]{1to8}
 ; round 48
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 46
-    vprolq zmm13, zmm13, 46
+    vprolq zmm17, zmm17, 46
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 36
-    vprolq zmm15, zmm15, 36
+    vprolq zmm12, zmm12, 36
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 19
-    vprolq zmm17, zmm17, 19
+    vprolq zmm13, zmm13, 19
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 37
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 49
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 33
-    vprolq zmm13, zmm13, 33
+    vprolq zmm17, zmm17, 33
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 27
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 14
-    vprolq zmm17, zmm17, 14
+    vprolq zmm13, zmm13, 14
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 42
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 50
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 17
-    vprolq zmm13, zmm13, 17
+    vprolq zmm17, zmm17, 17
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 49
-    vprolq zmm15, zmm15, 49
+    vprolq zmm12, zmm12, 49
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 36
-    vprolq zmm17, zmm17, 36
+    vprolq zmm13, zmm13, 36
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 39
-    vprolq zmm19, zmm19, 39
+    vprolq zmm10, zmm10, 39
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 51
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 44
-    vprolq zmm13, zmm13, 44
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 9
-    vprolq zmm19, zmm19, 9
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 54
-    vprolq zmm17, zmm17, 54
-; x5 ^= x2
+; x1 <<<= 44
+    vprolq zmm17, zmm17, 44
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 9
+    vprolq zmm10, zmm10, 9
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 54
+    vprolq zmm13, zmm13, 54
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 56
-    vprolq zmm15, zmm15, 56
+    vprolq zmm12, zmm12, 56
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 13
 ; x0 += k4
-    vpaddq zmm12, zmm12, zmm4
+    vpaddq zmm25, zmm25, zmm4
 ; x1 += k5
-    vpaddq zmm13, zmm13, zmm5
+    vpaddq zmm17, zmm17, zmm5
 ; x2 += k6
-    vpaddq zmm14, zmm14, zmm6
+    vpaddq zmm19, zmm19, zmm6
 ; x3 += k7
-    vpaddq zmm15, zmm15, zmm7
+    vpaddq zmm12, zmm12, zmm7
 ; x4 += k8
-    vpaddq zmm16, zmm16, zmm8
+    vpaddq zmm15, zmm15, zmm8
 ; x5 += k0
-    vpaddq zmm17, zmm17, zmm0
+    vpaddq zmm13, zmm13, zmm0
 ; x6 += k1
-    vpaddq zmm18, zmm18, zmm1
+    vpaddq zmm14, zmm14, zmm1
 ; x7 += k2
-    vpaddq zmm19, zmm19, zmm2
+    vpaddq zmm10, zmm10, zmm2
 ; x5 += t1
-    vpaddq zmm17, zmm17, zmm10
+    vpaddq zmm13, zmm13, zmm9
 ; x6 += t2
-    vpaddq zmm18, zmm18, zmm11
+    vpaddq zmm14, zmm14, zmm16
 ; x7 += 0xd
-    vpaddq zmm19, zmm19, qword [rsp + 1664]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1664]{1to8}
 ; round 52
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 39
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 30
-    vprolq zmm15, zmm15, 30
+    vprolq zmm12, zmm12, 30
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 34
-    vprolq zmm17, zmm17, 34
+    vprolq zmm13, zmm13, 34
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 24
-    vprolq zmm19, zmm19, 24
+    vprolq zmm10, zmm10, 24
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 53
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 13
-    vprolq zmm13, zmm13, 13
+    vprolq zmm17, zmm17, 13
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 50
-    vprolq zmm19, zmm19, 50
+    vprolq zmm10, zmm10, 50
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 10
-    vprolq zmm17, zmm17, 10
+    vprolq zmm13, zmm13, 10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 17
-    vprolq zmm15, zmm15, 17
+    vprolq zmm12, zmm12, 17
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 54
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 25
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 29
-    vprolq zmm15, zmm15, 29
+    vprolq zmm12, zmm12, 29
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 39
-    vprolq zmm17, zmm17, 39
+    vprolq zmm13, zmm13, 39
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 43
-    vprolq zmm19, zmm19, 43
+    vprolq zmm10, zmm10, 43
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 55
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 8
-    vprolq zmm13, zmm13, 8
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 35
-    vprolq zmm19, zmm19, 35
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 56
-    vprolq zmm17, zmm17, 56
-; x5 ^= x2
+; x1 <<<= 8
+    vprolq zmm17, zmm17, 8
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 35
+    vprolq zmm10, zmm10, 35
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 56
+    vprolq zmm13, zmm13, 56
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 22
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 14
 ; x0 += k5
-    vpaddq zmm12, zmm12, zmm5
+    vpaddq zmm25, zmm25, zmm5
 ; x1 += k6
-    vpaddq zmm13, zmm13, zmm6
+    vpaddq zmm17, zmm17, zmm6
 ; x2 += k7
-    vpaddq zmm14, zmm14, zmm7
+    vpaddq zmm19, zmm19, zmm7
 ; x3 += k8
-    vpaddq zmm15, zmm15, zmm8
+    vpaddq zmm12, zmm12, zmm8
 ; x4 += k0
-    vpaddq zmm16, zmm16, zmm0
+    vpaddq zmm15, zmm15, zmm0
 ; x5 += k1
-    vpaddq zmm17, zmm17, zmm1
+    vpaddq zmm13, zmm13, zmm1
 ; x6 += k2
-    vpaddq zmm18, zmm18, zmm2
+    vpaddq zmm14, zmm14, zmm2
 ; x7 += k3
-    vpaddq zmm19, zmm19, zmm3
+    vpaddq zmm10, zmm10, zmm3
 ; x5 += t2
-    vpaddq zmm17, zmm17, zmm11
+    vpaddq zmm13, zmm13, zmm16
 ; x6 += t0
-    vpaddq zmm18, zmm18, zmm9
+    vpaddq zmm14, zmm14, zmm11
 ; x7 += 0xe
-    vpaddq zmm19, zmm19, qword [rsp + 1728]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1728]{1to8}
 ; round 56
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 46
-    vprolq zmm13, zmm13, 46
+    vprolq zmm17, zmm17, 46
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 36
-    vprolq zmm15, zmm15, 36
+    vprolq zmm12, zmm12, 36
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 19
-    vprolq zmm17, zmm17, 19
+    vprolq zmm13, zmm13, 19
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 37
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 57
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 33
-    vprolq zmm13, zmm13, 33
+    vprolq zmm17, zmm17, 33
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 27
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 14
-    vprolq zmm17, zmm17, 14
+    vprolq zmm13, zmm13, 14
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 42
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 58
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 17
-    vprolq zmm13, zmm13, 17
+    vprolq zmm17, zmm17, 17
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 49
-    vprolq zmm15, zmm15, 49
+    vprolq zmm12, zmm12, 49
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 36
-    vprolq zmm17, zmm17, 36
+    vprolq zmm13, zmm13, 36
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 39
-    vprolq zmm19, zmm19, 39
+    vprolq zmm10, zmm10, 39
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 59
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 44
-    vprolq zmm13, zmm13, 44
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 9
-    vprolq zmm19, zmm19, 9
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 54
-    vprolq zmm17, zmm17, 54
-; x5 ^= x2
+; x1 <<<= 44
+    vprolq zmm17, zmm17, 44
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 9
+    vprolq zmm10, zmm10, 9
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 54
+    vprolq zmm13, zmm13, 54
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 56
-    vprolq zmm15, zmm15, 56
+    vprolq zmm12, zmm12, 56
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 15
 ; x0 += k6
-    vpaddq zmm12, zmm12, zmm6
+    vpaddq zmm25, zmm25, zmm6
 ; x1 += k7
-    vpaddq zmm13, zmm13, zmm7
+    vpaddq zmm17, zmm17, zmm7
 ; x2 += k8
-    vpaddq zmm14, zmm14, zmm8
+    vpaddq zmm19, zmm19, zmm8
 ; x3 += k0
-    vpaddq zmm15, zmm15, zmm0
+    vpaddq zmm12, zmm12, zmm0
 ; x4 += k1
-    vpaddq zmm16, zmm16, zmm1
+    vpaddq zmm15, zmm15, zmm1
 ; x5 += k2
-    vpaddq zmm17, zmm17, zmm2
+    vpaddq zmm13, zmm13, zmm2
 ; x6 += k3
-    vpaddq zmm18, zmm18, zmm3
+    vpaddq zmm14, zmm14, zmm3
 ; x7 += k4
-    vpaddq zmm19, zmm19, zmm4
+    vpaddq zmm10, zmm10, zmm4
 ; x5 += t0
-    vpaddq zmm17, zmm17, zmm9
+    vpaddq zmm13, zmm13, zmm11
 ; x6 += t1
-    vpaddq zmm18, zmm18, zmm10
+    vpaddq zmm14, zmm14, zmm9
 ; x7 += 0xf
-    vpaddq zmm19, zmm19, qword [rsp + 1792]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1792]{1to8}
 ; round 60
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 39
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 30
-    vprolq zmm15, zmm15, 30
+    vprolq zmm12, zmm12, 30
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 34
-    vprolq zmm17, zmm17, 34
+    vprolq zmm13, zmm13, 34
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 24
-    vprolq zmm19, zmm19, 24
+    vprolq zmm10, zmm10, 24
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 61
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 13
-    vprolq zmm13, zmm13, 13
+    vprolq zmm17, zmm17, 13
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 50
-    vprolq zmm19, zmm19, 50
+    vprolq zmm10, zmm10, 50
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 10
-    vprolq zmm17, zmm17, 10
+    vprolq zmm13, zmm13, 10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 17
-    vprolq zmm15, zmm15, 17
+    vprolq zmm12, zmm12, 17
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 62
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 25
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 29
-    vprolq zmm15, zmm15, 29
+    vprolq zmm12, zmm12, 29
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 39
-    vprolq zmm17, zmm17, 39
+    vprolq zmm13, zmm13, 39
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 43
-    vprolq zmm19, zmm19, 43
+    vprolq zmm10, zmm10, 43
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 63
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 8
-    vprolq zmm13, zmm13, 8
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 35
-    vprolq zmm19, zmm19, 35
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 56
-    vprolq zmm17, zmm17, 56
-; x5 ^= x2
+; x1 <<<= 8
+    vprolq zmm17, zmm17, 8
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 35
+    vprolq zmm10, zmm10, 35
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 56
+    vprolq zmm13, zmm13, 56
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 22
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 16
 ; x0 += k7
-    vpaddq zmm12, zmm12, zmm7
+    vpaddq zmm25, zmm25, zmm7
 ; x1 += k8
-    vpaddq zmm13, zmm13, zmm8
+    vpaddq zmm17, zmm17, zmm8
 ; x2 += k0
-    vpaddq zmm14, zmm14, zmm0
+    vpaddq zmm19, zmm19, zmm0
 ; x3 += k1
-    vpaddq zmm15, zmm15, zmm1
+    vpaddq zmm12, zmm12, zmm1
 ; x4 += k2
-    vpaddq zmm16, zmm16, zmm2
+    vpaddq zmm15, zmm15, zmm2
 ; x5 += k3
-    vpaddq zmm17, zmm17, zmm3
+    vpaddq zmm13, zmm13, zmm3
 ; x6 += k4
-    vpaddq zmm18, zmm18, zmm4
+    vpaddq zmm14, zmm14, zmm4
 ; x7 += k5
-    vpaddq zmm19, zmm19, zmm5
+    vpaddq zmm10, zmm10, zmm5
 ; x5 += t1
-    vpaddq zmm17, zmm17, zmm10
+    vpaddq zmm13, zmm13, zmm9
 ; x6 += t2
-    vpaddq zmm18, zmm18, zmm11
+    vpaddq zmm14, zmm14, zmm16
 ; x7 += 0x10
-    vpaddq zmm19, zmm19, qword [rsp + 1856]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1856]{1to8}
 ; round 64
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 46
-    vprolq zmm13, zmm13, 46
+    vprolq zmm17, zmm17, 46
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 36
-    vprolq zmm15, zmm15, 36
+    vprolq zmm12, zmm12, 36
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 19
-    vprolq zmm17, zmm17, 19
+    vprolq zmm13, zmm13, 19
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 37
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 65
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 33
-    vprolq zmm13, zmm13, 33
+    vprolq zmm17, zmm17, 33
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 27
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 14
-    vprolq zmm17, zmm17, 14
+    vprolq zmm13, zmm13, 14
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 42
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 66
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 17
-    vprolq zmm13, zmm13, 17
+    vprolq zmm17, zmm17, 17
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 49
-    vprolq zmm15, zmm15, 49
+    vprolq zmm12, zmm12, 49
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 36
-    vprolq zmm17, zmm17, 36
+    vprolq zmm13, zmm13, 36
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 39
-    vprolq zmm19, zmm19, 39
+    vprolq zmm10, zmm10, 39
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 67
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 44
-    vprolq zmm13, zmm13, 44
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 9
-    vprolq zmm19, zmm19, 9
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 54
-    vprolq zmm17, zmm17, 54
-; x5 ^= x2
+; x1 <<<= 44
+    vprolq zmm17, zmm17, 44
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 9
+    vprolq zmm10, zmm10, 9
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 54
+    vprolq zmm13, zmm13, 54
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 56
-    vprolq zmm15, zmm15, 56
+    vprolq zmm12, zmm12, 56
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 17
 ; x0 += k8
-    vpaddq zmm12, zmm12, zmm8
+    vpaddq zmm25, zmm25, zmm8
 ; x1 += k0
-    vpaddq zmm13, zmm13, zmm0
+    vpaddq zmm17, zmm17, zmm0
 ; x2 += k1
-    vpaddq zmm14, zmm14, zmm1
+    vpaddq zmm19, zmm19, zmm1
 ; x3 += k2
-    vpaddq zmm15, zmm15, zmm2
+    vpaddq zmm12, zmm12, zmm2
 ; x4 += k3
-    vpaddq zmm16, zmm16, zmm3
+    vpaddq zmm15, zmm15, zmm3
 ; x5 += k4
-    vpaddq zmm17, zmm17, zmm4
+    vpaddq zmm13, zmm13, zmm4
 ; x6 += k5
-    vpaddq zmm18, zmm18, zmm5
+    vpaddq zmm14, zmm14, zmm5
 ; x7 += k6
-    vpaddq zmm19, zmm19, zmm6
+    vpaddq zmm10, zmm10, zmm6
 ; x5 += t2
-    vpaddq zmm17, zmm17, zmm11
+    vpaddq zmm13, zmm13, zmm16
 ; x6 += t0
-    vpaddq zmm18, zmm18, zmm9
+    vpaddq zmm14, zmm14, zmm11
 ; x7 += 0x11
-    vpaddq zmm19, zmm19, qword [rsp + 1920]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1920]{1to8}
 ; round 68
 ; x0 += x1
-    vpaddq zmm12, zmm12, zmm13
+    vpaddq zmm25, zmm25, zmm17
 ; x1 <<<= 39
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x2 += x3
-    vpaddq zmm14, zmm14, zmm15
+    vpaddq zmm19, zmm19, zmm12
 ; x3 <<<= 30
-    vprolq zmm15, zmm15, 30
+    vprolq zmm12, zmm12, 30
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x4 += x5
-    vpaddq zmm16, zmm16, zmm17
+    vpaddq zmm15, zmm15, zmm13
 ; x5 <<<= 34
-    vprolq zmm17, zmm17, 34
+    vprolq zmm13, zmm13, 34
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x6 += x7
-    vpaddq zmm18, zmm18, zmm19
+    vpaddq zmm14, zmm14, zmm10
 ; x7 <<<= 24
-    vprolq zmm19, zmm19, 24
+    vprolq zmm10, zmm10, 24
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; round 69
 ; x2 += x1
-    vpaddq zmm14, zmm14, zmm13
+    vpaddq zmm19, zmm19, zmm17
 ; x1 <<<= 13
-    vprolq zmm13, zmm13, 13
+    vprolq zmm17, zmm17, 13
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x4 += x7
-    vpaddq zmm16, zmm16, zmm19
+    vpaddq zmm15, zmm15, zmm10
 ; x7 <<<= 50
-    vprolq zmm19, zmm19, 50
+    vprolq zmm10, zmm10, 50
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x6 += x5
-    vpaddq zmm18, zmm18, zmm17
+    vpaddq zmm14, zmm14, zmm13
 ; x5 <<<= 10
-    vprolq zmm17, zmm17, 10
+    vprolq zmm13, zmm13, 10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x0 += x3
-    vpaddq zmm12, zmm12, zmm15
+    vpaddq zmm25, zmm25, zmm12
 ; x3 <<<= 17
-    vprolq zmm15, zmm15, 17
+    vprolq zmm12, zmm12, 17
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; round 70
 ; x4 += x1
-    vpaddq zmm16, zmm16, zmm13
+    vpaddq zmm15, zmm15, zmm17
 ; x1 <<<= 25
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x6 += x3
-    vpaddq zmm18, zmm18, zmm15
+    vpaddq zmm14, zmm14, zmm12
 ; x3 <<<= 29
-    vprolq zmm15, zmm15, 29
+    vprolq zmm12, zmm12, 29
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x0 += x5
-    vpaddq zmm12, zmm12, zmm17
+    vpaddq zmm25, zmm25, zmm13
 ; x5 <<<= 39
-    vprolq zmm17, zmm17, 39
+    vprolq zmm13, zmm13, 39
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x2 += x7
-    vpaddq zmm14, zmm14, zmm19
+    vpaddq zmm19, zmm19, zmm10
 ; x7 <<<= 43
-    vprolq zmm19, zmm19, 43
+    vprolq zmm10, zmm10, 43
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; round 71
 ; x6 += x1
-    vpaddq zmm18, zmm18, zmm13
-; x1 <<<= 8
-    vprolq zmm13, zmm13, 8
-; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x0 += x7
-    vpaddq zmm12, zmm12, zmm19
-; x7 <<<= 35
-    vprolq zmm19, zmm19, 35
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x2 += x5
     vpaddq zmm14, zmm14, zmm17
-; x5 <<<= 56
-    vprolq zmm17, zmm17, 56
-; x5 ^= x2
+; x1 <<<= 8
+    vprolq zmm17, zmm17, 8
+; x1 ^= x6
     vpxorq zmm17, zmm17, zmm14
+; x0 += x7
+    vpaddq zmm25, zmm25, zmm10
+; x7 <<<= 35
+    vprolq zmm10, zmm10, 35
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x2 += x5
+    vpaddq zmm19, zmm19, zmm13
+; x5 <<<= 56
+    vprolq zmm13, zmm13, 56
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
 ; x4 += x3
-    vpaddq zmm16, zmm16, zmm15
+    vpaddq zmm15, zmm15, zmm12
 ; x3 <<<= 22
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; add subkey 18
 ; x0 += k0
-    vpaddq zmm12, zmm12, zmm0
+    vpaddq zmm25, zmm25, zmm0
 ; x1 += k1
-    vpaddq zmm13, zmm13, zmm1
+    vpaddq zmm17, zmm17, zmm1
 ; x2 += k2
-    vpaddq zmm14, zmm14, zmm2
+    vpaddq zmm19, zmm19, zmm2
 ; x3 += k3
-    vpaddq zmm15, zmm15, zmm3
+    vpaddq zmm12, zmm12, zmm3
 ; x4 += k4
-    vpaddq zmm16, zmm16, zmm4
+    vpaddq zmm15, zmm15, zmm4
 ; x5 += k5
-    vpaddq zmm17, zmm17, zmm5
+    vpaddq zmm13, zmm13, zmm5
 ; x6 += k6
-    vpaddq zmm18, zmm18, zmm6
+    vpaddq zmm14, zmm14, zmm6
 ; x7 += k7
-    vpaddq zmm19, zmm19, zmm7
+    vpaddq zmm10, zmm10, zmm7
 ; x5 += t0
-    vpaddq zmm17, zmm17, zmm9
+    vpaddq zmm13, zmm13, zmm11
 ; x6 += t1
-    vpaddq zmm18, zmm18, zmm10
+    vpaddq zmm14, zmm14, zmm9
 ; x7 += 0x12
-    vpaddq zmm19, zmm19, qword [rsp + 1984]{1to8}
+    vpaddq zmm10, zmm10, qword [rsp + 1984]{1to8}
 ; store the block(s)
-; out[0] = x0
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm12
-; out[1] = x1
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm13
-; out[2] = x2
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm14
-; out[3] = x3
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm15
-; out[4] = x4
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 32]{k1}, zmm16
-; out[5] = x5
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 40]{k1}, zmm17
-; out[6] = x6
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 48]{k1}, zmm18
-; out[7] = x7
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 56]{k1}, zmm19
+; transpose back to stream order and store 8 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq zmm9, zmm25, zmm17
+; t1_4 = unpcklo(x2, x3)
+    vpunpcklqdq zmm11, zmm19, zmm12
+; t2_8 = even128(t1_0, t1_4)
+    vshufi64x2 zmm16, zmm9, zmm11, 0x88
+; t1_2 = unpcklo(x4, x5)
+    vpunpcklqdq zmm18, zmm15, zmm13
+; t1_6 = unpcklo(x6, x7)
+    vpunpcklqdq zmm20, zmm14, zmm10
+; t2_12 = even128(t1_2, t1_6)
+    vshufi64x2 zmm21, zmm18, zmm20, 0x88
+; o0 = even128(t2_8, t2_12)
+    vshufi64x2 zmm22, zmm16, zmm21, 0x88
+; out[0] = o0
+    vmovdqu64 [rcx], zmm22
+; t2_9 = odd128(t1_0, t1_4)
+    vshufi64x2 zmm9, zmm9, zmm11, 0xdd
+; t2_13 = odd128(t1_2, t1_6)
+    vshufi64x2 zmm18, zmm18, zmm20, 0xdd
+; o1 = even128(t2_9, t2_13)
+    vshufi64x2 zmm11, zmm9, zmm18, 0x88
+; out[8] = o1
+    vmovdqu64 [rcx + 64], zmm11
+; o2 = odd128(t2_8, t2_12)
+    vshufi64x2 zmm16, zmm16, zmm21, 0xdd
+; out[16] = o2
+    vmovdqu64 [rcx + 128], zmm16
+; o3 = odd128(t2_9, t2_13)
+    vshufi64x2 zmm9, zmm9, zmm18, 0xdd
+; out[24] = o3
+    vmovdqu64 [rcx + 192], zmm9
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq zmm25, zmm25, zmm17
+; t1_5 = unpckhi(x2, x3)
+    vpunpckhqdq zmm19, zmm19, zmm12
+; t2_10 = even128(t1_1, t1_5)
+    vshufi64x2 zmm9, zmm25, zmm19, 0x88
+; t1_3 = unpckhi(x4, x5)
+    vpunpckhqdq zmm15, zmm15, zmm13
+; t1_7 = unpckhi(x6, x7)
+    vpunpckhqdq zmm14, zmm14, zmm10
+; t2_14 = even128(t1_3, t1_7)
+    vshufi64x2 zmm10, zmm15, zmm14, 0x88
+; o4 = even128(t2_10, t2_14)
+    vshufi64x2 zmm11, zmm9, zmm10, 0x88
+; out[32] = o4
+    vmovdqu64 [rcx + 256], zmm11
+; t2_11 = odd128(t1_1, t1_5)
+    vshufi64x2 zmm25, zmm25, zmm19, 0xdd
+; t2_15 = odd128(t1_3, t1_7)
+    vshufi64x2 zmm15, zmm15, zmm14, 0xdd
+; o5 = even128(t2_11, t2_15)
+    vshufi64x2 zmm11, zmm25, zmm15, 0x88
+; out[40] = o5
+    vmovdqu64 [rcx + 320], zmm11
+; o6 = odd128(t2_10, t2_14)
+    vshufi64x2 zmm9, zmm9, zmm10, 0xdd
+; out[48] = o6
+    vmovdqu64 [rcx + 384], zmm9
+; o7 = odd128(t2_11, t2_15)
+    vshufi64x2 zmm25, zmm25, zmm15, 0xdd
+; out[56] = o7
+    vmovdqu64 [rcx + 448], zmm25
 ; next block
 ; tweak += 128
     add rsi, 0x80
@@ -5361,8 +5468,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 .entry:
     sub rsp, 2056
 .prolog_end:
-    vmovdqu64 zmm31, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 64
-    vmovdqu64 zmm30, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0xa9fc1a22
     mov dword [rsp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 8], 0xa9fc1a22
@@ -5721,2300 +5826,2385 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 ; for each block
     align 32
 .loop:
+; load 8 tweaks and transpose to one vector per tweak word (lane bit i: block bit (2, 0, 1)[i])
+; tw0 = tweak[0]
+    vmovdqu64 zmm9, [rsi]
+; tw1 = tweak[8]
+    vmovdqu64 zmm10, [rsi + 64]
+; t0 = unpcklo(tw0, tw1)
+    vpunpcklqdq zmm11, zmm9, zmm10
+; t1 = unpckhi(tw0, tw1)
+    vpunpckhqdq zmm9, zmm9, zmm10
+; load 8 blocks and transpose to one vector per word
+; s0 = in[0]
+    vmovdqu64 zmm10, [rdx]
+; s1 = in[8]
+    vmovdqu64 zmm12, [rdx + 64]
+; l1_0 = even128(s0, s1)
+    vshufi64x2 zmm13, zmm10, zmm12, 0x88
+; s2 = in[16]
+    vmovdqu64 zmm14, [rdx + 128]
+; s3 = in[24]
+    vmovdqu64 zmm15, [rdx + 192]
+; l1_4 = even128(s2, s3)
+    vshufi64x2 zmm16, zmm14, zmm15, 0x88
+; l2_8 = even128(l1_0, l1_4)
+    vshufi64x2 zmm17, zmm13, zmm16, 0x88
+; s4 = in[32]
+    vmovdqu64 zmm18, [rdx + 256]
+; s5 = in[40]
+    vmovdqu64 zmm19, [rdx + 320]
+; l1_2 = even128(s4, s5)
+    vshufi64x2 zmm20, zmm18, zmm19, 0x88
+; s6 = in[48]
+    vmovdqu64 zmm21, [rdx + 384]
+; s7 = in[56]
+    vmovdqu64 zmm22, [rdx + 448]
+; l1_6 = even128(s6, s7)
+    vshufi64x2 zmm23, zmm21, zmm22, 0x88
+; l2_10 = even128(l1_2, l1_6)
+    vshufi64x2 zmm24, zmm20, zmm23, 0x88
+; x0 = unpcklo(l2_8, l2_10)
+    vpunpcklqdq zmm25, zmm17, zmm24
+; x1 = unpckhi(l2_8, l2_10)
+    vpunpckhqdq zmm17, zmm17, zmm24
+; l1_1 = odd128(s0, s1)
+    vshufi64x2 zmm10, zmm10, zmm12, 0xdd
+; l1_5 = odd128(s2, s3)
+    vshufi64x2 zmm14, zmm14, zmm15, 0xdd
+; l2_12 = even128(l1_1, l1_5)
+    vshufi64x2 zmm12, zmm10, zmm14, 0x88
+; l1_3 = odd128(s4, s5)
+    vshufi64x2 zmm18, zmm18, zmm19, 0xdd
+; l1_7 = odd128(s6, s7)
+    vshufi64x2 zmm21, zmm21, zmm22, 0xdd
+; l2_14 = even128(l1_3, l1_7)
+    vshufi64x2 zmm15, zmm18, zmm21, 0x88
+; x2 = unpcklo(l2_12, l2_14)
+    vpunpcklqdq zmm19, zmm12, zmm15
+; x3 = unpckhi(l2_12, l2_14)
+    vpunpckhqdq zmm12, zmm12, zmm15
+; l2_9 = odd128(l1_0, l1_4)
+    vshufi64x2 zmm13, zmm13, zmm16, 0xdd
+; l2_11 = odd128(l1_2, l1_6)
+    vshufi64x2 zmm20, zmm20, zmm23, 0xdd
+; x4 = unpcklo(l2_9, l2_11)
+    vpunpcklqdq zmm15, zmm13, zmm20
+; x5 = unpckhi(l2_9, l2_11)
+    vpunpckhqdq zmm13, zmm13, zmm20
+; l2_13 = odd128(l1_1, l1_5)
+    vshufi64x2 zmm10, zmm10, zmm14, 0xdd
+; l2_15 = odd128(l1_3, l1_7)
+    vshufi64x2 zmm18, zmm18, zmm21, 0xdd
+; x6 = unpcklo(l2_13, l2_15)
+    vpunpcklqdq zmm14, zmm10, zmm18
+; x7 = unpckhi(l2_13, l2_15)
+    vpunpckhqdq zmm10, zmm10, zmm18
 ; block 0: tweak t2 = t0 ^ t1
-; t0 = tweak[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm9{k1}, [rsi + zmm30 + 0]
-; t1 = tweak[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm10{k1}, [rsi + zmm30 + 8]
 ; t2 ^= t1
-    vmovdqa64 zmm11, zmm9
-    vpxorq zmm11, zmm11, zmm10
-; x0 = in[0]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm12{k1}, [rdx + zmm31 + 0]
-; x1 = in[1]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm13{k1}, [rdx + zmm31 + 8]
-; x2 = in[2]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm14{k1}, [rdx + zmm31 + 16]
-; x3 = in[3]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm15{k1}, [rdx + zmm31 + 24]
-; x4 = in[4]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm16{k1}, [rdx + zmm31 + 32]
-; x5 = in[5]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm17{k1}, [rdx + zmm31 + 40]
-; x6 = in[6]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm18{k1}, [rdx + zmm31 + 48]
-; x7 = in[7]
-    kxnorb k1, k1, k1
-    vpgatherqq zmm19{k1}, [rdx + zmm31 + 56]
+    vmovdqa64 zmm16, zmm11
+    vpxorq zmm16, zmm16, zmm9
 ; subtract subkey 18
 ; x0 -= k0
-    vpsubq zmm12, zmm12, zmm0
+    vpsubq zmm25, zmm25, zmm0
 ; x1 -= k1
-    vpsubq zmm13, zmm13, zmm1
+    vpsubq zmm17, zmm17, zmm1
 ; x2 -= k2
-    vpsubq zmm14, zmm14, zmm2
+    vpsubq zmm19, zmm19, zmm2
 ; x3 -= k3
-    vpsubq zmm15, zmm15, zmm3
+    vpsubq zmm12, zmm12, zmm3
 ; x4 -= k4
-    vpsubq zmm16, zmm16, zmm4
+    vpsubq zmm15, zmm15, zmm4
 ; x5 -= k5
-    vpsubq zmm17, zmm17, zmm5
+    vpsubq zmm13, zmm13, zmm5
 ; x6 -= k6
-    vpsubq zmm18, zmm18, zmm6
+    vpsubq zmm14, zmm14, zmm6
 ; x7 -= k7
-    vpsubq zmm19, zmm19, zmm7
+    vpsubq zmm10, zmm10, zmm7
 ; x5 -= t0
-    vpsubq zmm17, zmm17, zmm9
+    vpsubq zmm13, zmm13, zmm11
 ; x6 -= t1
-    vpsubq zmm18, zmm18, zmm10
+    vpsubq zmm14, zmm14, zmm9
 ; x7 -= 0x12
-    vpsubq zmm19, zmm19, qword [rsp + 896]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 896]{1to8}
 ; inverse round 71
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 8
-    vprolq zmm13, zmm13, 56
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 35
-    vprolq zmm19, zmm19, 29
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 56
-    vprolq zmm17, zmm17, 8
-; x2 -= x5
+; x1 >>>= 8
+    vprolq zmm17, zmm17, 56
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 35
+    vprolq zmm10, zmm10, 29
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 56
+    vprolq zmm13, zmm13, 8
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 22
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 70
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 25
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 29
-    vprolq zmm15, zmm15, 35
+    vprolq zmm12, zmm12, 35
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 39
-    vprolq zmm17, zmm17, 25
+    vprolq zmm13, zmm13, 25
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 43
-    vprolq zmm19, zmm19, 21
+    vprolq zmm10, zmm10, 21
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 69
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 13
-    vprolq zmm13, zmm13, 51
+    vprolq zmm17, zmm17, 51
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 50
-    vprolq zmm19, zmm19, 14
+    vprolq zmm10, zmm10, 14
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 10
-    vprolq zmm17, zmm17, 54
+    vprolq zmm13, zmm13, 54
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 17
-    vprolq zmm15, zmm15, 47
+    vprolq zmm12, zmm12, 47
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 68
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 39
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 30
-    vprolq zmm15, zmm15, 34
+    vprolq zmm12, zmm12, 34
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 34
-    vprolq zmm17, zmm17, 30
+    vprolq zmm13, zmm13, 30
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 24
-    vprolq zmm19, zmm19, 40
+    vprolq zmm10, zmm10, 40
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 17
 ; x0 -= k8
-    vpsubq zmm12, zmm12, zmm8
+    vpsubq zmm25, zmm25, zmm8
 ; x1 -= k0
-    vpsubq zmm13, zmm13, zmm0
+    vpsubq zmm17, zmm17, zmm0
 ; x2 -= k1
-    vpsubq zmm14, zmm14, zmm1
+    vpsubq zmm19, zmm19, zmm1
 ; x3 -= k2
-    vpsubq zmm15, zmm15, zmm2
+    vpsubq zmm12, zmm12, zmm2
 ; x4 -= k3
-    vpsubq zmm16, zmm16, zmm3
+    vpsubq zmm15, zmm15, zmm3
 ; x5 -= k4
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm13, zmm13, zmm4
 ; x6 -= k5
-    vpsubq zmm18, zmm18, zmm5
+    vpsubq zmm14, zmm14, zmm5
 ; x7 -= k6
-    vpsubq zmm19, zmm19, zmm6
+    vpsubq zmm10, zmm10, zmm6
 ; x5 -= t2
-    vpsubq zmm17, zmm17, zmm11
+    vpsubq zmm13, zmm13, zmm16
 ; x6 -= t0
-    vpsubq zmm18, zmm18, zmm9
+    vpsubq zmm14, zmm14, zmm11
 ; x7 -= 0x11
-    vpsubq zmm19, zmm19, qword [rsp + 960]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 960]{1to8}
 ; inverse round 67
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 44
-    vprolq zmm13, zmm13, 20
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 9
-    vprolq zmm19, zmm19, 55
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 54
-    vprolq zmm17, zmm17, 10
-; x2 -= x5
+; x1 >>>= 44
+    vprolq zmm17, zmm17, 20
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 9
+    vprolq zmm10, zmm10, 55
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 54
+    vprolq zmm13, zmm13, 10
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 56
-    vprolq zmm15, zmm15, 8
+    vprolq zmm12, zmm12, 8
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 66
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 17
-    vprolq zmm13, zmm13, 47
+    vprolq zmm17, zmm17, 47
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 49
-    vprolq zmm15, zmm15, 15
+    vprolq zmm12, zmm12, 15
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 36
-    vprolq zmm17, zmm17, 28
+    vprolq zmm13, zmm13, 28
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 39
-    vprolq zmm19, zmm19, 25
+    vprolq zmm10, zmm10, 25
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 65
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 33
-    vprolq zmm13, zmm13, 31
+    vprolq zmm17, zmm17, 31
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 27
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 14
-    vprolq zmm17, zmm17, 50
+    vprolq zmm13, zmm13, 50
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 42
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 64
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 46
-    vprolq zmm13, zmm13, 18
+    vprolq zmm17, zmm17, 18
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 36
-    vprolq zmm15, zmm15, 28
+    vprolq zmm12, zmm12, 28
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 19
-    vprolq zmm17, zmm17, 45
+    vprolq zmm13, zmm13, 45
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 37
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 16
 ; x0 -= k7
-    vpsubq zmm12, zmm12, zmm7
+    vpsubq zmm25, zmm25, zmm7
 ; x1 -= k8
-    vpsubq zmm13, zmm13, zmm8
+    vpsubq zmm17, zmm17, zmm8
 ; x2 -= k0
-    vpsubq zmm14, zmm14, zmm0
+    vpsubq zmm19, zmm19, zmm0
 ; x3 -= k1
-    vpsubq zmm15, zmm15, zmm1
+    vpsubq zmm12, zmm12, zmm1
 ; x4 -= k2
-    vpsubq zmm16, zmm16, zmm2
+    vpsubq zmm15, zmm15, zmm2
 ; x5 -= k3
-    vpsubq zmm17, zmm17, zmm3
+    vpsubq zmm13, zmm13, zmm3
 ; x6 -= k4
-    vpsubq zmm18, zmm18, zmm4
+    vpsubq zmm14, zmm14, zmm4
 ; x7 -= k5
-    vpsubq zmm19, zmm19, zmm5
+    vpsubq zmm10, zmm10, zmm5
 ; x5 -= t1
-    vpsubq zmm17, zmm17, zmm10
+    vpsubq zmm13, zmm13, zmm9
 ; x6 -= t2
-    vpsubq zmm18, zmm18, zmm11
+    vpsubq zmm14, zmm14, zmm16
 ; x7 -= 0x10
-    vpsubq zmm19, zmm19, qword [rsp + 1024]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1024]{1to8}
 ; inverse round 63
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 8
-    vprolq zmm13, zmm13, 56
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 35
-    vprolq zmm19, zmm19, 29
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 56
-    vprolq zmm17, zmm17, 8
-; x2 -= x5
+; x1 >>>= 8
+    vprolq zmm17, zmm17, 56
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 35
+    vprolq zmm10, zmm10, 29
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 56
+    vprolq zmm13, zmm13, 8
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 22
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 62
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 25
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 29
-    vprolq zmm15, zmm15, 35
+    vprolq zmm12, zmm12, 35
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 39
-    vprolq zmm17, zmm17, 25
+    vprolq zmm13, zmm13, 25
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 43
-    vprolq zmm19, zmm19, 21
+    vprolq zmm10, zmm10, 21
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 61
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 13
-    vprolq zmm13, zmm13, 51
+    vprolq zmm17, zmm17, 51
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 50
-    vprolq zmm19, zmm19, 14
+    vprolq zmm10, zmm10, 14
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 10
-    vprolq zmm17, zmm17, 54
+    vprolq zmm13, zmm13, 54
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 17
-    vprolq zmm15, zmm15, 47
+    vprolq zmm12, zmm12, 47
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 60
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 39
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 30
-    vprolq zmm15, zmm15, 34
+    vprolq zmm12, zmm12, 34
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 34
-    vprolq zmm17, zmm17, 30
+    vprolq zmm13, zmm13, 30
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 24
-    vprolq zmm19, zmm19, 40
+    vprolq zmm10, zmm10, 40
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 15
 ; x0 -= k6
-    vpsubq zmm12, zmm12, zmm6
+    vpsubq zmm25, zmm25, zmm6
 ; x1 -= k7
-    vpsubq zmm13, zmm13, zmm7
+    vpsubq zmm17, zmm17, zmm7
 ; x2 -= k8
-    vpsubq zmm14, zmm14, zmm8
+    vpsubq zmm19, zmm19, zmm8
 ; x3 -= k0
-    vpsubq zmm15, zmm15, zmm0
+    vpsubq zmm12, zmm12, zmm0
 ; x4 -= k1
-    vpsubq zmm16, zmm16, zmm1
+    vpsubq zmm15, zmm15, zmm1
 ; x5 -= k2
-    vpsubq zmm17, zmm17, zmm2
+    vpsubq zmm13, zmm13, zmm2
 ; x6 -= k3
-    vpsubq zmm18, zmm18, zmm3
+    vpsubq zmm14, zmm14, zmm3
 ; x7 -= k4
-    vpsubq zmm19, zmm19, zmm4
+    vpsubq zmm10, zmm10, zmm4
 ; x5 -= t0
-    vpsubq zmm17, zmm17, zmm9
+    vpsubq zmm13, zmm13, zmm11
 ; x6 -= t1
-    vpsubq zmm18, zmm18, zmm10
+    vpsubq zmm14, zmm14, zmm9
 ; x7 -= 0xf
-    vpsubq zmm19, zmm19, qword [rsp + 1088]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1088]{1to8}
 ; inverse round 59
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 44
-    vprolq zmm13, zmm13, 20
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 9
-    vprolq zmm19, zmm19, 55
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 54
-    vprolq zmm17, zmm17, 10
-; x2 -= x5
+; x1 >>>= 44
+    vprolq zmm17, zmm17, 20
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 9
+    vprolq zmm10, zmm10, 55
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 54
+    vprolq zmm13, zmm13, 10
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 56
-    vprolq zmm15, zmm15, 8
+    vprolq zmm12, zmm12, 8
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 58
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 17
-    vprolq zmm13, zmm13, 47
+    vprolq zmm17, zmm17, 47
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 49
-    vprolq zmm15, zmm15, 15
+    vprolq zmm12, zmm12, 15
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 36
-    vprolq zmm17, zmm17, 28
+    vprolq zmm13, zmm13, 28
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 39
-    vprolq zmm19, zmm19, 25
+    vprolq zmm10, zmm10, 25
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 57
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 33
-    vprolq zmm13, zmm13, 31
+    vprolq zmm17, zmm17, 31
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 27
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 14
-    vprolq zmm17, zmm17, 50
+    vprolq zmm13, zmm13, 50
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 42
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 56
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 46
-    vprolq zmm13, zmm13, 18
+    vprolq zmm17, zmm17, 18
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 36
-    vprolq zmm15, zmm15, 28
+    vprolq zmm12, zmm12, 28
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 19
-    vprolq zmm17, zmm17, 45
+    vprolq zmm13, zmm13, 45
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 37
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 14
 ; x0 -= k5
-    vpsubq zmm12, zmm12, zmm5
+    vpsubq zmm25, zmm25, zmm5
 ; x1 -= k6
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm17, zmm17, zmm6
 ; x2 -= k7
-    vpsubq zmm14, zmm14, zmm7
+    vpsubq zmm19, zmm19, zmm7
 ; x3 -= k8
-    vpsubq zmm15, zmm15, zmm8
+    vpsubq zmm12, zmm12, zmm8
 ; x4 -= k0
-    vpsubq zmm16, zmm16, zmm0
+    vpsubq zmm15, zmm15, zmm0
 ; x5 -= k1
-    vpsubq zmm17, zmm17, zmm1
+    vpsubq zmm13, zmm13, zmm1
 ; x6 -= k2
-    vpsubq zmm18, zmm18, zmm2
+    vpsubq zmm14, zmm14, zmm2
 ; x7 -= k3
-    vpsubq zmm19, zmm19, zmm3
+    vpsubq zmm10, zmm10, zmm3
 ; x5 -= t2
-    vpsubq zmm17, zmm17, zmm11
+    vpsubq zmm13, zmm13, zmm16
 ; x6 -= t0
-    vpsubq zmm18, zmm18, zmm9
+    vpsubq zmm14, zmm14, zmm11
 ; x7 -= 0xe
-    vpsubq zmm19, zmm19, qword [rsp + 1152]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1152]{1to8}
 ; inverse round 55
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 8
-    vprolq zmm13, zmm13, 56
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 35
-    vprolq zmm19, zmm19, 29
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 56
-    vprolq zmm17, zmm17, 8
-; x2 -= x5
+; x1 >>>= 8
+    vprolq zmm17, zmm17, 56
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 35
+    vprolq zmm10, zmm10, 29
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 56
+    vprolq zmm13, zmm13, 8
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 22
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 54
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 25
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 29
-    vprolq zmm15, zmm15, 35
+    vprolq zmm12, zmm12, 35
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 39
-    vprolq zmm17, zmm17, 25
+    vprolq zmm13, zmm13, 25
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 43
-    vprolq zmm19, zmm19, 21
+    vprolq zmm10, zmm10, 21
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 53
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 13
-    vprolq zmm13, zmm13, 51
+    vprolq zmm17, zmm17, 51
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 50
-    vprolq zmm19, zmm19, 14
+    vprolq zmm10, zmm10, 14
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 10
-    vprolq zmm17, zmm17, 54
+    vprolq zmm13, zmm13, 54
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 17
-    vprolq zmm15, zmm15, 47
+    vprolq zmm12, zmm12, 47
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 52
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 39
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 30
-    vprolq zmm15, zmm15, 34
+    vprolq zmm12, zmm12, 34
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 34
-    vprolq zmm17, zmm17, 30
+    vprolq zmm13, zmm13, 30
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 24
-    vprolq zmm19, zmm19, 40
+    vprolq zmm10, zmm10, 40
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 13
 ; x0 -= k4
-    vpsubq zmm12, zmm12, zmm4
+    vpsubq zmm25, zmm25, zmm4
 ; x1 -= k5
-    vpsubq zmm13, zmm13, zmm5
+    vpsubq zmm17, zmm17, zmm5
 ; x2 -= k6
-    vpsubq zmm14, zmm14, zmm6
+    vpsubq zmm19, zmm19, zmm6
 ; x3 -= k7
-    vpsubq zmm15, zmm15, zmm7
+    vpsubq zmm12, zmm12, zmm7
 ; x4 -= k8
-    vpsubq zmm16, zmm16, zmm8
+    vpsubq zmm15, zmm15, zmm8
 ; x5 -= k0
-    vpsubq zmm17, zmm17, zmm0
+    vpsubq zmm13, zmm13, zmm0
 ; x6 -= k1
-    vpsubq zmm18, zmm18, zmm1
+    vpsubq zmm14, zmm14, zmm1
 ; x7 -= k2
-    vpsubq zmm19, zmm19, zmm2
+    vpsubq zmm10, zmm10, zmm2
 ; x5 -= t1
-    vpsubq zmm17, zmm17, zmm10
+    vpsubq zmm13, zmm13, zmm9
 ; x6 -= t2
-    vpsubq zmm18, zmm18, zmm11
+    vpsubq zmm14, zmm14, zmm16
 ; x7 -= 0xd
-    vpsubq zmm19, zmm19, qword [rsp + 1216]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1216]{1to8}
 ; inverse round 51
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 44
-    vprolq zmm13, zmm13, 20
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 9
-    vprolq zmm19, zmm19, 55
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 54
-    vprolq zmm17, zmm17, 10
-; x2 -= x5
+; x1 >>>= 44
+    vprolq zmm17, zmm17, 20
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 9
+    vprolq zmm10, zmm10, 55
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 54
+    vprolq zmm13, zmm13, 10
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 56
-    vprolq zmm15, zmm15, 8
+    vprolq zmm12, zmm12, 8
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 50
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 17
-    vprolq zmm13, zmm13, 47
+    vprolq zmm17, zmm17, 47
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 49
-    vprolq zmm15, zmm15, 15
+    vprolq zmm12, zmm12, 15
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 36
-    vprolq zmm17, zmm17, 28
+    vprolq zmm13, zmm13, 28
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 39
-    vprolq zmm19, zmm19, 25
+    vprolq zmm10, zmm10, 25
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 49
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 33
-    vprolq zmm13, zmm13, 31
+    vprolq zmm17, zmm17, 31
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 27
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 14
-    vprolq zmm17, zmm17, 50
+    vprolq zmm13, zmm13, 50
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 42
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 48
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 46
-    vprolq zmm13, zmm13, 18
+    vprolq zmm17, zmm17, 18
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 36
-    vprolq zmm15, zmm15, 28
+    vprolq zmm12, zmm12, 28
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 19
-    vprolq zmm17, zmm17, 45
+    vprolq zmm13, zmm13, 45
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 37
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 12
 ; x0 -= k3
-    vpsubq zmm12, zmm12, zmm3
+    vpsubq zmm25, zmm25, zmm3
 ; x1 -= k4
-    vpsubq zmm13, zmm13, zmm4
+    vpsubq zmm17, zmm17, zmm4
 ; x2 -= k5
-    vpsubq zmm14, zmm14, zmm5
+    vpsubq zmm19, zmm19, zmm5
 ; x3 -= k6
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm12, zmm12, zmm6
 ; x4 -= k7
-    vpsubq zmm16, zmm16, zmm7
+    vpsubq zmm15, zmm15, zmm7
 ; x5 -= k8
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm13, zmm13, zmm8
 ; x6 -= k0
-    vpsubq zmm18, zmm18, zmm0
+    vpsubq zmm14, zmm14, zmm0
 ; x7 -= k1
-    vpsubq zmm19, zmm19, zmm1
+    vpsubq zmm10, zmm10, zmm1
 ; x5 -= t0
-    vpsubq zmm17, zmm17, zmm9
+    vpsubq zmm13, zmm13, zmm11
 ; x6 -= t1
-    vpsubq zmm18, zmm18, zmm10
+    vpsubq zmm14, zmm14, zmm9
 ; x7 -= 0xc
-    vpsubq zmm19, zmm19, qword [rsp + 1280]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1280]{1to8}
 ; inverse round 47
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 8
-    vprolq zmm13, zmm13, 56
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 35
-    vprolq zmm19, zmm19, 29
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 56
-    vprolq zmm17, zmm17, 8
-; x2 -= x5
+; x1 >>>= 8
+    vprolq zmm17, zmm17, 56
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 35
+    vprolq zmm10, zmm10, 29
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 56
+    vprolq zmm13, zmm13, 8
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 22
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 46
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 25
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 29
-    vprolq zmm15, zmm15, 35
+    vprolq zmm12, zmm12, 35
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 39
-    vprolq zmm17, zmm17, 25
+    vprolq zmm13, zmm13, 25
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 43
-    vprolq zmm19, zmm19, 21
+    vprolq zmm10, zmm10, 21
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 45
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 13
-    vprolq zmm13, zmm13, 51
+    vprolq zmm17, zmm17, 51
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 50
-    vprolq zmm19, zmm19, 14
+    vprolq zmm10, zmm10, 14
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 10
-    vprolq zmm17, zmm17, 54
+    vprolq zmm13, zmm13, 54
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 17
-    vprolq zmm15, zmm15, 47
+    vprolq zmm12, zmm12, 47
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 44
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 39
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 30
-    vprolq zmm15, zmm15, 34
+    vprolq zmm12, zmm12, 34
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 34
-    vprolq zmm17, zmm17, 30
+    vprolq zmm13, zmm13, 30
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 24
-    vprolq zmm19, zmm19, 40
+    vprolq zmm10, zmm10, 40
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 11
 ; x0 -= k2
-    vpsubq zmm12, zmm12, zmm2
+    vpsubq zmm25, zmm25, zmm2
 ; x1 -= k3
-    vpsubq zmm13, zmm13, zmm3
+    vpsubq zmm17, zmm17, zmm3
 ; x2 -= k4
-    vpsubq zmm14, zmm14, zmm4
+    vpsubq zmm19, zmm19, zmm4
 ; x3 -= k5
-    vpsubq zmm15, zmm15, zmm5
+    vpsubq zmm12, zmm12, zmm5
 ; x4 -= k6
-    vpsubq zmm16, zmm16, zmm6
+    vpsubq zmm15, zmm15, zmm6
 ; x5 -= k7
-    vpsubq zmm17, zmm17, zmm7
+    vpsubq zmm13, zmm13, zmm7
 ; x6 -= k8
-    vpsubq zmm18, zmm18, zmm8
+    vpsubq zmm14, zmm14, zmm8
 ; x7 -= k0
-    vpsubq zmm19, zmm19, zmm0
+    vpsubq zmm10, zmm10, zmm0
 ; x5 -= t2
-    vpsubq zmm17, zmm17, zmm11
+    vpsubq zmm13, zmm13, zmm16
 ; x6 -= t0
-    vpsubq zmm18, zmm18, zmm9
+    vpsubq zmm14, zmm14, zmm11
 ; x7 -= 0xb
-    vpsubq zmm19, zmm19, qword [rsp + 1344]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1344]{1to8}
 ; inverse round 43
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 44
-    vprolq zmm13, zmm13, 20
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 9
-    vprolq zmm19, zmm19, 55
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 54
-    vprolq zmm17, zmm17, 10
-; x2 -= x5
+; x1 >>>= 44
+    vprolq zmm17, zmm17, 20
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 9
+    vprolq zmm10, zmm10, 55
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 54
+    vprolq zmm13, zmm13, 10
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 56
-    vprolq zmm15, zmm15, 8
+    vprolq zmm12, zmm12, 8
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 42
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 17
-    vprolq zmm13, zmm13, 47
+    vprolq zmm17, zmm17, 47
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 49
-    vprolq zmm15, zmm15, 15
+    vprolq zmm12, zmm12, 15
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 36
-    vprolq zmm17, zmm17, 28
+    vprolq zmm13, zmm13, 28
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 39
-    vprolq zmm19, zmm19, 25
+    vprolq zmm10, zmm10, 25
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 41
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 33
-    vprolq zmm13, zmm13, 31
+    vprolq zmm17, zmm17, 31
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 27
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 14
-    vprolq zmm17, zmm17, 50
+    vprolq zmm13, zmm13, 50
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 42
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 40
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 46
-    vprolq zmm13, zmm13, 18
+    vprolq zmm17, zmm17, 18
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 36
-    vprolq zmm15, zmm15, 28
+    vprolq zmm12, zmm12, 28
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 19
-    vprolq zmm17, zmm17, 45
+    vprolq zmm13, zmm13, 45
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 37
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 10
 ; x0 -= k1
-    vpsubq zmm12, zmm12, zmm1
+    vpsubq zmm25, zmm25, zmm1
 ; x1 -= k2
-    vpsubq zmm13, zmm13, zmm2
+    vpsubq zmm17, zmm17, zmm2
 ; x2 -= k3
-    vpsubq zmm14, zmm14, zmm3
+    vpsubq zmm19, zmm19, zmm3
 ; x3 -= k4
-    vpsubq zmm15, zmm15, zmm4
+    vpsubq zmm12, zmm12, zmm4
 ; x4 -= k5
-    vpsubq zmm16, zmm16, zmm5
+    vpsubq zmm15, zmm15, zmm5
 ; x5 -= k6
-    vpsubq zmm17, zmm17, zmm6
+    vpsubq zmm13, zmm13, zmm6
 ; x6 -= k7
-    vpsubq zmm18, zmm18, zmm7
+    vpsubq zmm14, zmm14, zmm7
 ; x7 -= k8
-    vpsubq zmm19, zmm19, zmm8
+    vpsubq zmm10, zmm10, zmm8
 ; x5 -= t1
-    vpsubq zmm17, zmm17, zmm10
+    vpsubq zmm13, zmm13, zmm9
 ; x6 -= t2
-    vpsubq zmm18, zmm18, zmm11
+    vpsubq zmm14, zmm14, zmm16
 ; x7 -= 0xa
-    vpsubq zmm19, zmm19, qword [rsp + 1408]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1408]{1to8}
 ; inverse round 39
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 8
-    vprolq zmm13, zmm13, 56
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 35
-    vprolq zmm19, zmm19, 29
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 56
-    vprolq zmm17, zmm17, 8
-; x2 -= x5
+; x1 >>>= 8
+    vprolq zmm17, zmm17, 56
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 35
+    vprolq zmm10, zmm10, 29
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 56
+    vprolq zmm13, zmm13, 8
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 22
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 38
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 25
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 29
-    vprolq zmm15, zmm15, 35
+    vprolq zmm12, zmm12, 35
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 39
-    vprolq zmm17, zmm17, 25
+    vprolq zmm13, zmm13, 25
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 43
-    vprolq zmm19, zmm19, 21
+    vprolq zmm10, zmm10, 21
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 37
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 13
-    vprolq zmm13, zmm13, 51
+    vprolq zmm17, zmm17, 51
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 50
-    vprolq zmm19, zmm19, 14
+    vprolq zmm10, zmm10, 14
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 10
-    vprolq zmm17, zmm17, 54
+    vprolq zmm13, zmm13, 54
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 17
-    vprolq zmm15, zmm15, 47
+    vprolq zmm12, zmm12, 47
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 36
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 39
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 30
-    vprolq zmm15, zmm15, 34
+    vprolq zmm12, zmm12, 34
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 34
-    vprolq zmm17, zmm17, 30
+    vprolq zmm13, zmm13, 30
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 24
-    vprolq zmm19, zmm19, 40
+    vprolq zmm10, zmm10, 40
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 9
 ; x0 -= k0
-    vpsubq zmm12, zmm12, zmm0
+    vpsubq zmm25, zmm25, zmm0
 ; x1 -= k1
-    vpsubq zmm13, zmm13, zmm1
+    vpsubq zmm17, zmm17, zmm1
 ; x2 -= k2
-    vpsubq zmm14, zmm14, zmm2
+    vpsubq zmm19, zmm19, zmm2
 ; x3 -= k3
-    vpsubq zmm15, zmm15, zmm3
+    vpsubq zmm12, zmm12, zmm3
 ; x4 -= k4
-    vpsubq zmm16, zmm16, zmm4
+    vpsubq zmm15, zmm15, zmm4
 ; x5 -= k5
-    vpsubq zmm17, zmm17, zmm5
+    vpsubq zmm13, zmm13, zmm5
 ; x6 -= k6
-    vpsubq zmm18, zmm18, zmm6
+    vpsubq zmm14, zmm14, zmm6
 ; x7 -= k7
-    vpsubq zmm19, zmm19, zmm7
+    vpsubq zmm10, zmm10, zmm7
 ; x5 -= t0
-    vpsubq zmm17, zmm17, zmm9
+    vpsubq zmm13, zmm13, zmm11
 ; x6 -= t1
-    vpsubq zmm18, zmm18, zmm10
+    vpsubq zmm14, zmm14, zmm9
 ; x7 -= 9
-    vpsubq zmm19, zmm19, qword [rsp + 1472]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1472]{1to8}
 ; inverse round 35
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 44
-    vprolq zmm13, zmm13, 20
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 9
-    vprolq zmm19, zmm19, 55
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 54
-    vprolq zmm17, zmm17, 10
-; x2 -= x5
+; x1 >>>= 44
+    vprolq zmm17, zmm17, 20
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 9
+    vprolq zmm10, zmm10, 55
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 54
+    vprolq zmm13, zmm13, 10
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 56
-    vprolq zmm15, zmm15, 8
+    vprolq zmm12, zmm12, 8
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 34
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 17
-    vprolq zmm13, zmm13, 47
+    vprolq zmm17, zmm17, 47
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 49
-    vprolq zmm15, zmm15, 15
+    vprolq zmm12, zmm12, 15
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 36
-    vprolq zmm17, zmm17, 28
+    vprolq zmm13, zmm13, 28
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 39
-    vprolq zmm19, zmm19, 25
+    vprolq zmm10, zmm10, 25
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 33
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 33
-    vprolq zmm13, zmm13, 31
+    vprolq zmm17, zmm17, 31
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 27
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 14
-    vprolq zmm17, zmm17, 50
+    vprolq zmm13, zmm13, 50
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 42
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 32
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 46
-    vprolq zmm13, zmm13, 18
+    vprolq zmm17, zmm17, 18
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 36
-    vprolq zmm15, zmm15, 28
+    vprolq zmm12, zmm12, 28
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 19
-    vprolq zmm17, zmm17, 45
+    vprolq zmm13, zmm13, 45
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 37
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 8
 ; x0 -= k8
-    vpsubq zmm12, zmm12, zmm8
+    vpsubq zmm25, zmm25, zmm8
 ; x1 -= k0
-    vpsubq zmm13, zmm13, zmm0
+    vpsubq zmm17, zmm17, zmm0
 ; x2 -= k1
-    vpsubq zmm14, zmm14, zmm1
+    vpsubq zmm19, zmm19, zmm1
 ; x3 -= k2
-    vpsubq zmm15, zmm15, zmm2
+    vpsubq zmm12, zmm12, zmm2
 ; x4 -= k3
-    vpsubq zmm16, zmm16, zmm3
+    vpsubq zmm15, zmm15, zmm3
 ; x5 -= k4
-    vpsubq zmm17, zmm17, zmm4
+    vpsubq zmm13, zmm13, zmm4
 ; x6 -= k5
-    vpsubq zmm18, zmm18, zmm5
+    vpsubq zmm14, zmm14, zmm5
 ; x7 -= k6
-    vpsubq zmm19, zmm19, zmm6
+    vpsubq zmm10, zmm10, zmm6
 ; x5 -= t2
-    vpsubq zmm17, zmm17, zmm11
+    vpsubq zmm13, zmm13, zmm16
 ; x6 -= t0
-    vpsubq zmm18, zmm18, zmm9
+    vpsubq zmm14, zmm14, zmm11
 ; x7 -= 8
-    vpsubq zmm19, zmm19, qword [rsp + 1536]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1536]{1to8}
 ; inverse round 31
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 8
-    vprolq zmm13, zmm13, 56
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 35
-    vprolq zmm19, zmm19, 29
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 56
-    vprolq zmm17, zmm17, 8
-; x2 -= x5
+; x1 >>>= 8
+    vprolq zmm17, zmm17, 56
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 35
+    vprolq zmm10, zmm10, 29
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 56
+    vprolq zmm13, zmm13, 8
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 22
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 30
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 25
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 29
-    vprolq zmm15, zmm15, 35
+    vprolq zmm12, zmm12, 35
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 39
-    vprolq zmm17, zmm17, 25
+    vprolq zmm13, zmm13, 25
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 43
-    vprolq zmm19, zmm19, 21
+    vprolq zmm10, zmm10, 21
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 29
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 13
-    vprolq zmm13, zmm13, 51
+    vprolq zmm17, zmm17, 51
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 50
-    vprolq zmm19, zmm19, 14
+    vprolq zmm10, zmm10, 14
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 10
-    vprolq zmm17, zmm17, 54
+    vprolq zmm13, zmm13, 54
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 17
-    vprolq zmm15, zmm15, 47
+    vprolq zmm12, zmm12, 47
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 28
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 39
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 30
-    vprolq zmm15, zmm15, 34
+    vprolq zmm12, zmm12, 34
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 34
-    vprolq zmm17, zmm17, 30
+    vprolq zmm13, zmm13, 30
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 24
-    vprolq zmm19, zmm19, 40
+    vprolq zmm10, zmm10, 40
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 7
 ; x0 -= k7
-    vpsubq zmm12, zmm12, zmm7
+    vpsubq zmm25, zmm25, zmm7
 ; x1 -= k8
-    vpsubq zmm13, zmm13, zmm8
+    vpsubq zmm17, zmm17, zmm8
 ; x2 -= k0
-    vpsubq zmm14, zmm14, zmm0
+    vpsubq zmm19, zmm19, zmm0
 ; x3 -= k1
-    vpsubq zmm15, zmm15, zmm1
+    vpsubq zmm12, zmm12, zmm1
 ; x4 -= k2
-    vpsubq zmm16, zmm16, zmm2
+    vpsubq zmm15, zmm15, zmm2
 ; x5 -= k3
-    vpsubq zmm17, zmm17, zmm3
+    vpsubq zmm13, zmm13, zmm3
 ; x6 -= k4
-    vpsubq zmm18, zmm18, zmm4
+    vpsubq zmm14, zmm14, zmm4
 ; x7 -= k5
-    vpsubq zmm19, zmm19, zmm5
+    vpsubq zmm10, zmm10, zmm5
 ; x5 -= t1
-    vpsubq zmm17, zmm17, zmm10
+    vpsubq zmm13, zmm13, zmm9
 ; x6 -= t2
-    vpsubq zmm18, zmm18, zmm11
+    vpsubq zmm14, zmm14, zmm16
 ; x7 -= 7
-    vpsubq zmm19, zmm19, qword [rsp + 1600]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1600]{1to8}
 ; inverse round 27
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 44
-    vprolq zmm13, zmm13, 20
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 9
-    vprolq zmm19, zmm19, 55
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 54
-    vprolq zmm17, zmm17, 10
-; x2 -= x5
+; x1 >>>= 44
+    vprolq zmm17, zmm17, 20
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 9
+    vprolq zmm10, zmm10, 55
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 54
+    vprolq zmm13, zmm13, 10
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 56
-    vprolq zmm15, zmm15, 8
+    vprolq zmm12, zmm12, 8
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 26
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 17
-    vprolq zmm13, zmm13, 47
+    vprolq zmm17, zmm17, 47
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 49
-    vprolq zmm15, zmm15, 15
+    vprolq zmm12, zmm12, 15
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 36
-    vprolq zmm17, zmm17, 28
+    vprolq zmm13, zmm13, 28
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 39
-    vprolq zmm19, zmm19, 25
+    vprolq zmm10, zmm10, 25
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 25
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 33
-    vprolq zmm13, zmm13, 31
+    vprolq zmm17, zmm17, 31
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 27
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 14
-    vprolq zmm17, zmm17, 50
+    vprolq zmm13, zmm13, 50
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 42
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 24
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 46
-    vprolq zmm13, zmm13, 18
+    vprolq zmm17, zmm17, 18
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 36
-    vprolq zmm15, zmm15, 28
+    vprolq zmm12, zmm12, 28
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 19
-    vprolq zmm17, zmm17, 45
+    vprolq zmm13, zmm13, 45
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 37
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 6
 ; x0 -= k6
-    vpsubq zmm12, zmm12, zmm6
+    vpsubq zmm25, zmm25, zmm6
 ; x1 -= k7
-    vpsubq zmm13, zmm13, zmm7
+    vpsubq zmm17, zmm17, zmm7
 ; x2 -= k8
-    vpsubq zmm14, zmm14, zmm8
+    vpsubq zmm19, zmm19, zmm8
 ; x3 -= k0
-    vpsubq zmm15, zmm15, zmm0
+    vpsubq zmm12, zmm12, zmm0
 ; x4 -= k1
-    vpsubq zmm16, zmm16, zmm1
+    vpsubq zmm15, zmm15, zmm1
 ; x5 -= k2
-    vpsubq zmm17, zmm17, zmm2
+    vpsubq zmm13, zmm13, zmm2
 ; x6 -= k3
-    vpsubq zmm18, zmm18, zmm3
+    vpsubq zmm14, zmm14, zmm3
 ; x7 -= k4
-    vpsubq zmm19, zmm19, zmm4
+    vpsubq zmm10, zmm10, zmm4
 ; x5 -= t0
-    vpsubq zmm17, zmm17, zmm9
+    vpsubq zmm13, zmm13, zmm11
 ; x6 -= t1
-    vpsubq zmm18, zmm18, zmm10
+    vpsubq zmm14, zmm14, zmm9
 ; x7 -= 6
-    vpsubq zmm19, zmm19, qword [rsp + 1664]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1664]{1to8}
 ; inverse round 23
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 8
-    vprolq zmm13, zmm13, 56
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 35
-    vprolq zmm19, zmm19, 29
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 56
-    vprolq zmm17, zmm17, 8
-; x2 -= x5
+; x1 >>>= 8
+    vprolq zmm17, zmm17, 56
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 35
+    vprolq zmm10, zmm10, 29
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 56
+    vprolq zmm13, zmm13, 8
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 22
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 22
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 25
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 29
-    vprolq zmm15, zmm15, 35
+    vprolq zmm12, zmm12, 35
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 39
-    vprolq zmm17, zmm17, 25
+    vprolq zmm13, zmm13, 25
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 43
-    vprolq zmm19, zmm19, 21
+    vprolq zmm10, zmm10, 21
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 21
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 13
-    vprolq zmm13, zmm13, 51
+    vprolq zmm17, zmm17, 51
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 50
-    vprolq zmm19, zmm19, 14
+    vprolq zmm10, zmm10, 14
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 10
-    vprolq zmm17, zmm17, 54
+    vprolq zmm13, zmm13, 54
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 17
-    vprolq zmm15, zmm15, 47
+    vprolq zmm12, zmm12, 47
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 20
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 39
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 30
-    vprolq zmm15, zmm15, 34
+    vprolq zmm12, zmm12, 34
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 34
-    vprolq zmm17, zmm17, 30
+    vprolq zmm13, zmm13, 30
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 24
-    vprolq zmm19, zmm19, 40
+    vprolq zmm10, zmm10, 40
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 5
 ; x0 -= k5
-    vpsubq zmm12, zmm12, zmm5
+    vpsubq zmm25, zmm25, zmm5
 ; x1 -= k6
-    vpsubq zmm13, zmm13, zmm6
+    vpsubq zmm17, zmm17, zmm6
 ; x2 -= k7
-    vpsubq zmm14, zmm14, zmm7
+    vpsubq zmm19, zmm19, zmm7
 ; x3 -= k8
-    vpsubq zmm15, zmm15, zmm8
+    vpsubq zmm12, zmm12, zmm8
 ; x4 -= k0
-    vpsubq zmm16, zmm16, zmm0
+    vpsubq zmm15, zmm15, zmm0
 ; x5 -= k1
-    vpsubq zmm17, zmm17, zmm1
+    vpsubq zmm13, zmm13, zmm1
 ; x6 -= k2
-    vpsubq zmm18, zmm18, zmm2
+    vpsubq zmm14, zmm14, zmm2
 ; x7 -= k3
-    vpsubq zmm19, zmm19, zmm3
+    vpsubq zmm10, zmm10, zmm3
 ; x5 -= t2
-    vpsubq zmm17, zmm17, zmm11
+    vpsubq zmm13, zmm13, zmm16
 ; x6 -= t0
-    vpsubq zmm18, zmm18, zmm9
+    vpsubq zmm14, zmm14, zmm11
 ; x7 -= 5
-    vpsubq zmm19, zmm19, qword [rsp + 1728]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1728]{1to8}
 ; inverse round 19
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 44
-    vprolq zmm13, zmm13, 20
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 9
-    vprolq zmm19, zmm19, 55
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 54
-    vprolq zmm17, zmm17, 10
-; x2 -= x5
+; x1 >>>= 44
+    vprolq zmm17, zmm17, 20
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 9
+    vprolq zmm10, zmm10, 55
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 54
+    vprolq zmm13, zmm13, 10
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 56
-    vprolq zmm15, zmm15, 8
+    vprolq zmm12, zmm12, 8
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 18
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 17
-    vprolq zmm13, zmm13, 47
+    vprolq zmm17, zmm17, 47
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 49
-    vprolq zmm15, zmm15, 15
+    vprolq zmm12, zmm12, 15
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 36
-    vprolq zmm17, zmm17, 28
+    vprolq zmm13, zmm13, 28
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 39
-    vprolq zmm19, zmm19, 25
+    vprolq zmm10, zmm10, 25
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 17
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 33
-    vprolq zmm13, zmm13, 31
+    vprolq zmm17, zmm17, 31
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 27
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 14
-    vprolq zmm17, zmm17, 50
+    vprolq zmm13, zmm13, 50
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 42
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 16
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 46
-    vprolq zmm13, zmm13, 18
+    vprolq zmm17, zmm17, 18
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 36
-    vprolq zmm15, zmm15, 28
+    vprolq zmm12, zmm12, 28
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 19
-    vprolq zmm17, zmm17, 45
+    vprolq zmm13, zmm13, 45
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 37
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 4
 ; x0 -= k4
-    vpsubq zmm12, zmm12, zmm4
+    vpsubq zmm25, zmm25, zmm4
 ; x1 -= k5
-    vpsubq zmm13, zmm13, zmm5
+    vpsubq zmm17, zmm17, zmm5
 ; x2 -= k6
-    vpsubq zmm14, zmm14, zmm6
+    vpsubq zmm19, zmm19, zmm6
 ; x3 -= k7
-    vpsubq zmm15, zmm15, zmm7
+    vpsubq zmm12, zmm12, zmm7
 ; x4 -= k8
-    vpsubq zmm16, zmm16, zmm8
+    vpsubq zmm15, zmm15, zmm8
 ; x5 -= k0
-    vpsubq zmm17, zmm17, zmm0
+    vpsubq zmm13, zmm13, zmm0
 ; x6 -= k1
-    vpsubq zmm18, zmm18, zmm1
+    vpsubq zmm14, zmm14, zmm1
 ; x7 -= k2
-    vpsubq zmm19, zmm19, zmm2
+    vpsubq zmm10, zmm10, zmm2
 ; x5 -= t1
-    vpsubq zmm17, zmm17, zmm10
+    vpsubq zmm13, zmm13, zmm9
 ; x6 -= t2
-    vpsubq zmm18, zmm18, zmm11
+    vpsubq zmm14, zmm14, zmm16
 ; x7 -= 4
-    vpsubq zmm19, zmm19, qword [rsp + 1792]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1792]{1to8}
 ; inverse round 15
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 8
-    vprolq zmm13, zmm13, 56
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 35
-    vprolq zmm19, zmm19, 29
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 56
-    vprolq zmm17, zmm17, 8
-; x2 -= x5
+; x1 >>>= 8
+    vprolq zmm17, zmm17, 56
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 35
+    vprolq zmm10, zmm10, 29
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 56
+    vprolq zmm13, zmm13, 8
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 22
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 14
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 25
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 29
-    vprolq zmm15, zmm15, 35
+    vprolq zmm12, zmm12, 35
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 39
-    vprolq zmm17, zmm17, 25
+    vprolq zmm13, zmm13, 25
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 43
-    vprolq zmm19, zmm19, 21
+    vprolq zmm10, zmm10, 21
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 13
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 13
-    vprolq zmm13, zmm13, 51
+    vprolq zmm17, zmm17, 51
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 50
-    vprolq zmm19, zmm19, 14
+    vprolq zmm10, zmm10, 14
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 10
-    vprolq zmm17, zmm17, 54
+    vprolq zmm13, zmm13, 54
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 17
-    vprolq zmm15, zmm15, 47
+    vprolq zmm12, zmm12, 47
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 12
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 39
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 30
-    vprolq zmm15, zmm15, 34
+    vprolq zmm12, zmm12, 34
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 34
-    vprolq zmm17, zmm17, 30
+    vprolq zmm13, zmm13, 30
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 24
-    vprolq zmm19, zmm19, 40
+    vprolq zmm10, zmm10, 40
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 3
 ; x0 -= k3
-    vpsubq zmm12, zmm12, zmm3
+    vpsubq zmm25, zmm25, zmm3
 ; x1 -= k4
-    vpsubq zmm13, zmm13, zmm4
+    vpsubq zmm17, zmm17, zmm4
 ; x2 -= k5
-    vpsubq zmm14, zmm14, zmm5
+    vpsubq zmm19, zmm19, zmm5
 ; x3 -= k6
-    vpsubq zmm15, zmm15, zmm6
+    vpsubq zmm12, zmm12, zmm6
 ; x4 -= k7
-    vpsubq zmm16, zmm16, zmm7
+    vpsubq zmm15, zmm15, zmm7
 ; x5 -= k8
-    vpsubq zmm17, zmm17, zmm8
+    vpsubq zmm13, zmm13, zmm8
 ; x6 -= k0
-    vpsubq zmm18, zmm18, zmm0
+    vpsubq zmm14, zmm14, zmm0
 ; x7 -= k1
-    vpsubq zmm19, zmm19, zmm1
+    vpsubq zmm10, zmm10, zmm1
 ; x5 -= t0
-    vpsubq zmm17, zmm17, zmm9
+    vpsubq zmm13, zmm13, zmm11
 ; x6 -= t1
-    vpsubq zmm18, zmm18, zmm10
+    vpsubq zmm14, zmm14, zmm9
 ; x7 -= 3
-    vpsubq zmm19, zmm19, qword [rsp + 1856]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1856]{1to8}
 ; inverse round 11
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 44
-    vprolq zmm13, zmm13, 20
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 9
-    vprolq zmm19, zmm19, 55
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 54
-    vprolq zmm17, zmm17, 10
-; x2 -= x5
+; x1 >>>= 44
+    vprolq zmm17, zmm17, 20
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 9
+    vprolq zmm10, zmm10, 55
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 54
+    vprolq zmm13, zmm13, 10
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 56
-    vprolq zmm15, zmm15, 8
+    vprolq zmm12, zmm12, 8
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 10
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 17
-    vprolq zmm13, zmm13, 47
+    vprolq zmm17, zmm17, 47
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 49
-    vprolq zmm15, zmm15, 15
+    vprolq zmm12, zmm12, 15
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 36
-    vprolq zmm17, zmm17, 28
+    vprolq zmm13, zmm13, 28
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 39
-    vprolq zmm19, zmm19, 25
+    vprolq zmm10, zmm10, 25
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 9
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 33
-    vprolq zmm13, zmm13, 31
+    vprolq zmm17, zmm17, 31
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 27
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 14
-    vprolq zmm17, zmm17, 50
+    vprolq zmm13, zmm13, 50
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 42
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 8
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 46
-    vprolq zmm13, zmm13, 18
+    vprolq zmm17, zmm17, 18
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 36
-    vprolq zmm15, zmm15, 28
+    vprolq zmm12, zmm12, 28
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 19
-    vprolq zmm17, zmm17, 45
+    vprolq zmm13, zmm13, 45
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 37
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 2
 ; x0 -= k2
-    vpsubq zmm12, zmm12, zmm2
+    vpsubq zmm25, zmm25, zmm2
 ; x1 -= k3
-    vpsubq zmm13, zmm13, zmm3
+    vpsubq zmm17, zmm17, zmm3
 ; x2 -= k4
-    vpsubq zmm14, zmm14, zmm4
+    vpsubq zmm19, zmm19, zmm4
 ; x3 -= k5
-    vpsubq zmm15, zmm15, zmm5
+    vpsubq zmm12, zmm12, zmm5
 ; x4 -= k6
-    vpsubq zmm16, zmm16, zmm6
+    vpsubq zmm15, zmm15, zmm6
 ; x5 -= k7
-    vpsubq zmm17, zmm17, zmm7
+    vpsubq zmm13, zmm13, zmm7
 ; x6 -= k8
-    vpsubq zmm18, zmm18, zmm8
+    vpsubq zmm14, zmm14, zmm8
 ; x7 -= k0
-    vpsubq zmm19, zmm19, zmm0
+    vpsubq zmm10, zmm10, zmm0
 ; x5 -= t2
-    vpsubq zmm17, zmm17, zmm11
+    vpsubq zmm13, zmm13, zmm16
 ; x6 -= t0
-    vpsubq zmm18, zmm18, zmm9
+    vpsubq zmm14, zmm14, zmm11
 ; x7 -= 2
-    vpsubq zmm19, zmm19, qword [rsp + 1920]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1920]{1to8}
 ; inverse round 7
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 8
-    vprolq zmm13, zmm13, 56
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 35
-    vprolq zmm19, zmm19, 29
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 56
-    vprolq zmm17, zmm17, 8
-; x2 -= x5
+; x1 >>>= 8
+    vprolq zmm17, zmm17, 56
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 35
+    vprolq zmm10, zmm10, 29
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 56
+    vprolq zmm13, zmm13, 8
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 22
-    vprolq zmm15, zmm15, 42
+    vprolq zmm12, zmm12, 42
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 6
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 25
-    vprolq zmm13, zmm13, 39
+    vprolq zmm17, zmm17, 39
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 29
-    vprolq zmm15, zmm15, 35
+    vprolq zmm12, zmm12, 35
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 39
-    vprolq zmm17, zmm17, 25
+    vprolq zmm13, zmm13, 25
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 43
-    vprolq zmm19, zmm19, 21
+    vprolq zmm10, zmm10, 21
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 5
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 13
-    vprolq zmm13, zmm13, 51
+    vprolq zmm17, zmm17, 51
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 50
-    vprolq zmm19, zmm19, 14
+    vprolq zmm10, zmm10, 14
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 10
-    vprolq zmm17, zmm17, 54
+    vprolq zmm13, zmm13, 54
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 17
-    vprolq zmm15, zmm15, 47
+    vprolq zmm12, zmm12, 47
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 4
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 39
-    vprolq zmm13, zmm13, 25
+    vprolq zmm17, zmm17, 25
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 30
-    vprolq zmm15, zmm15, 34
+    vprolq zmm12, zmm12, 34
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 34
-    vprolq zmm17, zmm17, 30
+    vprolq zmm13, zmm13, 30
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 24
-    vprolq zmm19, zmm19, 40
+    vprolq zmm10, zmm10, 40
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 1
 ; x0 -= k1
-    vpsubq zmm12, zmm12, zmm1
+    vpsubq zmm25, zmm25, zmm1
 ; x1 -= k2
-    vpsubq zmm13, zmm13, zmm2
+    vpsubq zmm17, zmm17, zmm2
 ; x2 -= k3
-    vpsubq zmm14, zmm14, zmm3
+    vpsubq zmm19, zmm19, zmm3
 ; x3 -= k4
-    vpsubq zmm15, zmm15, zmm4
+    vpsubq zmm12, zmm12, zmm4
 ; x4 -= k5
-    vpsubq zmm16, zmm16, zmm5
+    vpsubq zmm15, zmm15, zmm5
 ; x5 -= k6
-    vpsubq zmm17, zmm17, zmm6
+    vpsubq zmm13, zmm13, zmm6
 ; x6 -= k7
-    vpsubq zmm18, zmm18, zmm7
+    vpsubq zmm14, zmm14, zmm7
 ; x7 -= k8
-    vpsubq zmm19, zmm19, zmm8
+    vpsubq zmm10, zmm10, zmm8
 ; x5 -= t1
-    vpsubq zmm17, zmm17, zmm10
+    vpsubq zmm13, zmm13, zmm9
 ; x6 -= t2
-    vpsubq zmm18, zmm18, zmm11
+    vpsubq zmm14, zmm14, zmm16
 ; x7 -= 1
-    vpsubq zmm19, zmm19, qword [rsp + 1984]{1to8}
+    vpsubq zmm10, zmm10, qword [rsp + 1984]{1to8}
 ; inverse round 3
 ; x1 ^= x6
-    vpxorq zmm13, zmm13, zmm18
-; x1 >>>= 44
-    vprolq zmm13, zmm13, 20
-; x6 -= x1
-    vpsubq zmm18, zmm18, zmm13
-; x7 ^= x0
-    vpxorq zmm19, zmm19, zmm12
-; x7 >>>= 9
-    vprolq zmm19, zmm19, 55
-; x0 -= x7
-    vpsubq zmm12, zmm12, zmm19
-; x5 ^= x2
     vpxorq zmm17, zmm17, zmm14
-; x5 >>>= 54
-    vprolq zmm17, zmm17, 10
-; x2 -= x5
+; x1 >>>= 44
+    vprolq zmm17, zmm17, 20
+; x6 -= x1
     vpsubq zmm14, zmm14, zmm17
+; x7 ^= x0
+    vpxorq zmm10, zmm10, zmm25
+; x7 >>>= 9
+    vprolq zmm10, zmm10, 55
+; x0 -= x7
+    vpsubq zmm25, zmm25, zmm10
+; x5 ^= x2
+    vpxorq zmm13, zmm13, zmm19
+; x5 >>>= 54
+    vprolq zmm13, zmm13, 10
+; x2 -= x5
+    vpsubq zmm19, zmm19, zmm13
 ; x3 ^= x4
-    vpxorq zmm15, zmm15, zmm16
+    vpxorq zmm12, zmm12, zmm15
 ; x3 >>>= 56
-    vprolq zmm15, zmm15, 8
+    vprolq zmm12, zmm12, 8
 ; x4 -= x3
-    vpsubq zmm16, zmm16, zmm15
+    vpsubq zmm15, zmm15, zmm12
 ; inverse round 2
 ; x1 ^= x4
-    vpxorq zmm13, zmm13, zmm16
+    vpxorq zmm17, zmm17, zmm15
 ; x1 >>>= 17
-    vprolq zmm13, zmm13, 47
+    vprolq zmm17, zmm17, 47
 ; x4 -= x1
-    vpsubq zmm16, zmm16, zmm13
+    vpsubq zmm15, zmm15, zmm17
 ; x3 ^= x6
-    vpxorq zmm15, zmm15, zmm18
+    vpxorq zmm12, zmm12, zmm14
 ; x3 >>>= 49
-    vprolq zmm15, zmm15, 15
+    vprolq zmm12, zmm12, 15
 ; x6 -= x3
-    vpsubq zmm18, zmm18, zmm15
+    vpsubq zmm14, zmm14, zmm12
 ; x5 ^= x0
-    vpxorq zmm17, zmm17, zmm12
+    vpxorq zmm13, zmm13, zmm25
 ; x5 >>>= 36
-    vprolq zmm17, zmm17, 28
+    vprolq zmm13, zmm13, 28
 ; x0 -= x5
-    vpsubq zmm12, zmm12, zmm17
+    vpsubq zmm25, zmm25, zmm13
 ; x7 ^= x2
-    vpxorq zmm19, zmm19, zmm14
+    vpxorq zmm10, zmm10, zmm19
 ; x7 >>>= 39
-    vprolq zmm19, zmm19, 25
+    vprolq zmm10, zmm10, 25
 ; x2 -= x7
-    vpsubq zmm14, zmm14, zmm19
+    vpsubq zmm19, zmm19, zmm10
 ; inverse round 1
 ; x1 ^= x2
-    vpxorq zmm13, zmm13, zmm14
+    vpxorq zmm17, zmm17, zmm19
 ; x1 >>>= 33
-    vprolq zmm13, zmm13, 31
+    vprolq zmm17, zmm17, 31
 ; x2 -= x1
-    vpsubq zmm14, zmm14, zmm13
+    vpsubq zmm19, zmm19, zmm17
 ; x7 ^= x4
-    vpxorq zmm19, zmm19, zmm16
+    vpxorq zmm10, zmm10, zmm15
 ; x7 >>>= 27
-    vprolq zmm19, zmm19, 37
+    vprolq zmm10, zmm10, 37
 ; x4 -= x7
-    vpsubq zmm16, zmm16, zmm19
+    vpsubq zmm15, zmm15, zmm10
 ; x5 ^= x6
-    vpxorq zmm17, zmm17, zmm18
+    vpxorq zmm13, zmm13, zmm14
 ; x5 >>>= 14
-    vprolq zmm17, zmm17, 50
+    vprolq zmm13, zmm13, 50
 ; x6 -= x5
-    vpsubq zmm18, zmm18, zmm17
+    vpsubq zmm14, zmm14, zmm13
 ; x3 ^= x0
-    vpxorq zmm15, zmm15, zmm12
+    vpxorq zmm12, zmm12, zmm25
 ; x3 >>>= 42
-    vprolq zmm15, zmm15, 22
+    vprolq zmm12, zmm12, 22
 ; x0 -= x3
-    vpsubq zmm12, zmm12, zmm15
+    vpsubq zmm25, zmm25, zmm12
 ; inverse round 0
 ; x1 ^= x0
-    vpxorq zmm13, zmm13, zmm12
+    vpxorq zmm17, zmm17, zmm25
 ; x1 >>>= 46
-    vprolq zmm13, zmm13, 18
+    vprolq zmm17, zmm17, 18
 ; x0 -= x1
-    vpsubq zmm12, zmm12, zmm13
+    vpsubq zmm25, zmm25, zmm17
 ; x3 ^= x2
-    vpxorq zmm15, zmm15, zmm14
+    vpxorq zmm12, zmm12, zmm19
 ; x3 >>>= 36
-    vprolq zmm15, zmm15, 28
+    vprolq zmm12, zmm12, 28
 ; x2 -= x3
-    vpsubq zmm14, zmm14, zmm15
+    vpsubq zmm19, zmm19, zmm12
 ; x5 ^= x4
-    vpxorq zmm17, zmm17, zmm16
+    vpxorq zmm13, zmm13, zmm15
 ; x5 >>>= 19
-    vprolq zmm17, zmm17, 45
+    vprolq zmm13, zmm13, 45
 ; x4 -= x5
-    vpsubq zmm16, zmm16, zmm17
+    vpsubq zmm15, zmm15, zmm13
 ; x7 ^= x6
-    vpxorq zmm19, zmm19, zmm18
+    vpxorq zmm10, zmm10, zmm14
 ; x7 >>>= 37
-    vprolq zmm19, zmm19, 27
+    vprolq zmm10, zmm10, 27
 ; x6 -= x7
-    vpsubq zmm18, zmm18, zmm19
+    vpsubq zmm14, zmm14, zmm10
 ; subtract subkey 0
 ; x0 -= k0
-    vpsubq zmm12, zmm12, zmm0
+    vpsubq zmm25, zmm25, zmm0
 ; x1 -= k1
-    vpsubq zmm13, zmm13, zmm1
+    vpsubq zmm17, zmm17, zmm1
 ; x2 -= k2
-    vpsubq zmm14, zmm14, zmm2
+    vpsubq zmm19, zmm19, zmm2
 ; x3 -= k3
-    vpsubq zmm15, zmm15, zmm3
+    vpsubq zmm12, zmm12, zmm3
 ; x4 -= k4
-    vpsubq zmm16, zmm16, zmm4
+    vpsubq zmm15, zmm15, zmm4
 ; x5 -= k5
-    vpsubq zmm17, zmm17, zmm5
+    vpsubq zmm13, zmm13, zmm5
 ; x6 -= k6
-    vpsubq zmm18, zmm18, zmm6
+    vpsubq zmm14, zmm14, zmm6
 ; x7 -= k7
-    vpsubq zmm19, zmm19, zmm7
+    vpsubq zmm10, zmm10, zmm7
 ; x5 -= t0
-    vpsubq zmm17, zmm17, zmm9
+    vpsubq zmm13, zmm13, zmm11
 ; x6 -= t1
-    vpsubq zmm18, zmm18, zmm10
+    vpsubq zmm14, zmm14, zmm9
 ; store the block(s)
-; out[0] = x0
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm12
-; out[1] = x1
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm13
-; out[2] = x2
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm14
-; out[3] = x3
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm15
-; out[4] = x4
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 32]{k1}, zmm16
-; out[5] = x5
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 40]{k1}, zmm17
-; out[6] = x6
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 48]{k1}, zmm18
-; out[7] = x7
-    kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 56]{k1}, zmm19
+; transpose back to stream order and store 8 blocks
+; t1_0 = unpcklo(x0, x1)
+    vpunpcklqdq zmm9, zmm25, zmm17
+; t1_4 = unpcklo(x2, x3)
+    vpunpcklqdq zmm11, zmm19, zmm12
+; t2_8 = even128(t1_0, t1_4)
+    vshufi64x2 zmm16, zmm9, zmm11, 0x88
+; t1_2 = unpcklo(x4, x5)
+    vpunpcklqdq zmm18, zmm15, zmm13
+; t1_6 = unpcklo(x6, x7)
+    vpunpcklqdq zmm20, zmm14, zmm10
+; t2_12 = even128(t1_2, t1_6)
+    vshufi64x2 zmm21, zmm18, zmm20, 0x88
+; o0 = even128(t2_8, t2_12)
+    vshufi64x2 zmm22, zmm16, zmm21, 0x88
+; out[0] = o0
+    vmovdqu64 [rcx], zmm22
+; t2_9 = odd128(t1_0, t1_4)
+    vshufi64x2 zmm9, zmm9, zmm11, 0xdd
+; t2_13 = odd128(t1_2, t1_6)
+    vshufi64x2 zmm18, zmm18, zmm20, 0xdd
+; o1 = even128(t2_9, t2_13)
+    vshufi64x2 zmm11, zmm9, zmm18, 0x88
+; out[8] = o1
+    vmovdqu64 [rcx + 64], zmm11
+; o2 = odd128(t2_8, t2_12)
+    vshufi64x2 zmm16, zmm16, zmm21, 0xdd
+; out[16] = o2
+    vmovdqu64 [rcx + 128], zmm16
+; o3 = odd128(t2_9, t2_13)
+    vshufi64x2 zmm9, zmm9, zmm18, 0xdd
+; out[24] = o3
+    vmovdqu64 [rcx + 192], zmm9
+; t1_1 = unpckhi(x0, x1)
+    vpunpckhqdq zmm25, zmm25, zmm17
+; t1_5 = unpckhi(x2, x3)
+    vpunpckhqdq zmm19, zmm19, zmm12
+; t2_10 = even128(t1_1, t1_5)
+    vshufi64x2 zmm9, zmm25, zmm19, 0x88
+; t1_3 = unpckhi(x4, x5)
+    vpunpckhqdq zmm15, zmm15, zmm13
+; t1_7 = unpckhi(x6, x7)
+    vpunpckhqdq zmm14, zmm14, zmm10
+; t2_14 = even128(t1_3, t1_7)
+    vshufi64x2 zmm10, zmm15, zmm14, 0x88
+; o4 = even128(t2_10, t2_14)
+    vshufi64x2 zmm11, zmm9, zmm10, 0x88
+; out[32] = o4
+    vmovdqu64 [rcx + 256], zmm11
+; t2_11 = odd128(t1_1, t1_5)
+    vshufi64x2 zmm25, zmm25, zmm19, 0xdd
+; t2_15 = odd128(t1_3, t1_7)
+    vshufi64x2 zmm15, zmm15, zmm14, 0xdd
+; o5 = even128(t2_11, t2_15)
+    vshufi64x2 zmm11, zmm25, zmm15, 0x88
+; out[40] = o5
+    vmovdqu64 [rcx + 320], zmm11
+; o6 = odd128(t2_10, t2_14)
+    vshufi64x2 zmm9, zmm9, zmm10, 0xdd
+; out[48] = o6
+    vmovdqu64 [rcx + 384], zmm9
+; o7 = odd128(t2_11, t2_15)
+    vshufi64x2 zmm25, zmm25, zmm15, 0xdd
+; out[56] = o7
+    vmovdqu64 [rcx + 448], zmm25
 ; next block
 ; tweak += 128
     add rsi, 0x80
@@ -10593,11 +10783,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_cpu_supported:
 .done:
     mov rbx, r10
     ret
-
-section .rodata
-align 64
-tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block: dq 0, 64, 128, 192, 256, 320, 384, 448
-tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak: dq 0, 16, 32, 48, 64, 80, 96, 112
 
 section .note.GNU-stack noalloc noexec nowrite progbits
 

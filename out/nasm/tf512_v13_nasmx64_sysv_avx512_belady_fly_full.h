@@ -4,9 +4,9 @@
  * Threefish-512, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa avx512, abi sysv, strategy belady, rotate rol, schedule description): assemble tf512_v13_nasmx64_sysv_avx512_belady_fly_full.asm with nasm -f elf64
- * tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 25, spills 13, reloads 0, memory operands 0, moves 1, instructions 1127
+ * tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 31, spills 13, reloads 0, memory operands 0, moves 1, instructions 1177
  * tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 14, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
- * tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 25, spills 13, reloads 0, memory operands 0, moves 1, instructions 1127
+ * tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 31, spills 13, reloads 0, memory operands 0, moves 1, instructions 1177
  * tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
  */
 #ifndef TF512_V13_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_H

@@ -35,6 +35,16 @@ def scalar_work(v: Variant, blocks: int, bits: int = 64, rotate_ops: int = 1):
                                bits, rotate_ops)
 
 
+def transpose_shuffles(nw: int, cls: str) -> int:
+    """Lane moves per pass of a NASM lanes kernel's transposes: the blocks' load and store (nw
+    vectors a stage) and the tweaks' load (2 vectors a stage)."""
+    from threefish_gen.gen.asm.lowering import lane_bit_moves
+    from threefish_gen.gen.layouts.lanes import network_lanes
+    lanes = {"ymm": 4, "zmm": 8}[cls]
+    _, (load, store, tweak) = network_lanes(nw, lanes, lane_bit_moves(cls))
+    return nw * (len(load) + len(store)) + 2 * len(tweak)
+
+
 def scalar_chain(v: Variant, model, bits: int = 64, rotate_ops: int = 1) -> tuple[float, str]:
     """(cycles, what binds) of one single-block encrypt call of the described Program on port
     model ``model``: its dependency chain ('latency') or, where more, the ports or front end its
@@ -214,7 +224,9 @@ class NasmTools(TargetTools):
     def bound_work(self, v, flags=frozenset()):
         """Words in GPRs; one block's words in XMM (isa sse2, layout scalar: a rotate is 2 shifts
         + or); lanes (avx2: 4 blocks per ymm, rotate = 2 shifts + or; avx512: 8 per zmm, vprolq),
-        whose gathers and scatters count one load or store per lane.  Packed: not modelled."""
+        whose whole-vector loads and stores (nw + 2 and nw per pass, as the described words) add
+        the shuffles of their transposes (gen/layouts/lanes.py network_lanes).  Packed: not
+        modelled."""
         if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
             return None
         isa = v.get("isa", "gpr")
@@ -227,11 +239,7 @@ class NasmTools(TargetTools):
             return None
         work = scalar_work(v, 1, 64 * lanes, 1 if isa == "avx512" else 3)
         work.blocks = lanes
-        words_in, words_out = v.spec.nw + 2, v.spec.nw        # block and tweak words; block words
-        work.counts["vload"] -= words_in
-        work.counts["vstore"] -= words_out
-        work.add("load", words_in * lanes, uops=0)
-        work.add("store", words_out * lanes, uops=0)
+        work.add("shuffle", transpose_shuffles(v.spec.nw, {"avx2": "ymm", "avx512": "zmm"}[isa]))
         return work
 
     def chain_bound(self, v, model):

@@ -2,10 +2,10 @@
 lowering checked without an assembler.
 
 Every value is a vector of 64-bit lanes: one lane (scalar words), two (``--layout packed``:
-XMM lanes, gen/isa/x86.py's ``PACKED_MOVES`` semantics) or ``isa.lanes`` (ymm/zmm lanes: lane b
-works on block b; a caller-memory read of ``in``/``tweak`` is a gather and a store to ``out``
-a scatter at the lane offsets the index registers hold, a ``key`` read and a constant are
-broadcast).  Pointer values are byte offsets into the caller's arrays; the block loop runs
+XMM lanes, gen/isa/x86.py's ``PACKED_MOVES`` semantics) or ``isa.lanes`` (ymm/zmm lanes: a
+caller-memory read of ``in``/``tweak`` and a store to ``out`` move ``isa.lanes`` consecutive
+words, the transposes' lane moves run gen/isa/x86.py's ``LANE_MOVES`` semantics, a ``key`` read
+and a constant are broadcast).  Pointer values are byte offsets into the caller's arrays; the block loop runs
 ``guard``/``top``/``bottom`` as the machine does, so the pointer advance is checked too; the
 cycle loop of --unroll loop (``ctop``/``cbottom``) jumps back while its counter is not its bound, its
 ring words read at their index + counter / 8.
@@ -16,7 +16,6 @@ from ..errors import GenError
 from ..isa import x86
 from ..isa.common import Ints
 from .ir import COUNTER, Addr, Imm, MOp
-from .lowering import lane_stride
 from .machine import ISA
 
 M64 = (1 << 64) - 1
@@ -28,6 +27,7 @@ class _Run:
         self.width = 2 if self.packed else isa.lanes
         self.nw, self.mem = nw, mem
         self.slot = isa.slot_bytes        # a ring word's stride (the counter's unit)
+        self.cls = isa.data_class
         self.env: dict = {}
         self.stack: dict = {}
 
@@ -54,7 +54,7 @@ class _Run:
             return [self.word(a), self.word(a, 1) if kind == "ldu" else 0]
         if self.width == 1 or a.array == "key":
             return [self.word(a)] * self.width
-        return [self.word(a, b * lane_stride(a.array, self.nw)) for b in range(self.width)]
+        return [self.word(a, b) for b in range(self.width)]
 
     def store(self, a: Addr, v: list) -> None:
         if a.base is None:
@@ -66,7 +66,7 @@ class _Run:
             arr[at:at + 2] = v
         else:
             for b, x in enumerate(v):
-                arr[at + b * lane_stride(a.array, self.nw)] = x
+                arr[at + b] = x
 
     def op(self, o: MOp) -> None:
         k, env = o.kind, self.env
@@ -84,7 +84,9 @@ class _Run:
             env[o.dst] = list(x86.packed_move("swap", Ints, None, v)) if k == "swap" else v
             return
         d, s = env[o.dst], self.read(o.src, k)
-        if k in PACKED:
+        if self.cls in x86.LANE_MOVES and k in x86.LANE_MOVES[self.cls]:
+            env[o.dst] = list(x86.lane_move(self.cls, k, Ints, d, s))
+        elif k in PACKED:
             env[o.dst] = PACKED[k](d, s, o.src)
         elif k in LANEWISE:
             env[o.dst] = [LANEWISE[k](x, y) & M64 for x, y in zip(d, s)]

@@ -92,7 +92,7 @@ class Slot:
 class PtrMem:
     reg: Reg
     offset: int
-    array: str = ""           # caller array (key, tweak, in, out): lanes targets gather/broadcast by it
+    array: str = ""           # caller array (key, tweak, in, out): lanes targets broadcast key words
 
 
 @dataclass(frozen=True)

@@ -12,20 +12,22 @@ from __future__ import annotations
 
 from ..dsl import Idx, Mem, statement
 from ..errors import GenError
-from ..layouts import ir, lanes, scalar
+from ..isa import x86
+from ..layouts import ir, lanes, scalar, transpose
 from ..threefish import Program
 from .ir import COUNTER, Addr, Imm, MOp
 from .machine import ISA
 from .schedule import SCHEDULES, prepare, scheduled
 
-__all__ = ["SCHEDULES", "Lowering", "lower", "lower_lanes", "lane_stride"]
+__all__ = ["SCHEDULES", "Lowering", "lower", "lower_lanes", "lane_bit_moves"]
 
 
 class Lowering:
     """Layout IR ops -> machine ops on values (an IR visitor: :meth:`run`), appended to ``out``;
     shared by :func:`lower`, :func:`lower_lanes` and the packed layout's lowering
     (``gen/asm/lower_packed.py``).  A vector op is lowered as the op it is in lane 0: a Load or
-    Store of a row one word of each block (``isa.lanes`` blocks), checked."""
+    Store of ``isa.lanes`` consecutive words (checked) as the access of its first word, a
+    transpose's Shuffle as a copy and a two-address lane move (gen/isa/x86.py LANE_MOVES)."""
 
     def __init__(self, isa: ISA, nw: int = 0):
         self.isa, self.nw = isa, nw
@@ -74,11 +76,27 @@ class Lowering:
         return self.pending.pop(a) if isinstance(a, str) and a in self.pending else a
 
     def word(self, op) -> Mem:
-        """The word of lane 0 of a Load or Store (lane b: the same word of block b, checked)."""
+        """The first word of a Load or Store of a whole vector (lane b: the word after lane b - 1's,
+        checked)."""
         w = op.words
-        if any(x != w[0] + b * lane_stride(op.array, self.nw) for b, x in enumerate(w)):
-            raise GenError(f"nasm lanes: {op.array} words {w} are not one word of consecutive blocks")
+        if any(x != w[0] + b for b, x in enumerate(w)):
+            raise GenError(f"nasm lanes: {op.array} words {w} are not one vector of consecutive words")
         return Mem(op.array, Idx(w[0]))
+
+    def shuffle(self, op) -> None:
+        """A two-source lane move of a transpose: a copy of the first source, then the
+        two-address move (gen/isa/x86.py LANE_MOVES) of the second into it."""
+        cls = self.isa.data_class
+        for kind in x86.LANE_MOVES.get(cls, ()):
+            pat = x86.lane_move_pattern(cls, kind)
+            for a, b, flip in ((op.srcs[0], op.srcs[-1], False), (op.srcs[-1], op.srcs[0], True)):
+                want = tuple(None if x is None else (x[0] ^ flip, x[1]) for x in op.lanes)
+                if all(w is None or w == p for w, p in zip(want, pat)):
+                    text = f"{op.dst} = {kind}({a}, {b})"
+                    self.out.append(MOp("mov", op.dst, a, text=text))
+                    self.out.append(MOp(kind, op.dst, b, text=text))
+                    return
+        raise GenError(f"nasm lanes: no {cls} lane move builds {op.lanes}")
 
     def loop(self, loop) -> None:
         """The 8-round cycle loop of --unroll loop: the body once, its ring words indexed by the
@@ -194,18 +212,20 @@ def _lower(isa: ISA, prog: Program, setup: list, body: list, names=None) -> list
 # --------------------------------------------------------------------------- lanes (ymm, zmm)
 
 def lower_lanes(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
-    """The lanes form (``isa.lanes`` blocks per pass, lane b = block b) from the layout IR of
-    ``gen.layouts.lanes.lower_stream(prog, isa.lanes, gather=True)`` (the description scheduled
-    first, gen/asm/schedule.py): every IR op is one op on vector values, lowered as the op it
-    is in lane 0; the other lanes are the machine's: gathers and scatters read block b's words
-    at the lane offsets of the index registers, key words and constants are broadcast."""
-    vp = lanes.lower_stream(scheduled(prog, schedule), isa.lanes, gather=True)
+    """The lanes form (``isa.lanes`` blocks per pass, one block per lane) from the layout IR of
+    ``gen.layouts.lanes.lower_stream(prog, isa.lanes, moves=...)`` (the description scheduled
+    first, gen/asm/schedule.py): the blocks and their tweaks loaded as whole vectors and
+    transposed in registers by the two-source lane moves of the vector class (gen/isa/x86.py
+    LANE_PAIRS, :func:`lane_bit_moves`), the state transposed back and stored as whole vectors;
+    every other IR op is one op on vector values, lowered as the op it is in lane 0 (key words
+    and constants are broadcast)."""
+    vp = lanes.lower_stream(scheduled(prog, schedule), isa.lanes, moves=lane_bit_moves(isa.data_class))
     # --unroll loop: the body's cycle loop becomes the counter loop (Lowering.loop), its key and
     # counter rings one vector slot per word (the setup fills them; it has no loop)
     return _lower(isa, prog, _straight(vp.setup), list(vp.body))
 
 
-# words between the lanes of a gather or scatter: the index registers hold block b's offset
-# (b * block bytes) for in/out, the tweak pair's (b * 16) for tweak
-def lane_stride(array: str, nw: int) -> int:
-    return 2 if array == "tweak" else nw
+def lane_bit_moves(cls: str) -> list:
+    """The transposes' stages of a vector class: gen/isa/x86.py's LANE_PAIRS as bit moves."""
+    return [transpose.bit_move(pair, x86.lane_move_pattern(cls, pair[0]), x86.lane_move_pattern(cls, pair[1]))
+            for pair in x86.LANE_PAIRS[cls]]

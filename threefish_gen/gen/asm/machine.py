@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import GenError
+from ..isa import x86
 from .abi import ABIS, ABI
 from .ir import COUNTER, POINTERS, Addr
 
@@ -42,8 +43,8 @@ PACKED_MEM = {("ldu", "xmm"): {"ptr"}, **{(k, "xmm"): {"stack"} for k in ("lolo"
 # vector word classes of nasm-x64: (class, registers, slot bytes, kinds with a stack-slot source,
 # rotate lowering, blocks per pass)
 X64_VECTORS = {"sse2": ("xmm", 16, 16, ("add", "sub", "xor", "or"), "shift", 1),
-               "avx2": ("ymm", 12, 32, ("add", "sub", "xor", "or"), "shift", 4),   # ymm12-15: gathers
-               "avx512": ("zmm", 30, 64, ("add", "sub", "xor"), "native", 8)}     # zmm30/31: offsets
+               "avx2": ("ymm", 16, 32, ("add", "sub", "xor", "or", *x86.LANE_MOVES["ymm"]), "shift", 4),
+               "avx512": ("zmm", 32, 64, ("add", "sub", "xor", *x86.LANE_MOVES["zmm"]), "native", 8)}
 # machine -> where the words may live (--isa); machines are named by architecture, the nasm
 # targets' descriptors and printer map themselves onto them (nasm-x64 -> x86-64, nasm-x86 -> x86)
 ISAS = {"x86-64": ("gpr", *X64_VECTORS), "x86": ("sse2",)}
@@ -73,7 +74,7 @@ def _isa_for(machine: str, abi: ABI, words: str = "gpr") -> ISA:
     args = abi.arg_regs(POINTERS)
     if machine == "x86-64" and words in X64_VECTORS:
         # sse2: the nasm-x86 instruction stream in 64-bit mode (words in XMM low lanes);
-        # avx2/avx512 lanes: lane b of the vector holds word i of block b (gathers)
+        # avx2/avx512 lanes: lane b of the vector holds word i of a block (whole-vector loads, transposes)
         cls, n, slot, stack_kinds, rot, lanes = X64_VECTORS[words]
         if abi.callee_saved_vector:     # vector registers the frame would have to save (it saves none)
             raise GenError(f"--isa {words} is available with --abi sysv only{WHY_VECTORS.get(words, '')}")

@@ -13,8 +13,9 @@ the prover.
   it (``XCR0``), what both the SIMD C and the NASM detection are generated from;
 * NASM: the mnemonics the prove reader maps onto ``SEMANTICS`` (``NASM``), the NASM forms of
   the assembly targets' machine-op kinds per register class (``X64_OPS`` GPR, ``X86_XMM_OPS``,
-  ``X86_PACKED_OPS``, ``YMM_OPS`` AVX2, ``ZMM_OPS`` AVX-512) and the packed XMM lowering's lane
-  moves with their semantics (``PACKED_MOVES``).
+  ``X86_PACKED_OPS``, ``YMM_OPS`` AVX2, ``ZMM_OPS`` AVX-512), the packed XMM lowering's lane
+  moves with their semantics (``PACKED_MOVES``) and the lanes kernels' transpose moves
+  (``LANE_MOVES``, ``LANE_PAIRS``).
 
 Every intrinsic is spelled through :func:`call`, which refuses a name ``SEMANTICS`` lacks.
 """
@@ -482,6 +483,7 @@ NASM = {
     "por": "or_si{bits}", "porq": "or_si{bits}", "psllq": "slli_epi64", "psrlq": "srli_epi64",
     "prolq": "rol_epi64", "prorq": "ror_epi64", "punpcklqdq": "unpacklo_epi64",
     "punpckhqdq": "unpackhi_epi64", "shufpd": "shuffle_pd",
+    "perm2i128": "permute2x128_si256", "shufi64x2": "shuffle_i32x4",
 }
 
 
@@ -557,15 +559,13 @@ X86_GPR_OPS = {"mov": "mov {d}, {s}", "add": "add {d}, {s}", "sub": "sub {d}, {s
 
 ZMM_OPS = {
     ("mov", "rr"): "vmovdqa64 {d}, {s}",
-    ("mov", "rm"): "vmovdqu64 {d}, {s}",    # stack slot, any alignment
+    ("mov", "rm"): "vmovdqu64 {d}, {s}",    # stack slot or 8 words of the caller's, any alignment
     ("mov", "mr"): "vmovdqu64 {d}, {s}",
     "add": "vpaddq {d}, {d}, {s}",
     "sub": "vpsubq {d}, {d}, {s}",
     "xor": "vpxorq {d}, {d}, {s}",
     "rol": "vprolq {d}, {d}, {n}",
     "bcast": "vpbroadcastq {d}, {s}",        # key word / constant to every lane
-    "gather": "kxnorb k1, k1, k1\n    vpgatherqq {d}{{k1}}, [{base} + {idx} + {off}]",
-    "scatter": "kxnorb k1, k1, k1\n    vpscatterqq [{base} + {idx} + {off}]{{k1}}, {s}",
 }
 
 
@@ -581,12 +581,50 @@ YMM_OPS = {
     "shl": "vpsllq {d}, {d}, {n}",
     "shr": "vpsrlq {d}, {d}, {n}",
     "bcast": "vpbroadcastq {d}, {s}",
-    "gather": "vpcmpeqq ymm14, ymm14, ymm14\n    vpgatherqq {d}, [{base} + {idx} + {off}], ymm14",
-    # no scatter in AVX2: one 64-bit store per lane
-    "scatter": ("vmovq [{base} + {o0}], {x}\n    vpextrq [{base} + {o1}], {x}, 1\n"
-                "    vextracti128 xmm15, {s}, 1\n    vmovq [{base} + {o2}], xmm15\n"
-                "    vpextrq [{base} + {o3}], xmm15, 1"),
 }
+
+
+# The lanes kernels' transposes (gen/asm/lowering.py lower_lanes): the two-source lane moves of
+# each vector class, as machine-op kinds.  NASM form (two-address: {d} = op({d}, {s}); a
+# printer may fold the copy before it into the three-operand form), the SEMANTICS row and its
+# arguments ('d', 's' or constants): what the printer prints, the machine-op interpreter runs and
+# the lowering matches the layout IR's shuffles against (:func:`lane_move_pattern`).
+LANE_MOVES = {
+    "ymm": {
+        "unpcklo": ("vpunpcklqdq {d}, {a}, {s}", "unpacklo_epi64", ("d", "s")),        # (d0, s0, d2, s2)
+        "unpckhi": ("vpunpckhqdq {d}, {a}, {s}", "unpackhi_epi64", ("d", "s")),        # (d1, s1, d3, s3)
+        "lo128": ("vperm2i128 {d}, {a}, {s}, 0x20", "permute2x128_si256", ("d", "s", 0x20)),  # (d0, d1, s0, s1)
+        "hi128": ("vperm2i128 {d}, {a}, {s}, 0x31", "permute2x128_si256", ("d", "s", 0x31)),  # (d2, d3, s2, s3)
+    },
+    "zmm": {
+        "unpcklo": ("vpunpcklqdq {d}, {a}, {s}", "unpacklo_epi64", ("d", "s")),
+        "unpckhi": ("vpunpckhqdq {d}, {a}, {s}", "unpackhi_epi64", ("d", "s")),
+        # 128-bit chunks: even ones of d then of s / odd ones; low halves / high halves
+        "even128": ("vshufi64x2 {d}, {a}, {s}, 0x88", "shuffle_i32x4", ("d", "s", 0x88)),
+        "odd128": ("vshufi64x2 {d}, {a}, {s}, 0xdd", "shuffle_i32x4", ("d", "s", 0xDD)),
+        "lo256": ("vshufi64x2 {d}, {a}, {s}, 0x44", "shuffle_i32x4", ("d", "s", 0x44)),
+        "hi256": ("vshufi64x2 {d}, {a}, {s}, 0xee", "shuffle_i32x4", ("d", "s", 0xEE)),
+    },
+}
+# the lo/hi pairs of LANE_MOVES that exchange one lane bit with the a/b bit (the transposes'
+# stages, gen/layouts/transpose.py bit_network)
+LANE_PAIRS = {"ymm": (("unpcklo", "unpckhi"), ("lo128", "hi128")),
+              "zmm": (("unpcklo", "unpckhi"), ("even128", "odd128"), ("lo256", "hi256"))}
+
+
+def lane_move_pattern(cls: str, kind: str) -> tuple:
+    """The lane pattern of a LANE_MOVES kind: per output lane (0 = d / 1 = s, lane)."""
+    _, op, args = LANE_MOVES[cls][kind]
+    n = {"ymm": 4, "zmm": 8}[cls]
+    return lane_sources(SEMANTICS[op], n, tuple({"d": "a", "s": "b"}.get(x, x) for x in args))
+
+
+def lane_move(cls: str, kind: str, m, d, s):
+    """The lanes a LANE_MOVES kind writes, from d (its destination's old lanes) and s, read by
+    the lane reader m."""
+    _, op, args = LANE_MOVES[cls][kind]
+    d, s = tuple(d), tuple(s)
+    return SEMANTICS[op](m, len(d), [{"d": d, "s": s}.get(x, x) if isinstance(x, str) else x for x in args])
 
 
 def packed_move(kind: str, m, d, s, n=None):

@@ -17,6 +17,10 @@ word permutation stays free renaming).  What changes:
 
 Description block ``b`` (when the description interleaves blocks) owns lanes of
 blocks ``b*L .. b*L+L-1`` of one pass.
+
+:func:`lower_stream` is the *stream form*: whole-vector loads of the caller's blocks in memory
+order, transposed in registers (the C# kernels; with ``moves``, the NASM lanes kernels: the
+tweaks too, by the fewest stages of the ISA's two-source lane moves, transpose.bit_network).
 """
 from __future__ import annotations
 
@@ -194,9 +198,9 @@ def scatter(array: str, block: int, stride: int, srcs: tuple, lanes: int) -> lis
 
 # --------------------------------------------------------------------------- stream form
 
-def lower_stream(prog: Program, lanes: int, gather: bool = False) -> ir.VProgram:
-    """The lanes layout with whole-vector loads of the caller's blocks (the C# kernels), or
-    with ``gather=True`` strided per-lane loads and stores of every word (NASM lanes).
+def lower_stream(prog: Program, lanes: int, moves: list | None = None) -> ir.VProgram:
+    """The lanes layout with whole-vector loads of the caller's blocks (the C# kernels; with
+    ``moves``, also of the tweaks: the NASM lanes kernels).
 
     Every description op, setup included, becomes the same op on vectors of the same name
     (key words are loaded into every lane).  Tweak words are loaded lane by lane (word w of
@@ -207,10 +211,11 @@ def lower_stream(prog: Program, lanes: int, gather: bool = False) -> ir.VProgram
     values): ``s{g}{j}`` stream vectors, ``l{g}{stage}_{j}`` / ``t{g}{stage}_{j}`` the load /
     store transpose intermediates (``{g}``: a, b, .. when there are several groups).
 
-    ``gather=True``: no transposes; each ``in`` word is one :class:`~ir.Load` of lane b =
-    word i of block g*L + b (a gather of stride nw words), each ``out`` word one
-    :class:`~ir.Store` back the same way (a scatter), where the description reads or writes
-    it; the tweak words are loaded the same way (stride 2)."""
+    ``moves`` (:class:`transpose.BitMove` pairs of the target's two-source lane moves, the NASM
+    lanes kernels): whole-vector loads and stores of the blocks *and* of their tweaks, transposed
+    by the fewest stages of those moves (:func:`transpose.bit_network`); lane b holds the block
+    whose index has its bits in the order :func:`network_lanes` picks (the same for in, out and
+    tweak: the one that needs the fewest shuffles), not block b."""
     nw, L = prog.spec.nw, lanes
     groups = prog.blocks
     vp = ir.VProgram(NAME + "-stream", L, L * groups, nw)
@@ -225,10 +230,6 @@ def lower_stream(prog: Program, lanes: int, gather: bool = False) -> ir.VProgram
         a = op.a
         if op.kind == "note":
             return [ir.Note(a)]
-        if isinstance(a, Mem) and a.array in ("in", "out") and gather:
-            g, i = divmod(a.index.base, nw)
-            words = tuple((g * L + b) * nw + i for b in range(L))
-            return [ir.Load(op.dst, "in", words) if op.kind == "mov" else ir.Store(op.dst, "out", words)]
         if isinstance(a, Mem) and a.array in ("in", "out"):
             return []                                     # the edges below
         if op.kind == "store":
@@ -255,8 +256,42 @@ def lower_stream(prog: Program, lanes: int, gather: bool = False) -> ir.VProgram
                 out += conv(item)
         return out
 
+    if moves is not None:
+        if groups != 1:
+            raise GenError("lanes layout: transpose networks take one lane group")
+        tweaks = {op.a.index.base: op.dst for op in flat(prog.body)
+                  if op.kind == "mov" and isinstance(op.a, Mem) and op.a.array == "tweak"}
+        if sorted(tweaks) != [0, 1]:
+            raise GenError("lanes layout: tweak words are not read exactly once each")
+        pre, post, temps = _network_edges(nw, L, [ins[i] for i in range(nw)], [outs[i] for i in range(nw)],
+                                          [tweaks[0], tweaks[1]], moves)
+        body_ops = list(flat(prog.body))
+        first = {op.dst: pos for pos, op in enumerate(body_ops)
+                 if op.kind == "mov" and isinstance(op.a, Mem) and op.a.array in ("in", "tweak")}
+        for name, at in first.items():      # the edge loads move to the body's start: nothing before
+            for op in body_ops[:at]:         # their reads may touch their names
+                if op.kind != "note" and (op.dst == name or op.a == name):
+                    raise GenError(f"lanes layout: '{op.text()}' comes before the load of {name}")
+
+        def conv_net(op: Op) -> list:
+            return [] if isinstance(op.a, Mem) and op.a.array in ("in", "out", "tweak") else conv(op)
+
+        def convert_net(seq) -> list:
+            out = []
+            for item in seq:
+                if isinstance(item, Loop):
+                    out.append(ir.Loop(item.count, tuple(x for op in item.body for x in conv_net(op))))
+                else:
+                    out += conv_net(item)
+            return out
+        vp.setup = convert(prog.setup)
+        vp.body = pre + convert_net(prog.body) + post
+        vp.values = values(prog.body) + temps
+        vp.arrays = {a: n for a, n in array_sizes(prog.body).items() if a not in ("in", "out", "tweak", "key")}
+        return vp
+
     pre, post, temps = [], [], []
-    for g in range(0 if gather else groups):
+    for g in range(groups):
         gt = "abcd"[g] if groups > 1 else ""
         sv = [f"s{gt}{j}" for j in range(nw)]
         base = g * L * nw
@@ -303,3 +338,100 @@ def _transpose_stream(srcs: list, dsts: list, L: int, nw: int, load: bool, tag: 
             nxt[p.dst] = name
         cur = nxt
     return ops, temps
+
+
+# --------------------------------------------------------------------------- transpose networks
+
+def _bits(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def network_lanes(nw: int, L: int, moves: list) -> tuple:
+    """(lane order, the three stage lists) of the network form: the order of the block-index bits
+    in the lane index (lane bit i holds block bit order[i]) needing the fewest shuffles in all for
+    the blocks' load (nw vectors), their store (nw) and the tweaks' load (2), identity first on a
+    tie, and the stages (:func:`transpose.bit_network`) of each."""
+    from itertools import permutations
+    wb, lb = _bits(nw), _bits(L)
+    best = None
+    for order in permutations(range(lb)):
+        lay = _network_layouts(nw, L, order)
+        plans = [transpose.bit_network(src[1], dst[1], wb + lb if k < 2 else 1 + lb, moves)
+                 for k, (src, dst) in enumerate(lay)]
+        if any(p is None for p in plans):
+            continue
+        cost = nw * (len(plans[0]) + len(plans[1])) + 2 * len(plans[2])
+        if best is None or cost < best[0]:
+            best = (cost, order, plans)
+    if best is None:
+        raise GenError(f"lanes layout: no transpose network of {nw} x {L} words from these lane moves")
+    return best[1], best[2]
+
+
+def _network_layouts(nw: int, L: int, order: tuple) -> list:
+    """(source, destination) layouts, each (vector bits, lane bits) of the word label, of the blocks'
+    load, their store and the tweaks' load.  Labels: p = block * nw + word (in, out), block * 2 +
+    t (tweak), the caller's memory order; stream order: vector j = words j*L .. j*L+L-1."""
+    wb, lb = _bits(nw), _bits(L)
+    stream = (tuple(range(lb, lb + wb)), tuple(range(lb)))
+    sliced = (tuple(range(wb)), tuple(wb + b for b in order))
+    tstream = ((lb,), tuple(range(lb)))
+    tsliced = ((0,), tuple(1 + b for b in order))
+    return [(stream, sliced), (sliced, stream), (tstream, tsliced)]
+
+
+def _network_edges(nw: int, L: int, ins: list, outs: list, tweaks: list, moves: list) -> tuple:
+    """(body prologue, body epilogue, temporaries) of the network form: whole-vector loads of the
+    tweaks and blocks, transposed into the words' values, and the state transposed back and stored."""
+    order, (load, store, tload) = network_lanes(nw, L, moves)
+    (ls, ld), (ss, sd), (ts, td) = _network_layouts(nw, L, order)
+    temps: list = []
+
+    def name(tag):
+        def f(stage, k):
+            n = f"{tag}{stage}_{k}"
+            temps.append(n)
+            return n
+        return f
+    pre = [ir.Note(f"load {L} tweaks and transpose to one vector per tweak word (lane bit i: block bit {order}[i])")]
+    tv = ["tw0", "tw1"]
+    temps += tv
+    ops = [ir.Load(tv[j], "tweak", tuple(range(L * j, L * (j + 1)))) for j in range(2)]
+    pre += _demand_order(ops + transpose.network_between(tv, ts, tweaks, td, tload, name("tl")), tweaks)
+    pre.append(ir.Note(f"load {L} blocks and transpose to one vector per word"))
+    sv = [f"s{j}" for j in range(nw)]
+    temps += sv
+    ops = [ir.Load(sv[j], "in", tuple(range(L * j, L * (j + 1)))) for j in range(nw)]
+    pre += _demand_order(ops + transpose.network_between(sv, ls, ins, ld, load, name("l")), ins)
+    post = [ir.Note(f"transpose back to stream order and store {L} blocks")]
+    ov = [f"o{j}" for j in range(nw)]
+    temps += ov
+    ops = transpose.network_between(outs, ss, ov, sd, store, name("t"))
+    ops += [ir.Store(ov[j], "out", tuple(range(L * j, L * (j + 1)))) for j in range(nw)]
+    post += _demand_order(ops, [op for op in ops if isinstance(op, ir.Store)])
+    return pre, post, temps
+
+
+def _demand_order(ops: list, roots: list) -> list:
+    """``ops`` (each defining one value, or a Store) in the order the ``roots`` (value names, or
+    Store ops) need them, each root's inputs depth first: a value is made just before its first
+    use, so fewer are live at once than stage by stage (a transpose's groups one after another)."""
+    made = {op.dst: op for op in ops if not isinstance(op, ir.Store)}
+    out, done = [], set()
+
+    def need(name):
+        if name in done or name not in made:
+            return
+        op = made[name]
+        for r in ir.reads(op):
+            need(r)
+        done.add(name)
+        out.append(op)
+    for root in roots:
+        if isinstance(root, ir.Store):
+            need(root.src)
+            out.append(root)
+        else:
+            need(root)
+    assert len(out) == len(ops), (len(out), len(ops))
+    return out

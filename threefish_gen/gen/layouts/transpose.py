@@ -184,3 +184,140 @@ def load_plan(nw: int, lanes: int) -> tuple[list[Permute2], int]:
 def store_plan(nw: int, lanes: int) -> tuple[list[Permute2], int]:
     """Word-sliced vectors -> stream order."""
     return _plan(nw, lanes, False)
+
+
+# --------------------------------------------------------------------------- bit-exchange networks
+#
+# A layout of V = 2^v vectors of L = 2^l lanes holding the words labelled p (0 .. V*L-1) is named by
+# which bit of p each lane-index bit holds (``lanes``: lane bit i holds bit lanes[i] of p) and
+# which bits the vector index holds (``vecs``).  A *two-source lane move* (an instruction taking
+# two vectors a, b to one; a pair of them, ``lo`` and ``hi``, taking a, b to two) is a *bit
+# move* when the pair permutes the l + 1 bits (the lane bits and the bit telling a from b):
+# unpacklo/unpackhi, vperm2i128 0x20/0x31, vshufi64x2 0x88/0xdd all are.  :func:`bit_network`
+# finds the fewest stages of such moves (each applied to every pair of vectors that differ in one
+# vector bit) taking one layout to another; the moves come from the caller (an ISA module's
+# instructions, as lane patterns), so the planner knows no instruction.
+
+
+@dataclass(frozen=True)
+class BitMove:
+    """A pair of two-source lane patterns (per output lane: (0 = a / 1 = b, lane)) and the
+    permutation of the l + 1 bits it makes: ``src_bit[i]`` is the input bit (0..l-1: lane bits,
+    l: a/b) output bit i (0..l-1: lane bits, l: lo/hi) comes from."""
+
+    name: tuple
+    lo: tuple
+    hi: tuple
+    src_bit: tuple
+
+
+def bit_move(name, lo: tuple, hi: tuple):
+    """The :class:`BitMove` of a lo/hi pair of lane patterns, or None when the pair does not
+    permute the bits (or leaves a lane undefined)."""
+    n = len(lo)
+    lb = _log2(n)
+
+    def source(c):          # output (hi?, lane) -> input index lane | (b?) << lb
+        o, k = c >> lb, c & (n - 1)
+        x = (hi if o else lo)[k]
+        return None if x is None else x[1] | x[0] << lb
+    if source(0) != 0:
+        return None
+    src_bit = []
+    for i in range(lb + 1):
+        s = source(1 << i)
+        if s is None or s & (s - 1) or s == 0:
+            return None
+        src_bit.append(s.bit_length() - 1)
+    if sorted(src_bit) != list(range(lb + 1)):
+        return None
+    for c in range(2 * n):
+        want = sum(1 << src_bit[i] for i in range(lb + 1) if c >> i & 1)
+        if source(c) != want:
+            return None
+    return BitMove(name, tuple(lo), tuple(hi), tuple(src_bit))
+
+
+def _apply(move: BitMove, lanes: tuple, y) -> tuple:
+    """(new lane labels, label the pair bit y's vector position gets) of one stage."""
+    lb = len(lanes)
+    inputs = list(lanes) + [y]
+    return tuple(inputs[move.src_bit[i]] for i in range(lb)), inputs[move.src_bit[lb]]
+
+
+def bit_network(src_lanes: tuple, dst_lanes: tuple, labels: int, moves: list) -> list | None:
+    """The fewest stages (move, pair label) taking lane labels ``src_lanes`` to ``dst_lanes``
+    (vector labels: the other ones of ``labels`` bits), breadth first; None if none in 4."""
+    from collections import deque
+    start, goal = tuple(src_lanes), tuple(dst_lanes)
+    seen = {start: []}
+    todo = deque([start])
+    while todo:
+        cur = todo.popleft()
+        if cur == goal:
+            return seen[cur]
+        if len(seen[cur]) >= 4:
+            continue
+        for y in (b for b in range(labels) if b not in cur):
+            for m in moves:
+                nxt, _ = _apply(m, cur, y)
+                if nxt not in seen:
+                    seen[nxt] = seen[cur] + [(m, y)]
+                    todo.append(nxt)
+    return None
+
+
+def network_between(srcs: list, src_layout: tuple, dsts: list, dst_layout: tuple, stages: list, name) -> list:
+    """The layout IR shuffles of ``stages`` (:func:`bit_network`) from the vectors ``srcs`` in
+    ``src_layout`` = (vector bits, lane bits) to the vectors named ``dsts`` in ``dst_layout``;
+    ``name(stage, k)`` names the intermediates.  Checked by simulation on word labels."""
+    from .ir import Shuffle
+    vbits, lanes = src_layout
+    cur = {}                # vector key (sorted (label, bit) pairs) -> value name
+    for j, s in enumerate(srcs):
+        cur[tuple(sorted((b, j >> i & 1) for i, b in enumerate(vbits)))] = s
+    lanes = tuple(lanes)
+    ops = []
+    dvbits, dlanes = dst_layout
+    final = {tuple(sorted((b, i >> k & 1) for k, b in enumerate(dvbits))): d for i, d in enumerate(dsts)}
+    count = 0
+    for st, (m, y) in enumerate(stages):
+        new_lanes, out_label = _apply(m, lanes, y)
+        nxt = {}
+        for key in sorted(cur):
+            kd = dict(key)
+            if kd[y]:
+                continue
+            a = cur[key]
+            b = cur[tuple(sorted({**kd, y: 1}.items()))]
+            for o, pat in ((0, m.lo), (1, m.hi)):
+                nk = dict(kd)
+                del nk[y]
+                nk[out_label] = o
+                nk = tuple(sorted(nk.items()))
+                if st == len(stages) - 1:
+                    dst = final[nk]
+                else:
+                    dst = name(st + 1, count)
+                    count += 1
+                ops.append(Shuffle(dst, (a, b), pat, "transpose"))
+                nxt[nk] = dst
+        cur, lanes = nxt, new_lanes
+    if tuple(lanes) != tuple(dlanes):
+        raise GenError(f"transpose network ends in lanes {lanes}, not {dlanes}")
+    _check_network(ops, srcs, src_layout, dsts, dst_layout)
+    return ops
+
+
+def _check_network(ops, srcs, src_layout, dsts, dst_layout) -> None:
+    def labels(layout, j, nl):
+        vb, lb = layout
+        return [sum((j >> i & 1) << b for i, b in enumerate(vb)) + sum((e >> i & 1) << b for i, b in enumerate(lb))
+                for e in range(nl)]
+    nl = 1 << len(src_layout[1])
+    env = {s: labels(src_layout, j, nl) for j, s in enumerate(srcs)}
+    for op in ops:
+        env[op.dst] = [env[op.srcs[s]][k] for s, k in op.lanes]
+    for i, d in enumerate(dsts):
+        if env.get(d) != labels(dst_layout, i, nl):
+            raise GenError(f"transpose network: {d} holds words {env.get(d)}")  # pragma: no cover

@@ -17,15 +17,11 @@ from dataclasses import dataclass
 from .. import asm as ra
 from ..asm import ISA, Imm, PtrMem, Reg, RingMem, Slot
 from ..asm.abi import ABI
-from ..isa.x86 import X64_OPS, X64_ROTATES, X86_GPR_OPS, X86_PACKED_OPS, X86_XMM_OPS, YMM_OPS, ZMM_OPS
+from ..isa.x86 import LANE_MOVES, X64_OPS, X64_ROTATES, X86_GPR_OPS, X86_PACKED_OPS, X86_XMM_OPS, YMM_OPS, ZMM_OPS
 from . import asm_comment, render_template
 from .nasm_cpu import cpu_support
 
 # Instruction tables (NASM forms of the machine-op kinds): gen/isa/x86.py.
-
-# AVX2 lanes: ymm12/13 gather offsets (blocks, tweaks), ymm14 gather mask, ymm15 store temporary
-YMM_INDEX = {"in": "ymm12", "out": "ymm12", "tweak": "ymm13"}
-ZMM_INDEX = {"in": "zmm31", "out": "zmm31", "tweak": "zmm30"}   # gather/scatter lane offsets
 
 # NASM's size keyword of a stack word
 SIZE = {4: "dword", 8: "qword"}
@@ -186,40 +182,33 @@ def _shape(x) -> str:
     return "r" if isinstance(x, Reg) else ("i" if isinstance(x, (Imm, int)) else "m")
 
 
-def zmm_instruction(op, frame: Frame) -> str:
+def zmm_instruction(op, frame: Frame, a: str = "") -> str:
     src, dst = op.src, op.dst
-    if isinstance(dst, PtrMem):          # store: scatter the lanes to their blocks
-        return ZMM_OPS["scatter"].format(base=dst.reg.name, idx=ZMM_INDEX[dst.array], off=dst.offset,
-                                         s=_operand(src, frame, "zmm"))
     d = _operand(dst, frame, "zmm")
     if isinstance(src, Slot) and src.key[0] == "const":
         m = f"qword [rsp + {frame.offset[src.key]}]"
         if op.kind == "mov":
             return ZMM_OPS["bcast"].format(d=d, s=m)
         return ZMM_OPS[op.kind].format(d=d, s=m + "{1to8}")
-    return _vector_op(ZMM_OPS, ZMM_INDEX, "zmm", op, frame, d)
+    return _vector_op(ZMM_OPS, "zmm", op, frame, d, a)
 
 
-def ymm_instruction(op, frame: Frame) -> str:
+def ymm_instruction(op, frame: Frame, a: str = "") -> str:
+    return _vector_op(YMM_OPS, "ymm", op, frame, _operand(op.dst, frame, "ymm"), a)
+
+
+def _vector_op(ops: dict, cls: str, op, frame: Frame, d: str, a: str = "") -> str:
+    """A ymm/zmm op (``ops``: the width's forms) into d, a register, a slot or the caller's
+    memory: a key word broadcast, a whole vector of the blocks or tweaks loaded or stored, a store
+    to a slot, a lane move (``a``: its first source where a copy into d was folded into it, else
+    d), else the op's form for its operand shapes."""
     src, dst = op.src, op.dst
-    if isinstance(dst, PtrMem):
-        nb = frame.block_bytes
-        return YMM_OPS["scatter"].format(base=dst.reg.name, s=src.name, x=src.name.replace("ymm", "xmm"),
-                                         **{f"o{b}": dst.offset + b * nb for b in range(4)})
-    return _vector_op(YMM_OPS, YMM_INDEX, "ymm", op, frame, _operand(dst, frame, "ymm"))
-
-
-def _vector_op(ops: dict, index: dict, cls: str, op, frame: Frame, d: str) -> str:
-    """A ymm/zmm op (``ops``: the width's forms, ``index``: its gather index registers) into d, a
-    register or slot: a key word broadcast or the blocks' words gathered, a store to a slot, else
-    the op's form for its operand shapes."""
-    src, dst = op.src, op.dst
-    if isinstance(src, PtrMem):
-        if src.array == "key":
-            return ops["bcast"].format(d=d, s=f"qword [{src.reg.name} + {src.offset}]")
-        return ops["gather"].format(d=d, base=src.reg.name, idx=index[src.array], off=src.offset)
-    if isinstance(dst, Slot):
+    if isinstance(src, PtrMem) and src.array == "key":
+        return ops["bcast"].format(d=d, s=f"qword [{src.reg.name} + {src.offset}]")
+    if isinstance(dst, (Slot, PtrMem)):
         return ops[("mov", "mr")].format(d=d, s=_operand(src, frame, cls))
+    if op.kind in LANE_MOVES[cls]:
+        return LANE_MOVES[cls][op.kind][0].format(d=d, a=a or d, s=_operand(src, frame, cls))
     pat = ops.get((op.kind, _shape(dst) + _shape(src))) or ops[op.kind]
     n = src if isinstance(src, int) else 0
     return pat.format(d=d, s=_operand(src, frame, cls) if src is not None else "", n=n)
@@ -233,13 +222,15 @@ def packed_instruction(op, frame: Frame) -> str:
     return pat.format(d=_operand(op.dst, frame, "xmm"), s=_operand(op.src, frame, "xmm"), n=n)
 
 
-def instruction(op, frame: Frame, rotate: str) -> str:
+def instruction(op, frame: Frame, rotate: str, a: str = "") -> str:
+    """The NASM instruction of an allocated op (``a``: a lane move's first source, where the
+    copy into its destination before it was folded into it: :func:`folded`)."""
     if op.cls == "xmm" and frame.isa.layout == "packed":
         return packed_instruction(op, frame)
     if op.cls == "zmm" and op.kind != "guard":
-        return zmm_instruction(op, frame)
+        return zmm_instruction(op, frame, a)
     if op.cls == "ymm" and op.kind != "guard":
-        return ymm_instruction(op, frame)
+        return ymm_instruction(op, frame, a)
     d = _operand(op.dst, frame, op.cls) if op.dst is not None else ""
     s = _operand(op.src, frame, op.cls) if op.src is not None else ""
     if op.kind == "guard":
@@ -292,6 +283,19 @@ def _rotates(code, rotate: str) -> list[str]:
     return out
 
 
+def folded(code) -> dict:
+    """Index -> source register of each register copy ``mov d, a`` directly followed by a lane
+    move into d (gen/isa/x86.py LANE_MOVES: d = op(d, s)) that does not read d as s: printed as
+    the one three-operand instruction d = op(a, s)."""
+    out = {}
+    for i in range(len(code) - 1):
+        op, nxt = code[i], code[i + 1]
+        if (op.kind == "mov" and isinstance(op.dst, Reg) and isinstance(op.src, Reg)
+                and nxt.kind in LANE_MOVES.get(nxt.cls, ()) and nxt.dst == op.dst and nxt.src != op.dst):
+            out[i] = op.src.name
+    return out
+
+
 def cycle_test(op, frame: Frame) -> str:
     """The cycle loop's test: its counter (a register or its slot) against the bound."""
     return f"cmp {_operand(op.dst, frame, op.cls)}, {_operand(op.src, frame, op.cls)}"
@@ -304,7 +308,10 @@ def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> 
     if annotate != "full":
         return _function_lines_brief(alloc, frame, rotate, annotate == "brief")
     lines: list[str] = []
-    for op, rot in zip(alloc.code, _rotates(alloc.code, rotate)):
+    fold = folded(alloc.code)
+    for i, (op, rot) in enumerate(zip(alloc.code, _rotates(alloc.code, rotate))):
+        if i in fold:
+            continue
         if op.kind == "note":
             lines.append(f"; {op.text}")
         elif op.kind == "top":
@@ -318,7 +325,7 @@ def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> 
             lines.append(f"    {cycle_test(op, frame):<36}; {op.text}")
             lines.append(f"    {'jne .cycle':<36}; next cycle")
         else:
-            ins = instruction(op, frame, rot)
+            ins = instruction(op, frame, rot, fold.get(i - 1, ""))
             lines.append(f"    {ins:<36}; {op.text}")
             if op.kind == "guard":
                 lines.append(f"    {'jz .done':<36}; no blocks")
@@ -328,7 +335,10 @@ def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> 
 def _function_lines_brief(alloc, frame: Frame, rotate: str, comments: bool) -> list[str]:
     lines: list[str] = []
     last = None
-    for op, text, rot in zip(alloc.code, _statement_texts(alloc.code), _rotates(alloc.code, rotate)):
+    fold = folded(alloc.code)
+    for i, (op, text, rot) in enumerate(zip(alloc.code, _statement_texts(alloc.code), _rotates(alloc.code, rotate))):
+        if i in fold:
+            continue
         if op.kind == "note":
             if comments:
                 lines.append(f"; {op.text}")
@@ -346,7 +356,7 @@ def _function_lines_brief(alloc, frame: Frame, rotate: str, comments: bool) -> l
         elif op.kind == "cbottom":
             lines += [f"    {cycle_test(op, frame)}", "    jne .cycle"]
         else:
-            lines.append(f"    {instruction(op, frame, rot)}")
+            lines.append(f"    {instruction(op, frame, rot, fold.get(i - 1, ''))}")
             if op.kind == "guard":
                 lines.append("    jz .done")
     return lines
@@ -419,23 +429,6 @@ BLOCKS_ARGS = ("key", "tweaks", "in", "out", "n")
 def _c(ins: str, comment: str) -> Commented:
     """A glue instruction with its comment in the template's column."""
     return _column(f"    {ins}", 44, comment)
-
-
-def lane_index_lines(lanes: int, prefix: str, block_bytes: int) -> list[Commented]:
-    """After the prologue of a lanes function (AVX2: 4 lanes, AVX-512: 8): the gather/scatter
-    lane offsets (the .rodata tables lane_block, lane_tweak) into their index registers
-    (YMM_INDEX, ZMM_INDEX)."""
-    if lanes not in (4, 8):
-        return []
-    ops, index = (ZMM_OPS, ZMM_INDEX) if lanes == 8 else (YMM_OPS, YMM_INDEX)
-    rows = ((index["in"], "lane_block", f"lane b reads block b: offsets b * {block_bytes}"),
-            (index["tweak"], "lane_tweak", "tweak of lane b: offsets b * 16"))
-
-    def load(ops, reg, label):
-        return "    " + ops[("mov", "rm")].format(d=reg, s=f"[rel {prefix}{label}]")
-    # one comment column for both widths: 3 spaces after the longer (AVX-512) load
-    col = len(load(ZMM_OPS, ZMM_INDEX["in"], "lane_block")) + 3
-    return [_column(load(ops, reg, label), col, what) for reg, label, what in rows]
 
 
 def dispatch_lines(abi: ABI, group_fn: str, scalar_fn: str, group: int, block_bytes: int) -> list[str | Commented]:
@@ -556,10 +549,14 @@ def fn_suffix(abi: ABI) -> str:
 
 
 def report_line(alloc) -> str:
+    """The allocation report of a function as printed: register copies folded into a lane move
+    (:func:`folded`) are neither moves nor instructions of the file."""
     s = alloc.stats
+    fold = folded(alloc.code)
+    moves = s["moves"] - sum(1 for i in fold if alloc.code[i].role == "move")
     return (f"{alloc.strategy}: registers {alloc.registers_used()}, spills {s['spills']}, "
-            f"reloads {s['reloads']}, memory operands {s['memops']}, moves {s['moves']}, "
-            f"instructions {s['instructions']}")
+            f"reloads {s['reloads']}, memory operands {s['memops']}, moves {moves}, "
+            f"instructions {s['instructions'] - len(fold)}")
 
 
 def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
@@ -594,8 +591,7 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
             xdata += printed(xdata_lines(name, frame), annotate)
         funcs.append(dict(direction=direction, part=part, name=name, frame=frame, group=group,
                           dispatch=printed(glue, annotate), wrapper=printed(wrapper, annotate),
-                          prologue=printed(frame.prologue() + lane_index_lines(
-                              isa.lanes, variant.prefix, variant.spec.block_bytes), annotate),
+                          prologue=printed(frame.prologue(), annotate),
                           # vector lanes (AVX2, AVX-512): clear the upper halves before returning to SSE code
                           epilogue=(["    vzeroupper"] if isa.lanes > 1 else []) + printed(frame.epilogue(), annotate),
                           lines=function_lines(alloc, frame, "rol" if tail else no.rotate, annotate),
@@ -616,10 +612,12 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
               "sse2": "layout scalar: one 64-bit word per SSE2 XMM register (low lane)",
               "packed": "layout packed: one block in XMM pairs of lanes, A = even words, B = odd words (A0 = x0, x2; "
                         "B0 = x1, x3; ...); subkey pairs of key words in an aligned stack table, tweak words per block",
-              "avx2": "layout lanes: 4 blocks per pass, ymm lane b = word i of block b (gathers, per-lane "
-                      "stores); the n mod 4 blocks left and single blocks run the scalar GPR code",
-              "avx512": "layout lanes: 8 blocks per pass, zmm lane b = word i of block b (gather/scatter); "
-                        "the n mod 8 blocks left and single blocks run the scalar GPR code"}[
+              "avx2": "layout lanes: 4 blocks per pass, one ymm per word, a block per lane (whole-vector "
+                      "loads and stores, transposed in registers); the n mod 4 blocks left and single blocks "
+                      "run the scalar GPR code",
+              "avx512": "layout lanes: 8 blocks per pass, one zmm per word, a block per lane (whole-vector "
+                        "loads and stores, transposed in registers); the n mod 8 blocks left and single "
+                        "blocks run the scalar GPR code"}[
         "packed" if no.layout == "packed" else no.words]
     if no.interleave > 1:
         layout += (f"; *_blocks runs {no.interleave} independent blocks per pass (their rounds interleaved), "

@@ -94,6 +94,8 @@ class _Lanes(TermLanes, Plain):
 # mnemonics read through gen/isa/x86.py: lane-wise of two vectors; shifts and rotations by a count
 _LANEWISE = ("paddq", "psubq", "pxor", "pxorq", "por", "porq")
 _SHIFTS = ("psllq", "psrlq", "prolq", "prorq")
+# two-source moves of 128-bit chunks with an immediate (the lanes kernels' transposes): their width
+_CROSS = {"perm2i128": 4, "shufi64x2": 8}
 
 
 def _dwords(pair: tuple, lo: int, hi: int) -> Term:
@@ -573,6 +575,9 @@ class NasmMachine(Machine):
             self.gather(a, ln)
         elif base == "pscatterqq":
             self.scatter(a, ln)
+        elif base in _CROSS and vex and w == _CROSS[base]:     # lane moves across 128-bit lanes
+            x, y = self.vread(srcs[0], w), self.vread(srcs[1], w)
+            self.vwrite(dst, list(x86.nasm_semantics(base, w)(_Lanes, w, [x, y, _int(srcs[2])])))
         elif base in ("punpcklqdq", "punpckhqdq", "shufpd", "pshufd", "pslldq", "psrldq"):
             self.shuffle(base, dst, srcs, w, vex)
         elif base in ("movhlps", "movlhps") and not vex:

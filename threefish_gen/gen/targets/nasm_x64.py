@@ -55,7 +55,7 @@ class NasmX64(Nasm):
                 "            --strategy named|linear-scan|belady, --registers N, --pin k,t,x,p|names; any x86-64",
                 "            --isa gpr (default) | sse2 (words in XMM, as nasm-x86; SSE2) |",
                 "            avx2 (lanes: 4 blocks per pass in ymm; needs AVX2; sysv) |",
-                "            avx512 (lanes: 8 blocks per pass in zmm, gather/scatter; needs AVX-512F; sysv)"]
+                "            avx512 (lanes: 8 blocks per pass in zmm; needs AVX-512F; sysv)"]
 
 
 TARGET = NasmX64()
