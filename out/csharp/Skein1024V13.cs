@@ -45,10 +45,13 @@ public static class Skein1024V13
     // vector locals (3328) plus the stackalloc'd spans of UbiAll, Start, Output, Pend,
     // AppendBitsCore, HashManyLanes and LeavesLanes (7361) plus 1 KiB (the JIT's tier-0
     // code gives temporaries slots of their own), in 64-byte units.  Burn is never called in a
-    // kernel's loop.
+    // kernel's loop.  Burn, Ubi and the lanes kernels are optimized from their first call (no
+    // tier-0 code): under tiered JIT the tier-0 Vector512 kernels' frames (a slot for every
+    // temporary, 64 bytes each) reached below this bound and a tier-0 Burn left words of its
+    // own frame (tests/test_trust.py, the tier-0 scan on a CPU with AVX-512).
     private const int BurnBytes = 15104;
 
-    [MethodImpl(MethodImplOptions.NoInlining)]
+    [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]
     private static void Burn()
     {
         Span<byte> stack = stackalloc byte[BurnBytes];
@@ -81,7 +84,7 @@ public static class Skein1024V13
     /// <summary>The UBI compression, generated from the Threefish description: n blocks of src,
     /// each t0 += add, Threefish keyed by h with tweak t, feed-forward h = E(h, t, m) ^ m, First
     /// cleared.  s = h[0..16), t0, t1.</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
+    [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]  // wipe: Burn clears where its frame was
     private static void Ubi(Span<ulong> s, ReadOnlySpan<byte> blocks, int n, ulong add)
     {
         if (blocks.Length < n * StateBytes)
@@ -2744,7 +2747,7 @@ public static class Skein1024V13
     /// <summary>The UBI block of 8 messages (one per lane, Vector512<ulong>): src = 8 chaining values
     /// then 8 message blocks, tweaks = 8 tweaks (16 bytes each), dst = the 8 new
     /// chaining values (h = E(h, t, m) ^ m).  Generated from the Threefish description.</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
+    [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]  // wipe: Burn clears where its frame was
     private static void UbiLanes512(ref byte src, ref byte tweaks, ref byte dst)
     {
         Vector512<ulong> vk0, vk1, vk2, vk3, vk4, vk5, vk6, vk7, vk8, vk9;
@@ -5494,7 +5497,7 @@ public static class Skein1024V13
     /// <summary>The UBI block of 4 messages (one per lane, Vector256<ulong>): src = 4 chaining values
     /// then 4 message blocks, tweaks = 4 tweaks (16 bytes each), dst = the 4 new
     /// chaining values (h = E(h, t, m) ^ m).  Generated from the Threefish description.</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
+    [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]  // wipe: Burn clears where its frame was
     private static void UbiLanes256(ref byte src, ref byte tweaks, ref byte dst)
     {
         Vector256<ulong> vk0, vk1, vk2, vk3, vk4, vk5, vk6, vk7, vk8, vk9;
