@@ -46,9 +46,10 @@ public static class Skein256V13
     // AppendBitsCore, HashManyLanes and LeavesLanes (2081) plus 1 KiB (the JIT's tier-0
     // code gives temporaries slots of their own), in 64-byte units.  Burn is never called in a
     // kernel's loop.  Burn, Ubi and the lanes kernels are optimized from their first call (no
-    // tier-0 code): under tiered JIT the tier-0 Vector512 kernels' frames (a slot for every
-    // temporary, 64 bytes each) reached below this bound and a tier-0 Burn left words of its
-    // own frame (tests/test_trust.py, the tier-0 scan on a CPU with AVX-512).
+    // tier-0 code): under tiered JIT the tier-0 kernels' frames (a slot for every temporary, 64
+    // bytes each in the Vector512 kernels) reached below this bound on a CPU with AVX-512 (the
+    // tier-0 scan of tests/test_trust.py: 12-340 key words left; Burn alone optimized: the same);
+    // Burn as in the Threefish classes.
     private const int BurnBytes = 5184;
 
     [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]
