@@ -14,6 +14,8 @@ import pytest  # noqa: E402
 
 # the result cache of the matrix tests (make test-matrix passes --result-cache): tests/result_cache.py
 pytest_plugins = ["result_cache"]
+# the C# harness project tests/test_csharp.py and tests/test_trust.py share (one dotnet build)
+from csharp_shared import csharp_edited_project  # noqa: E402,F401
 
 # The toolchains `make test` needs.  scripts/bootstrap.sh installs all but dotnet on Debian; a
 # missing one makes the whole run fail (a test that skips for want of a compiler proves nothing)

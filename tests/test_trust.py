@@ -676,21 +676,18 @@ def test_wipe_builds_quietly_at_O0_and_calls_nothing(cc, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
-def test_csharp_wipe_zeroes_stackalloc_and_runs(tmp_path):
+@pytest.mark.xdist_group("csharp-edited")
+def test_csharp_wipe_zeroes_stackalloc_and_runs(csharp_edited_project, tmp_path):
     """C# classes with stackalloc scratch (the ks[] table of --keys table) leave its wipe to Burn and
     BurnOne, called after the kernel returns (CryptographicOperations.ZeroMemory there only: the
     kernels make no call; none with --no-wipe); the stack scan below shows the table cleared.  The
-    wiped classes still pass the harness's vectors (encrypt, decrypt, *Blocks incl. empty runs)."""
-    from threefish_gen.gen.spec import get_spec
-    from threefish_gen.gen.targets import get as get_target
-    from threefish_gen.gen.threefish import Options
+    wiped classes still pass the harness's vectors (encrypt, decrypt, *Blocks incl. empty runs).
+    The classes are built in the harness project tests/test_csharp.py shares (tests/csharp_shared.py,
+    xdist group csharp-edited: one dotnet build for both modules)."""
     from threefish_gen.gen.render import render_variant
     from threefish_gen.verify import csharp as vcs
     from threefish_gen.verify.runner import vector_file
-    spec = get_spec("1.3", 512)
-    cs = get_target("csharp")
-    wiped = [cs.variant(spec, Options("table", "loop", 1), layout=lay) for lay in ("scalar", "lanes")]
-    kept = cs.variant(spec, Options("table", "loop", 1), layout="lanes", wipe=False)
+    spec, wiped, kept = csharp_edited_project.stackalloc
     for v in wiped:
         (text,) = render_variant(v).values()
         # scalar: the ks[] table (stackalloc ulong); lanes: since a lanes class's --unroll loop loops
@@ -700,13 +697,10 @@ def test_csharp_wipe_zeroes_stackalloc_and_runs(tmp_path):
         assert "ZeroMemory(MemoryMarshal" not in text
     (text,) = render_variant(kept).values()
     assert "stackalloc" in text and "ZeroMemory" not in text
-    proj = tmp_path / "proj"
-    vcs.write_project(wiped + [kept], proj)
-    ok, out = vcs.build(proj)
-    assert ok, out
+    dll = csharp_edited_project.dll
     vec = vector_file(spec, tmp_path / "v.txt", 5, 1)
     for v in wiped + [kept]:
-        p = subprocess.run(["dotnet", str(proj / "bin" / "harness.dll"), vcs.class_name(v), str(vec)],
+        p = subprocess.run(["dotnet", str(dll), vcs.class_name(v), str(vec)],
                            capture_output=True, text=True, env=vcs.dotnet_env(), timeout=300)
         assert p.returncode == 0 and " 0 failed" in p.stdout, p.stdout + p.stderr
 
