@@ -14,6 +14,8 @@ import pytest  # noqa: E402
 
 # the result cache of the matrix tests (make test-matrix passes --result-cache): tests/result_cache.py
 pytest_plugins = ["result_cache"]
+# the C# harness project tests/test_csharp.py and tests/test_trust.py share (one dotnet build)
+from csharp_shared import csharp_edited_project  # noqa: E402,F401
 
 # The toolchains `make test` needs.  scripts/bootstrap.sh installs all but dotnet on Debian; a
 # missing one makes the whole run fail (a test that skips for want of a compiler proves nothing)
@@ -128,23 +130,30 @@ KINDS = ("toolchain", "slow")
 # of the module's cases to make test, so a renamed test cannot drop a check out of make test).
 S = r"(?:512|1024)"        # the larger sizes of a check whose 256-bit case make test keeps
 MATRIX: dict[str, str] = {
-    "test_trust": rf"^test_(optimized_wipe_covers_the_frames\[.*-{S}-|wipe_leaves_no_key_word_on_the_stack\[.*-{S}\]"
+    "test_trust": rf"^test_(optimized_wipe_covers_the_frames\[(?!\w+--O2-512-c-simd-auto\]).*-{S}-"
+                  rf"|wipe_leaves_no_key_word_on_the_stack\[(?!c-simd-auto-clang-512\]).*-{S}\]"
                   rf"|wipe_at_every_optimization_level\[.*-{S}\]|blocks_n0_touches_no_pointer\[.*-1024\]"
+                  # the 1.1 MB Threefish-256 dispatcher (three AVX-512 lanes kernels, i2/i3/i4): make test
+                  # runs these checks on the 512-bit one (575 KB, with the single-block packed path)
+                  rf"|blocks_n0_touches_no_pointer\[c-simd-auto-256\]|wipe_leaves_no_key_word_on_the_stack\[c-simd-auto-clang-256\]"
+                  rf"|optimized_wipe_covers_the_frames\[\w+--O2-256-c-simd-auto\]"
                   rf"|unoptimized_wipe_covers_the_frames\[.*-1024-|skein_wipe_at_every_optimization_level\[.*-{S}\]"
                   rf"|skein_wipe_covers_the_frames\[.*-1024-|skein_wipe_at_every_optimization_level\[(?!gcc--O0-)\w+--O\w-nasm-x86-256\]"
                   rf"|csharp_skein_wipe_leaves_no_key_word_on_the_stack\[(256|1024)\]"
-                  # the C# scans: one size in make test (512 for the kernels, 1024 for the vector tables)
-                  rf"|csharp_wipe_leaves_no_key_word_on_the_stack\[1024\]|csharp_wipe_covers_the_lanes_vector_tables\[256\]"
+                  # the C# scans: one size in make test (512 for the kernels, 256 for the vector tables)
+                  rf"|csharp_wipe_leaves_no_key_word_on_the_stack\[1024\]|csharp_wipe_covers_the_lanes_vector_tables\[1024\]"
                   # the levels between -O0 and -O2 (make test keeps both compilers at -O0 and -O2)
                   rf"|wipe_at_every_optimization_level\[\w+--O[13s]-|optimized_wipe_covers_the_frames\[\w+--O3-"
                   # -O0 frames: gcc (x86-64 and aarch64) on every ISA and layout, clang on the hybrid layout
                   # (x86-64 AVX2 and aarch64 NEON; its other ISAs and layouts in make verify)
                   rf"|unoptimized_wipe_covers_the_frames\[(aarch64-)?clang-256-(?!c-simd-(avx2|neon)-hybrid\]))",
     "test_prove_csharp": rf"^test_every_threefish_variant_proves_equivalent\[Threefish({S}|256V13Lanes_(table|fly_loop))",
-    "test_c_simd": rf"^test_(recommended_simd_variants_pass_the_harness\[{S}\]|packed_variants_pass_the_harness\[1024-)",
+    # the recommended variants: make test the 512-bit set (its dispatcher 575 KB; the 256-bit one is 1.1 MB)
+    "test_c_simd": rf"^test_(recommended_simd_variants_pass_the_harness\[(256|1024)\]|packed_variants_pass_the_harness\[1024-)",
     "test_prove": rf"^test_recommended_nasm_proves_equivalent\[.*-tf{S}_",
     "test_prove_skein": rf"^test_ubi_proves_equivalent\[{S}-nasm-x86 ",
-    "test_fuzz": rf"^test_fuzz_three_implementations_agree\[{S}\]",
+    # make test fuzzes Threefish-512 (its dispatcher 575 KB; the 256-bit one, 1.1 MB, in make verify)
+    "test_fuzz": r"^test_fuzz_three_implementations_agree\[(256|1024)\]",
     "test_skein": rf"^test_(c_skein_render_against_the_vectors\[({S}-|256-1\.[12])|c_simd_skein_hash_many_lanes_against_the_vectors\[.*-{S}\]"
                   rf"|nasm_x64_skein_ubi_loop_against_the_vectors\[(.*-{S}|1\.1-.*)\]|nasm_x64_skein_win64_rows\[{S}\]"
                   rf"|nasm_x86_skein_rows\[.*-all\]|nasm_x86_skein_changed_copy_fails\[rotation\]"
@@ -153,7 +162,9 @@ MATRIX: dict[str, str] = {
     "test_prove_rust": rf"^test_every_threefish_variant_of_set_all_proves_equivalent\[tf{S}_",
     "test_neon": rf"^test_(neon_lanes_and_dispatcher_pass_under_qemu_aarch64\[({S}_|256_v1[12])"
                  rf"|scalar_c_and_dispatcher_pass_on_big_endian_s390x\[({S}_|256_v1[12])"
-                 rf"|neon_packed_interleaved_and_hybrid_pass\[{S}\])",
+                 rf"|neon_packed_interleaved_and_hybrid_pass\[{S}\])"
+                 # the 1.1 MB Threefish-256 dispatcher built for i386 (make test: 1024 there, 256 on aarch64/s390x)
+                 rf"|^test_dispatcher_compiles_on_i386_aarch64_and_s390x\[256-gcc-flags0\]",
     "test_asm": r"^test_every_strategy_accepted_by_checker\[1024-|^test_loop_every_strategy_accepted_by_checker\[1024\]",
     "test_verify_c": r"^test_fast_verify_of_the_recommended_scalar_c\[(v11-v12|v13-512-1024)\]",
     "test_nasm": r"^test_set_all_leaves_out_exactly_what_the_allocator_cannot_fit\[nasm-x64\]"

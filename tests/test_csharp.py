@@ -4,7 +4,6 @@ import random
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -126,54 +125,14 @@ def test_verify_matrix(versions, sizes, tmp_path):
             assert r.checks > 1000
 
 
-def _break_rotation(cs: Path) -> None:
-    """One rotation count of the class changed (its low bit flipped)."""
-    text = cs.read_text()
-    new = re.sub(r"BitOperations\.RotateLeft\((\w+), (\d+)\)",
-                 lambda m: f"BitOperations.RotateLeft({m.group(1)}, {int(m.group(2)) ^ 1})", text, count=1)
-    assert new != text
-    cs.write_text(new)
-
-
-def _plant_call(cs: Path) -> None:
-    """A real call (to a method that does nothing) planted at the top of EncryptBlock."""
-    text = cs.read_text()
-    head = "    private static void EncryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)\n    {\n"
-    assert text.count(head) == 1 and text.rstrip().endswith("}")
-    text = text.replace(head, head + "        PlantedCall();\n")
-    end = text.rstrip().rindex("}")             # the class's closing brace
-    cs.write_text(text[:end] + "\n    [MethodImpl(MethodImplOptions.NoInlining)]\n"
-                  "    private static void PlantedCall() { }\n" + text[end:])
-
-
-@pytest.fixture(scope="module")
-def edited_project(tmp_path_factory):
-    """One harness project, built once through verify's own C# path (csharp.prepare and the build
-    of the first row), for the two tests below that each built one: Broken (256 scalar, one
-    rotation changed), the lanes fly/loop and table/loop classes and Planted (table/loop lanes
-    with a real call planted in EncryptBlock).  Their tests share the xdist group csharp-edited,
-    so one worker builds it.  (spec, the project state, the harness dll, broken, good, planted)."""
-    if not HAVE_DOTNET:
-        pytest.skip("dotnet (.NET 10 SDK) not installed")
-    from threefish_gen.verify import csharp as vcs
-    spec = get_spec("1.3", 256)
-    broken = csharp_variant(spec, "scalar", Options(), cls="Broken")
-    good = [csharp_variant(spec, "lanes", Options(k, "loop", 1)) for k in ("fly", "table")]
-    planted = csharp_variant(spec, "lanes", Options("table", "loop", 1), cls="Planted")
-    write = vcs.write_project
-
-    def write_edited(vs, proj, **kw):
-        write(vs, proj, **kw)
-        _break_rotation(proj / "ThreefishGen.Broken.cs")
-        _plant_call(proj / "ThreefishGen.Planted.cs")
-
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(vcs, "write_project", write_edited)
-        vcs.prepare([broken, *good, planted], tmp_path_factory.mktemp("cs-edited"))
-        dll, err = vcs._ensure_built(broken)
-        state = vcs._STATE
-    assert err is None, err
-    return spec, state, dll, broken, good, planted
+@pytest.fixture
+def edited_project(csharp_edited_project):
+    """The harness project test_csharp shares with tests/test_trust.py (tests/csharp_shared.py: Broken,
+    the lanes fly/loop and table/loop classes, Planted; their tests share the xdist group
+    csharp-edited, so one worker builds it): (spec, the project state, the harness dll, broken, good,
+    planted)."""
+    p = csharp_edited_project
+    return p.spec, p.state, p.dll, p.broken, p.good, p.planted
 
 
 @needs_dotnet

@@ -132,8 +132,14 @@ N0_CASES = [
 ]
 
 
-@pytest.mark.parametrize("bits", [256, 1024])
-@pytest.mark.parametrize("args", N0_CASES, ids=lambda a: "-".join(a[1::2]).replace("--", ""))
+# every case at 256 and 1024 bits (1024: make verify); the dispatcher also at 512, make test's case
+# of it (575 KB: its AVX-512 and AVX2 lanes paths and the single-block packed path), so make test
+# does not compile the 1.1 MB Threefish-256 dispatcher (three AVX-512 lanes kernels) for this check
+N0_PARAMS = [(a, b) for b in (256, 1024) for a in N0_CASES] + [(("--target", "c-simd", "--isa", "auto"), 512)]
+
+
+@pytest.mark.parametrize("args,bits", N0_PARAMS,
+                         ids=lambda a: "-".join(a[1::2]).replace("--", "") if isinstance(a, tuple) else str(a))
 def test_blocks_n0_touches_no_pointer(args, bits, tmp_path):
     """encrypt_blocks/decrypt_blocks(NULL, NULL, NULL, NULL, 0) return without a fault (the key
     used to be loaded before n was tested: a NULL key crashed every *_blocks)."""
@@ -322,12 +328,20 @@ WIPE_CASES = [
     # the dispatcher's SIMD paths (19 blocks take the AVX-512 or AVX2 lanes path, then a tail)
     (("--target", "c-simd", "--isa", "auto"), 512),
     (("--target", "c-simd", "--isa", "auto", "cc=clang"), 256),
+    (("--target", "c-simd", "--isa", "auto", "cc=clang"), 512),   # make test's dispatcher case (575 KB, not 1.1 MB)
     (("--target", "c-simd", "--isa", "avx2", "--interleave", "2"), 512),
     (("--target", "c-simd", "--isa", "avx512", "--interleave", "2", "cc=clang"), 1024),
 ]
 
 
-@pytest.mark.parametrize("args,bits", WIPE_CASES, ids=lambda a: "-".join(a[1::2]) if isinstance(a, tuple) else str(a))
+def _wipe_id(a) -> str:
+    """The id of a WIPE_CASES entry: the option values, then the compiler where it is not gcc."""
+    if not isinstance(a, tuple):
+        return str(a)
+    return "-".join([x for x in a[1::2] if not x.startswith("cc=")] + [x[3:] for x in a if x.startswith("cc=")])
+
+
+@pytest.mark.parametrize("args,bits", WIPE_CASES, ids=_wipe_id)
 def test_wipe_leaves_no_key_word_on_the_stack(args, bits, tmp_path):
     """The calls run on a zeroed stack of their own; afterwards no key, tweak or subkey word is
     in it.  The same variant with --no-wipe leaves them (the scan can fail)."""
@@ -662,21 +676,18 @@ def test_wipe_builds_quietly_at_O0_and_calls_nothing(cc, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
-def test_csharp_wipe_zeroes_stackalloc_and_runs(tmp_path):
+@pytest.mark.xdist_group("csharp-edited")
+def test_csharp_wipe_zeroes_stackalloc_and_runs(csharp_edited_project, tmp_path):
     """C# classes with stackalloc scratch (the ks[] table of --keys table) leave its wipe to Burn and
     BurnOne, called after the kernel returns (CryptographicOperations.ZeroMemory there only: the
     kernels make no call; none with --no-wipe); the stack scan below shows the table cleared.  The
-    wiped classes still pass the harness's vectors (encrypt, decrypt, *Blocks incl. empty runs)."""
-    from threefish_gen.gen.spec import get_spec
-    from threefish_gen.gen.targets import get as get_target
-    from threefish_gen.gen.threefish import Options
+    wiped classes still pass the harness's vectors (encrypt, decrypt, *Blocks incl. empty runs).
+    The classes are built in the harness project tests/test_csharp.py shares (tests/csharp_shared.py,
+    xdist group csharp-edited: one dotnet build for both modules)."""
     from threefish_gen.gen.render import render_variant
     from threefish_gen.verify import csharp as vcs
     from threefish_gen.verify.runner import vector_file
-    spec = get_spec("1.3", 512)
-    cs = get_target("csharp")
-    wiped = [cs.variant(spec, Options("table", "loop", 1), layout=lay) for lay in ("scalar", "lanes")]
-    kept = cs.variant(spec, Options("table", "loop", 1), layout="lanes", wipe=False)
+    spec, wiped, kept = csharp_edited_project.stackalloc
     for v in wiped:
         (text,) = render_variant(v).values()
         # scalar: the ks[] table (stackalloc ulong); lanes: since a lanes class's --unroll loop loops
@@ -686,13 +697,10 @@ def test_csharp_wipe_zeroes_stackalloc_and_runs(tmp_path):
         assert "ZeroMemory(MemoryMarshal" not in text
     (text,) = render_variant(kept).values()
     assert "stackalloc" in text and "ZeroMemory" not in text
-    proj = tmp_path / "proj"
-    vcs.write_project(wiped + [kept], proj)
-    ok, out = vcs.build(proj)
-    assert ok, out
+    dll = csharp_edited_project.dll
     vec = vector_file(spec, tmp_path / "v.txt", 5, 1)
     for v in wiped + [kept]:
-        p = subprocess.run(["dotnet", str(proj / "bin" / "harness.dll"), vcs.class_name(v), str(vec)],
+        p = subprocess.run(["dotnet", str(dll), vcs.class_name(v), str(vec)],
                            capture_output=True, text=True, env=vcs.dotnet_env(), timeout=300)
         assert p.returncode == 0 and " 0 failed" in p.stdout, p.stdout + p.stderr
 
@@ -1174,7 +1182,8 @@ def _cut_burn_one(text):
 
 
 # the make-test cases of the three C# scans below (the others are in tests/conftest.py MATRIX)
-CS_SHARED = {"Kernels512": (512, "kernels"), "Tables1024": (1024, "tables")}
+# (the vector tables at 256 bits: their four classes are 606 KB of C#, 2.1 MB at 1024, which make verify scans)
+CS_SHARED = {"Kernels512": (512, "kernels"), "Tables256": (256, "tables")}
 
 
 @pytest.fixture(scope="module")
@@ -1184,7 +1193,7 @@ def csharp_scan_project(tmp_path_factory):
     if shutil.which("dotnet") is None:
         pytest.skip("dotnet not installed")
     proj = tmp_path_factory.mktemp("csharp-scan") / "scan"
-    sets = {"Kernels512": (_kernel_cases(512), True, None), "Tables1024": (_table_cases(1024), True, None),
+    sets = {"Kernels512": (_kernel_cases(512), True, None), "Tables256": (_table_cases(256), True, None),
             "Cut": (_cut_cases(), False, _cut_burn_one)}
     return proj, _csharp_build(proj, sets)
 
@@ -1304,9 +1313,12 @@ def test_check_args_macro_aborts_on_overlap_and_null(args, tmp_path):
     prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
     (d / "main.c").write_text(CHECK_MAIN.format(stem=stem, p=prefix, nb=get_spec("1.3", 512).block_bytes))
     objs = build_objects(d, stem, args, [])
+    flags = ["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror"]
+    if objs[0].endswith(".c"):   # the library file compiled once, with the macro defined; both links below use it
+        sh(["gcc", *flags, f"-D{prefix.upper()}CHECK_ARGS", "-I", str(d), "-c", objs[0], "-o", str(d / "lib.o")])
+        objs = [str(d / "lib.o")]
     exe = d / "main"
-    sh(["gcc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-D{prefix.upper()}CHECK_ARGS",
-        "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    sh(["gcc", *flags, f"-D{prefix.upper()}CHECK_ARGS", "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
     assert "n=0 ok" in sh([str(exe), "fine"])
     for mode, fn, what in (("overlap", "encrypt_blocks", "in and out overlap partially"),
                            ("overlap1", "decrypt", "in and out overlap partially"),
@@ -1315,8 +1327,9 @@ def test_check_args_macro_aborts_on_overlap_and_null(args, tmp_path):
         p = subprocess.run([str(exe), mode], capture_output=True, text=True, timeout=60)
         assert p.returncode < 0 and "in place ok" in p.stdout, (mode, p.returncode, p.stdout, p.stderr)
         assert f"{prefix}{fn}: {what}" in p.stderr, (mode, p.stderr)
-    # without the macro the same calls compile to the bare functions (no check, no abort on n = 0)
-    sh(["gcc", "-O2", "-std=c99", "-Wall", "-Werror", "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    # without the macro the same calls compile to the bare functions (no check, no abort on n = 0); the
+    # library object is the one built with the macro: defining it there adds no check to the library
+    sh(["gcc", *flags, "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
     assert "check_args" not in sh(["nm", str(exe)])
 
 
