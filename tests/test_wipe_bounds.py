@@ -6,7 +6,7 @@ from threefish_gen.gen.isa.common import fill
 from threefish_gen.gen.printers import Line
 from threefish_gen.gen.printers.c import (close_line, decl, intrinsic_sites, open_line, scoped_stack_bound, stmt,
                                           unoptimized_bounds, wipe_bounds)
-from threefish_gen.gen.printers.csharp import burn_bytes, kernel_locals
+from threefish_gen.gen.printers.csharp import burn_bytes, burn_one_bytes, kernel_locals
 
 W128, W256 = x86.Width(128), x86.Width(256)
 
@@ -100,6 +100,8 @@ def test_csharp_kernel_locals():
     assert burn_bytes([160, 24, 128]) == 1344 and burn_bytes([]) == 1024
     # 2 * 320 + 1024 = 1664
     assert burn_bytes(kernel_locals(f, 2).values()) == 1664
+    # BurnOne: the single-block kernels are never tier-0 code: 2 * 160 + 256 = 576; none: 256
+    assert burn_one_bytes([160, 96]) == 576 and burn_one_bytes([]) == 256 and burn_one_bytes([100]) == 512
     # a Vector256 or Vector128 table: 32 or 16 bytes an element
     for v, size in (("Vector256<ulong>", 32), ("Vector128<ulong>", 16)):
         f["lanes"][0]["arrays"] = [Line(f"Span<{v}> ks = stackalloc {v}[5];", locals=[("stackalloc " + v, "ks", 5)])]

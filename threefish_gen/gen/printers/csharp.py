@@ -447,7 +447,7 @@ def render(v, laid: dict) -> dict[str, str]:
                             for ln in f["arrays"] + f["blocks_arrays"] + [x for L in f["lanes"] for x in L["arrays"]])
     per = {name: n for d in ("encrypt", "decrypt") for name, n in kernel_locals(ctx["fn"][d], o.interleave).items()}
     ctx["burn"] = burn_bytes(per.values())
-    ctx["burn_one"] = burn_bytes(n for name, n in per.items() if name in ("Block", "Packed"))
+    ctx["burn_one"] = burn_one_bytes(n for name, n in per.items() if name in ("Block", "Packed"))
     return {f"{cls}.cs": render_template("csharp/threefish.cs.j2", **ctx)}
 
 
@@ -496,6 +496,25 @@ def burn_bytes(per_method, scratch: int = 0) -> int:
     ``scratch``: bytes counted once (the Skein class: the stackalloc'd spans of the frames between
     a public method and Ubi, skein_burn_parts)."""
     return (2 * max(per_method, default=0) + scratch + 1024 + 63) // 64 * 64
+
+
+# What BurnOne adds to twice the single-block kernels' declared bytes: the return address, the
+# registers the kernel saves (six general-purpose ones and rbp; on Windows also xmm6-xmm15, 160
+# bytes) and alignment.
+BURN_ONE_SLACK = 256
+
+
+def burn_one_bytes(per_method) -> int:
+    """Bytes BurnOne clears after Encrypt/Decrypt: twice the most bytes one single-block kernel
+    (Block, Packed) declares plus BURN_ONE_SLACK, in 64-byte units.  No 1 KiB for tier-0 frames
+    (burn_bytes): those kernels are marked AggressiveOptimization, so the JIT never runs them as
+    tier-0 code.  Their frames (.NET 10, x64 Linux, Zen 4, JitDisasm; bytes below the return
+    address: pushes + sub rsp) against this bound, recommended options: Threefish-256 Block 40
+    (bound 448), Packed 120 (512); 512 Block 120 (576), Packed 120 (704); 1024 lanes-class Block
+    264 (832), Packed 296 (1088), scalar-layout Block (--unroll loop: stackalloc'd key ring) 888
+    (1792).  As tier-0 code, which the attribute rules out, the same kernels' sub rsp was 304
+    (256 Block), 528 (512 Block), 976 (1024 Block), 1360, 2672 and 688 (256, 512, 1024 Packed)."""
+    return (2 * max(per_method, default=0) + BURN_ONE_SLACK + 63) // 64 * 64
 
 
 def default_class(spec, layout: str) -> str:
