@@ -118,13 +118,21 @@ def test_lanes_kernel_is_the_description_op_for_op(bits, isa):
 
 
 def test_simd_options_and_bad_input(tmp_path):
-    """auto: both paths with --unroll loop lanes kernels (a loop over 8-round cycles) and the
-    scalar methods of the variant's options; bad combinations are one line and exit 2."""
+    """auto: each path with the options of the SIMD C dispatcher's path of its ISA (c-simd's
+    RECOMMENDED: at 512, AVX2 and NEON the loop over 8-round cycles, AVX-512 unrolled with two
+    lane groups per pass) and the scalar methods of the variant's options; bad combinations are
+    one line and exit 2."""
+    from threefish_gen.gen.targets import c_simd, rust
+    for bits in (256, 512, 1024):
+        want = {i: o for i, lay, o in c_simd.RECOMMENDED[bits] + c_simd.RECOMMENDED_NEON[bits] if lay == "lanes"}
+        assert rust.simd_paths(variant(bits, isa="auto")) == [(i, want[i]) for i in ("avx512", "avx2", "neon")]
     v = variant(512, isa="auto")
     lib = lib_of(v)
     assert "for c in 0..9 {" in function(lib, "encrypt_avx2") and "for c in 0..9" not in function(
         lib, "encrypt_block_with_tweak")
     assert "for c in 0..9 {" in function(lib, "encrypt_neon")
+    avx512 = function(lib, "encrypt_avx512")
+    assert "for c in" not in avx512 and "as_chunks_mut::<16>()" in avx512 and "as_chunks_mut::<8>()" in avx512
     assert v.stem == "tf512_v13_rust_auto_fly_full"
     assert variant(512, isa="neon").stem == "tf512_v13_rust_neon_fly_full"
     for args, needle in ((["--isa", "avx2", "--primitive", "skein"], "takes no --isa"),
@@ -133,6 +141,20 @@ def test_simd_options_and_bad_input(tmp_path):
         p = cli("render", "--target", "rust", "--size", "512", "--constants", "1.3", *args, "--out", str(tmp_path))
         assert p.returncode != 0 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
         assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_bench_pairs_each_x86_path_of_auto_with_the_simd_c_row_of_its_options():
+    """bench --target rust (not --quick): per size and x86 ISA, the one-path crate of --isa auto's
+    options for that path beside the SIMD C lanes row of the same ISA and options (the paired
+    "Rust SIMD / SIMD C" ratio of issue 29's goal): the AVX-512 row is the interleaved unrolled
+    kernel the dispatcher of both targets takes, not a one-lane-group loop."""
+    from threefish_gen.tools.bench import rust_rows
+    from threefish_gen.tools.bench.run import default_entries
+    pairs = rust_rows.simd_pairs(default_entries(sizes=(256, 1024), targets=["rust"]))
+    assert pairs == [("rust avx2 fly/loop/i2 cargo", "c-simd avx2 lanes fly/loop/i2 gcc"),
+                     ("rust avx512 fly/full/i2 cargo", "c-simd avx512 lanes fly/full/i2 gcc"),
+                     ("rust avx2 fly/loop/i1 cargo", "c-simd avx2 lanes fly/loop/i1 gcc"),
+                     ("rust avx512 fly/full/i1 cargo", "c-simd avx512 lanes fly/full/i1 gcc")], pairs
 
 
 def test_only_built_rows_are_never_passed():

@@ -333,17 +333,19 @@ class RustTools(TargetTools):
 
     def bench_variants(self, spec, quick, asked):
         """The crate of the recommended options without and with its SIMD paths (--isa auto: bulk
-        rows take the path this CPU has, bench builds it with std); without --quick also the AVX2
-        lanes crate of --isa auto's path options and, for their paired ratio, the SIMD C AVX2
-        lanes row of the same options (gcc; the c-simd rows have no fly/loop AVX2 row of their own)."""
+        rows take the path this CPU has, bench builds it with std); without --quick also, per x86
+        ISA (AVX2, AVX-512), the one-path crate of --isa auto's options for that path and, for
+        their paired ratio, the SIMD C lanes row of the same ISA and options (gcc; the dispatcher's
+        paths take the same options, so these are c-simd's own rows where it times them)."""
         if self.name not in asked:
             return []
         t = self.target
         rec = rust_target.RECOMMENDED[spec.bits]
         out = [(t.variant(spec, rec), "cargo"), (t.variant(spec, rec, isa=rust_target.RECOMMENDED_ISA), "cargo")]
         if not quick:
-            o = rust_target.SIMD_OPTIONS[spec.bits]
-            out += [(t.variant(spec, o, isa="avx2"), "cargo"), (c_simd_target.TARGET.simd(spec, "avx2", "lanes", o), "gcc")]
+            for isa in rust_target.SIMD_ISAS:
+                o = rust_target.SIMD_OPTIONS[spec.bits][isa]
+                out += [(t.variant(spec, o, isa=isa), "cargo"), (c_simd_target.TARGET.simd(spec, isa, "lanes", o), "gcc")]
         return out
 
     def bench_name(self, v, cc):

@@ -27,6 +27,8 @@ from ..printers import rust as printer
 from ..printers.c_simd.driver import ENV_VAR
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
+from .c_simd import RECOMMENDED as C_SIMD_PATHS
+from .c_simd import RECOMMENDED_NEON as C_SIMD_NEON_PATHS
 from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target,
                    describe_pass, is_skein, layout_scalar, scalar_needs, ubi_pass, without_default_annotate,
                    without_default_primitive)
@@ -48,8 +50,8 @@ RUST_VERSION_SIMD = "1.89"
 # --isa: the SIMD paths of *_blocks_with_tweaks (cargo feature simd, x86-64), in core::arch lanes
 # (the lanes layout, L blocks word-sliced: gen/layouts/lanes.py).  scalar: none (the default,
 # kept out of names: the crate of before); avx2 / avx512: that one path, every function with
-# the variant's options (as c-simd's standalone --isa variants); auto: both, each path with the
-# options of SIMD_OPTIONS, the scalar methods with the variant's.
+# the variant's options (as c-simd's standalone --isa variants); auto: all, each path with its
+# options in SIMD_OPTIONS, the scalar methods with the variant's.
 ISA_OPTION = Option("isa", "scalar (default) | avx2 | avx512 | neon | auto (all three): *_blocks_with_tweaks in "
                     "core::arch lanes (cargo feature simd; x86-64, neon: little-endian AArch64)",
                     ("scalar", "avx2", "avx512", "neon", "auto"), "scalar")
@@ -57,7 +59,7 @@ SIMD_ISAS = ("avx2", "avx512")
 # The AArch64 path (issue 29): NEON lanes, 2 blocks per 128-bit vector, in its own `mod simd`
 # under cfg(target_arch = "aarch64", target_endian = "little"): NEON is architectural there (no
 # run-time detection), the row helpers read little-endian words.  --isa auto has it beside the x86
-# paths, with the same SIMD_OPTIONS.
+# paths, with its SIMD_OPTIONS.
 NEON_ISAS = ("neon",)
 # The cfg of each architecture's `mod simd` (templates/rust/simd.rs.j2) and its core::arch module.
 ARCH_CFG = {"x86_64": 'target_arch = "x86_64"', "aarch64": 'target_arch = "aarch64", target_endian = "little"'}
@@ -66,9 +68,15 @@ ARCH_TEXT = {"x86_64": "x86-64", "aarch64": "little-endian AArch64"}
 # crate's cycles/byte and single blocks the same code (AMD EPYC Zen 3, AVX2 path; docs/rust.md,
 # "SIMD paths").  A render without --isa stays the scalar crate (forbid(unsafe_code)).
 RECOMMENDED_ISA = "auto"
-# The lanes paths of --isa auto: --unroll loop (a loop over 8-round cycles), measured in C on Zen 3
-# faster in bulk than full unrolling (AVX2 lanes, 512: 2.32 vs 2.79 c/B) and 4x smaller.
-SIMD_OPTIONS = {bits: Options("fly", "loop", 1) for bits in (256, 512, 1024)}
+# The lanes paths of --isa auto, per size and ISA: the options of the SIMD C dispatcher's lanes
+# path of that ISA (gen/targets/c_simd.py RECOMMENDED, RECOMMENDED_NEON: the same lanes layout IR,
+# printed in C, measured there), one table for both targets.  AVX2 and NEON take the loop over
+# 8-round cycles; AVX-512 stays unrolled, interleaved at 256 and 512 (--interleave 2: two
+# independent lane groups per pass).  One fly/loop/i1 kernel for every path (before) left Rust's
+# AVX-512 path a latency-bound single chain: 1.25x the SIMD C's cycles/byte at 256 on Zen 4
+# (docs/rust.md, "Speed").
+SIMD_OPTIONS = {bits: {isa: o for isa, layout, o in C_SIMD_PATHS[bits] + C_SIMD_NEON_PATHS[bits] if layout == "lanes"}
+                for bits in (256, 512, 1024)}
 # The crates a rendered crate's Cargo.toml names (optional dependencies, templates/rust/), by
 # primitive: cargo resolves them even where no feature asks for them, so verify's offline builds
 # (verify/rust.py) need each in Debian's local registry, whose package for crate NAME is
@@ -129,7 +137,8 @@ class Rust(Target):
         return [self.variant(s, o) for s in specs for o in option_sets(s)] + rec + skeins
 
     def recommended_lines(self):
-        return [f"  rust {bits:>4}: --isa {RECOMMENDED_ISA} {o.describe()} (SIMD paths: {SIMD_OPTIONS[bits].describe()})"
+        return [f"  rust {bits:>4}: --isa {RECOMMENDED_ISA} {o.describe()} (SIMD paths: "
+                + ", ".join(f"{isa} {p.keys}/{p.unroll}/i{p.interleave}" for isa, p in SIMD_OPTIONS[bits].items()) + ")"
                 for bits, o in RECOMMENDED.items()] + \
             ["  rust skein (--primitive skein): every size, --keys fly --unroll full --interleave 1",
              "  rust: out/rust (make gen): one crate folder per recommended variant"]
@@ -169,7 +178,7 @@ def simd_paths(v) -> list[tuple[str, Options]]:
     """The variant's SIMD paths, highest first: (isa, options of its lanes kernel)."""
     isa = v.get("isa")
     if isa == "auto":
-        return [(i, SIMD_OPTIONS[v.spec.bits]) for i in (*reversed(SIMD_ISAS), *NEON_ISAS)]
+        return [(i, SIMD_OPTIONS[v.spec.bits][i]) for i in (*reversed(SIMD_ISAS), *NEON_ISAS)]
     return [(isa, v.options)] if isa in SIMD_ISAS + NEON_ISAS else []
 
 
