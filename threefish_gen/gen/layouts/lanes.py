@@ -247,13 +247,13 @@ def lower_stream(prog: Program, lanes: int, moves: list | None = None) -> ir.VPr
             return [ir.Mov(op.dst, a)]
         return [{"add": ir.Add, "sub": ir.Sub, "xor": ir.Xor}[op.kind](op.dst, op.dst, a)]
 
-    def convert(seq) -> list:
+    def convert(seq, each=conv) -> list:
         out = []
         for item in seq:
             if isinstance(item, Loop):
-                out.append(ir.Loop(item.count, tuple(x for op in item.body for x in conv(op))))
+                out.append(ir.Loop(item.count, tuple(x for op in item.body for x in each(op))))
             else:
-                out += conv(item)
+                out += each(item)
         return out
 
     if moves is not None:
@@ -276,16 +276,8 @@ def lower_stream(prog: Program, lanes: int, moves: list | None = None) -> ir.VPr
         def conv_net(op: Op) -> list:
             return [] if isinstance(op.a, Mem) and op.a.array in ("in", "out", "tweak") else conv(op)
 
-        def convert_net(seq) -> list:
-            out = []
-            for item in seq:
-                if isinstance(item, Loop):
-                    out.append(ir.Loop(item.count, tuple(x for op in item.body for x in conv_net(op))))
-                else:
-                    out += conv_net(item)
-            return out
         vp.setup = convert(prog.setup)
-        vp.body = pre + convert_net(prog.body) + post
+        vp.body = pre + convert(prog.body, conv_net) + post
         vp.values = values(prog.body) + temps
         vp.arrays = {a: n for a, n in array_sizes(prog.body).items() if a not in ("in", "out", "tweak", "key")}
         return vp

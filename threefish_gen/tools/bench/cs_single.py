@@ -62,7 +62,8 @@ def render(tree: Path, ns: str, layout: str, bits: int, wipe: bool, cls: str) ->
 
 
 def main_cs(rows: dict[int, list[str]]) -> str:
-    out = [(files("threefish_gen.tools.bench") / "harness" / "dotnet" / "SingleBench.cs").read_text(),
+    harness = files("threefish_gen.tools.bench") / "harness" / "dotnet"
+    out = [(harness / "SingleBench.cs").read_text() + (harness / "Clock.cs").read_text(),
            "static partial class Bench {\n static void All(string mode, int samples) {"]
     for bits, names in sorted(rows.items()):
         out.append(f"  {{ int B = {bits // 8}; var key = Rnd(B); var tw = Rnd(16); var tweaks = Rnd(16 * 4096 / B); "

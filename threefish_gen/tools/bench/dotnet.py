@@ -36,6 +36,7 @@ NO_CODE = ("C#: the JIT compiles the class at run time (DOTNET_TieredCompilation
            "its machine code is not counted")
 
 BENCH_CS = files("threefish_gen.tools.bench") / "harness" / "dotnet" / "Bench.cs"
+CLOCK_CS = files("threefish_gen.tools.bench") / "harness" / "dotnet" / "Clock.cs"   # its Ghz, shared with SingleBench.cs
 
 BOUNCY_CSPROJ = """<Project Sdk="Microsoft.NET.Sdk">
   <PropertyGroup>
@@ -144,7 +145,7 @@ def bench_rows(specs: list[Spec], workdir: Path = Path("build/bench/csharp"), bo
         return [dict(name=CSHARP.name, bits=0, mode="-", cpb=None, skipped="dotnet not installed")]
     proj = workdir / "gen"
     variants = _variants(specs)
-    vcs.write_project(variants, proj, name="tfbench", main=BENCH_CS.read_text(), host="Bench")
+    vcs.write_project(variants, proj, name="tfbench", main=BENCH_CS.read_text() + CLOCK_CS.read_text(), host="Bench")
     only = [vcs.class_name(v) for v in variants if not filters or any(f in f"C# {v.prefix}" for f in filters)]
     ok, out = vcs.build(proj)
     if not ok:
@@ -187,7 +188,8 @@ def _bouncy_rows(specs, workdir: Path, stream) -> list[dict]:
     from threefish_gen.verify import csharp as vcs
     proj = workdir / "bouncy"
     v13 = [s for s in specs if s.version == "1.3"] or [Spec("1.3", 512)]
-    vcs.write_project(_variants(v13, compact=False), proj, name="tfbouncy", main=BENCH_CS.read_text(), host="Bench",
+    vcs.write_project(_variants(v13, compact=False), proj, name="tfbouncy",
+                      main=BENCH_CS.read_text() + CLOCK_CS.read_text(), host="Bench",
                       csproj=BOUNCY_CSPROJ)
     (proj / "nuget.config").unlink()          # this one restores from the default NuGet source
     print("bench: BouncyCastle.Cryptography (restore from the default NuGet source) ...", file=stream, flush=True)

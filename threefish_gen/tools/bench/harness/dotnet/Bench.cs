@@ -21,30 +21,7 @@ sealed record Entry(string Name, int Bytes, OneFn Enc, OneFn Dec, OneFn EncBlock
 static partial class Bench
 {
     const int Samples = 9;
-    static ulong seedA = 1, seedB = 3;
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    static ulong AddChain(long iters, ulong a, ulong b)
-    {
-        ulong x = a;
-        for (long i = 0; i < iters; i++)
-        {
-            x += b; x ^= a; x += b; x ^= a; x += b; x ^= a; x += b; x ^= a;
-            x += b; x ^= a; x += b; x ^= a; x += b; x ^= a; x += b; x ^= a;
-        }
-        return x;
-    }
-
-    static double Ghz()
-    {
-        const long iters = 1_000_000;
-        long t0 = Stopwatch.GetTimestamp();
-        ulong r = AddChain(iters, seedA, seedB);
-        long t1 = Stopwatch.GetTimestamp();
-        seedA ^= r & 1;   // keep the result alive
-        double ns = (t1 - t0) * 1e9 / Stopwatch.Frequency;
-        return 16.0 * iters / ns;
-    }
+    const long ClockIters = 1_000_000;    // Ghz (Clock.cs)
 
     static double Median(double[] v) { var s = v.OrderBy(x => x).ToArray(); return s[s.Length / 2]; }
 

@@ -11,32 +11,10 @@ using System.Runtime.CompilerServices;
 
 static partial class Bench
 {
-    static ulong seedA = 1, seedB = 3;
+    const long ClockIters = 500_000;    // Ghz (Clock.cs)
     static Random rng = new Random(1);
     static double TargetMs = double.TryParse(Environment.GetEnvironmentVariable("MB_MS"), out var ms) ? ms : 5;
     static byte[] Rnd(int n) { var b = new byte[n]; rng.NextBytes(b); return b; }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    static ulong AddChain(long iters, ulong a, ulong b)
-    {
-        ulong x = a;
-        for (long i = 0; i < iters; i++)
-        {
-            x += b; x ^= a; x += b; x ^= a; x += b; x ^= a; x += b; x ^= a;
-            x += b; x ^= a; x += b; x ^= a; x += b; x ^= a; x += b; x ^= a;
-        }
-        return x;
-    }
-
-    static double Ghz()
-    {
-        const long iters = 500_000;
-        long t0 = Stopwatch.GetTimestamp();
-        ulong r = AddChain(iters, seedA, seedB);
-        long t1 = Stopwatch.GetTimestamp();
-        seedA ^= r & 1;
-        return 16.0 * iters / ((t1 - t0) * 1e9 / Stopwatch.Frequency);
-    }
 
     static int Calibrate(Action<int> body)
     {
