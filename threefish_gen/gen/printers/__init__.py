@@ -32,6 +32,38 @@ class Line(str):
         return Line(" " * n + self, self.locals, self.sites, self.calls, self.scope, self.note)
 
 
+class LanesState:
+    """What every lanes printer (SIMD C, Rust) keeps of the program it prints: the ISA, its
+    family's module (gen/isa/: spellings) and vector type (``width``: the family's ``width`` for C,
+    ``rust_width`` for Rust), the named constants, the op counts (``count``) and the values the
+    program declares."""
+
+    def __init__(self, isa, vp, width: str):
+        from ..isa import family_of
+        self.isa, self.vp = isa, vp
+        self.fam = family_of(isa)
+        self.w = getattr(self.fam, width)(isa.bits)
+        self.consts: dict[str, str] = {}
+        self.cost: dict[str, int] = {}
+        self.declared = set(vp.values)
+
+    def count(self, kind, n=1):
+        self.cost[kind] = self.cost.get(kind, 0) + n
+
+
+def load_word(ops, op, operand, assign) -> list:
+    """A W = 1 load of one memory word (C#, Rust scalar op printers, which have ``names``, the
+    values printed as statements, and ``expr``, the expressions printed at their one use): folded
+    into an expression where ``op.dst`` is not a statement value, else ``assign(expression)``."""
+    (w,) = op.words
+    from ..dsl import Mem
+    a = operand(Mem(op.array, w))
+    if op.dst not in ops.names:
+        ops.expr[op.dst] = a
+        return []
+    return [assign(a)]
+
+
 def indent(lines, n: int = 4) -> list:
     """``lines`` indented by n spaces (empty lines stay empty), each keeping its facts."""
     return [ln.indented(n) if isinstance(ln, Line) else (" " * n + ln) if ln else ln for ln in lines]

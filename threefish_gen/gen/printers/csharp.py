@@ -25,7 +25,7 @@ from ..dsl import Idx, Mem
 from ..errors import GenError
 from ..isa.dotnet import KINDS, OPERATORS, PACKED_VEC, VECTORS, lanes_shuffle, packed_rotate, packed_shuffle
 from ..layouts import ir
-from . import Line, render_template
+from . import Line, load_word, render_template
 
 LAYOUTS = ("scalar", "lanes", "packed")
 
@@ -211,12 +211,7 @@ class _CsScalarOps(_CsOps):
         return self.expr.pop(a) if isinstance(a, str) and a in self.expr else self.p.operand(a)
 
     def load(self, op):
-        (w,) = op.words
-        a = self.p.operand(Mem(op.array, w))
-        if op.dst not in self.names:
-            self.expr[op.dst] = a
-            return []
-        return [ARITH["mov"].format(d=op.dst, a=a)]
+        return load_word(self, op, self.p.operand, lambda a: ARITH["mov"].format(d=op.dst, a=a))
 
     def store(self, op):
         (w,) = op.words

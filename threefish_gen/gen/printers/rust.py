@@ -29,6 +29,7 @@ from ..errors import GenError
 from ..isa import family_of, shuffle
 from ..isa.x86 import vector_op
 from ..layouts import ir
+from . import LanesState, load_word
 
 # One Rust statement per W = 1 operation.  {d} destination, {a} operand, {n} rotation.
 RUST_STATEMENTS = {
@@ -128,12 +129,7 @@ class _RustLines:
         return [f"for {COUNTER if uses_counter else '_'} in 0..{item.count} {{"] + ["    " + x for x in body] + ["}"]
 
     def load(self, op):
-        (w,) = op.words
-        a = self.pr.operand(Mem(op.array, w))
-        if op.dst not in self.names:
-            self.expr[op.dst] = a
-            return []
-        return [self._assign(op, op.dst, a, True)]
+        return load_word(self, op, self.pr.operand, lambda a: self._assign(op, op.dst, a, True))
 
     def store(self, op):
         (w,) = op.words
@@ -276,18 +272,14 @@ def assigned_counts(ops, weight: int = 1) -> dict[str, int]:
     return n
 
 
-class LanesPrinter:
+class LanesPrinter(LanesState):
     """Prints the lanes layout IR of one pass (gen/layouts/lanes.py) as Rust statements on the
     vectors of an ISA, x86 or NEON (an IR visitor: one method per kind of op, each returning its
     lines).  Spellings: the ISA family's module (``rust_width``, shuffle candidates, rotations)."""
 
     def __init__(self, isa, vp: ir.VProgram, nw: int, notes: bool = True):
-        self.isa, self.vp, self.nw, self.notes = isa, vp, nw, notes
-        self.fam = family_of(isa)
-        self.w = self.fam.rust_width(isa.bits)
-        self.consts: dict[str, str] = {}
-        self.cost: dict[str, int] = {}
-        self.declared = set(vp.values)
+        super().__init__(isa, vp, "rust_width")
+        self.nw, self.notes = nw, notes
         self.dead = ir.dead_first_writes(vp.body)
         self.again = {d for d, k in assigned_counts(vp.body).items() if k - self._dead_of(d) > 1}
 
@@ -303,8 +295,6 @@ class LanesPrinter:
             return self.w.set1_index(index(a))
         return self.w.set1(f"{a.base:#x}" if a.base > 0xFFFF else str(a.base))
 
-    def count(self, kind, n=1):
-        self.cost[kind] = self.cost.get(kind, 0) + n
 
     def addr(self, array: str, words: tuple, store: bool = False) -> str:
         """``&array[block], word`` of a row load or store (the crate's helpers' arguments)."""

@@ -16,7 +16,7 @@ from ...isa import Isa, family_of, shuffle
 from ...isa.x86 import (CPUID, ISAS, TITLES, X86, XCR0, XCR0_STATE, Width, rotl_lanes, rotl_uniform,
                        shuffle_candidates, vector_op)
 from ...layouts import ir
-from .. import comment_gap
+from .. import LanesState, comment_gap
 from ..c import CPrinter, close_line, decl, indent, note_line, open_line, section, stmt
 
 
@@ -155,21 +155,14 @@ class _PackedLines:
 
 # --------------------------------------------------------------------------- lanes printer
 
-class LanesPrinter:
+class LanesPrinter(LanesState):
     """Prints a lanes layout IR program (layouts/lanes.py) as C statements on vectors of `isa`."""
 
     PTR = {"in": "in", "tweak": "tweaks", "out": "out"}
 
     def __init__(self, isa: Isa, vp: ir.VProgram, prefix: str, block_bytes: int):
-        self.isa, self.vp, self.prefix, self.bb = isa, vp, prefix, block_bytes
-        self.fam = family_of(isa)
-        self.w = self.fam.width(isa.bits)
-        self.consts: dict[str, str] = {}
-        self.cost: dict[str, int] = {}
-        self.declared = set(vp.values)
-
-    def count(self, kind, n=1):
-        self.cost[kind] = self.cost.get(kind, 0) + n
+        super().__init__(isa, vp, "width")
+        self.prefix, self.bb = prefix, block_bytes
 
     def operand(self, a) -> str:
         if isinstance(a, str):
