@@ -120,12 +120,12 @@ def kind(base: Term) -> str:
 
 
 class State:
-    __slots__ = ("regs", "vregs", "mem", "zf", "kmask", "assume", "active", "segments")
+    __slots__ = ("regs", "vregs", "mem", "zf", "assume", "active", "segments")
 
     def copy(self) -> "State":
         s = State()
         s.regs, s.vregs, s.mem = dict(self.regs), dict(self.vregs), dict(self.mem)
-        s.zf, s.kmask = self.zf, self.kmask
+        s.zf = self.zf
         s.assume, s.active, s.segments = dict(self.assume), set(self.active), list(self.segments)
         return s
 
@@ -135,7 +135,7 @@ class Machine:
 
     def __init__(self):
         st = State()
-        st.regs, st.vregs, st.mem, st.zf, st.kmask = {}, {}, {}, None, False
+        st.regs, st.vregs, st.mem, st.zf = {}, {}, {}, None
         st.assume, st.active, st.segments = {}, set(), []
         self.state = st
         self.rsp0 = var("rsp0")

@@ -245,7 +245,6 @@ class NasmMachine(Machine):
                 raise Unsupported(f"unknown data label {name}")
             return size, self.symbol(name), None
         addr: Term = const(0)
-        vindex = None
         for sign, part in re.findall(r"([+-]?)([^+-]+)", inner):
             neg = sign == "-"
             r = self._reg(part.split("*")[0])
@@ -253,12 +252,11 @@ class NasmMachine(Machine):
                 v = _int(part)
                 addr = add(addr, const(-v if neg else v))
             elif r[0] == "v":
-                scale = _int(part.split("*")[1]) if "*" in part else 1
-                vindex = (r[1], scale)
+                raise Unsupported(f"a vector index in {op!r} (no printer emits gathers or scatters)")
             else:
                 scale = _int(part.split("*")[1]) if "*" in part else 1
                 addr = add(addr, mul(self.state.regs.get(r[1], self.undef(r[1])), -scale if neg else scale))
-        return size, (addr if self.wide else _wrap32(addr)), vindex
+        return size, (addr if self.wide else _wrap32(addr)), None
 
     def read(self, op: str, size: int = 8) -> Term:
         """A scalar operand (register, immediate or memory) as one term."""
@@ -436,9 +434,8 @@ class NasmMachine(Machine):
             return ("branch", op in ("jz", "je"), self.prog.target(a[0], ln), pc + 1)
         elif op == "ret":
             return ("ret", self.pop())
-        elif op in ("vzeroupper", "kxnorb", "kxnorw"):
-            if op != "vzeroupper":
-                self.state.kmask = True
+        elif op == "vzeroupper":
+            pass
         else:
             self.vector(op, a, ln)
         return pc + 1
@@ -519,7 +516,7 @@ class NasmMachine(Machine):
         else:
             dst, srcs = a[0], a
         w = 0
-        if base not in ("movq", "pextrq", "extracti128", "pgatherqq", "pscatterqq"):
+        if base not in ("movq", "pextrq", "extracti128"):
             regs = [x for x in a if self._reg(x.split("{")[0]) is not None]
             w = self.width(dst if self._reg(dst.split("{")[0]) is not None or not regs else regs[0])
         need = 16 if not vex and base not in UNALIGNED else 8 * w if vex and base == "movdqa" else 0
@@ -567,14 +564,6 @@ class NasmMachine(Machine):
             r = self._reg(a[1])
             t = self.read(a[1], 8) if r is None else self.lanes(r[1])[0]
             self.vwrite(dst, [t] * w)
-        elif base == "pcmpeqq":
-            if srcs[0] != srcs[1]:
-                raise Unsupported(f"line {ln.no}: pcmpeqq of different registers")
-            self.vwrite(dst, [const(MASK)] * w)
-        elif base == "pgatherqq":
-            self.gather(a, ln)
-        elif base == "pscatterqq":
-            self.scatter(a, ln)
         elif base in _CROSS and vex and w == _CROSS[base]:     # lane moves across 128-bit lanes
             x, y = self.vread(srcs[0], w), self.vread(srcs[1], w)
             self.vwrite(dst, list(x86.nasm_semantics(base, w)(_Lanes, w, [x, y, _int(srcs[2])])))
@@ -611,29 +600,6 @@ class NasmMachine(Machine):
             else:
                 out += _byte_shift(a2, _int(ops[-1]), base == "pslldq")
         self.vwrite(dst, out, legacy=not vex)
-
-    def _vsib(self, op: str):
-        size, addr, vi = self.address(op)
-        if vi is None:
-            raise Unsupported(f"gather/scatter without a vector index: {op}")
-        return addr, vi
-
-    def gather(self, a, ln):
-        dst = a[0].split("{")[0]
-        w = self._reg(dst)[2]
-        addr, (vidx, scale) = self._vsib(a[1])
-        idx = self.lanes(vidx)[:w]
-        lanes = [self.load(add(addr, mul(i, scale)), 8) for i in idx]
-        self.vwrite(dst, lanes)
-        if len(a) > 2:          # AVX2: the mask register is cleared
-            self.vwrite(a[2], [const(0)] * w)
-
-    def scatter(self, a, ln):
-        src = self._reg(a[1])
-        addr, (vidx, scale) = self._vsib(a[0])
-        w = src[2]
-        for i, t in zip(self.lanes(vidx)[:w], self.lanes(src[1])[:w]):
-            self.store(add(addr, mul(i, scale)), 8, t)
 
     # ---------------------------------------------------------------- data tables
 

@@ -27,6 +27,8 @@ from importlib.resources import files
 from io import BytesIO
 from pathlib import Path
 
+from threefish_gen.verify import csharp as vcs
+
 RENDER = r'''
 import sys, json
 from threefish_gen.gen.spec import get_spec
@@ -122,10 +124,9 @@ def main(argv=None) -> int:
                 rows[bits].append(f"New.LanesC{bits}NW")
     (proj / "Main.cs").write_text(main_cs(rows))
     (proj / "cssingle.csproj").write_text(CSPROJ)
-    b = subprocess.run(["dotnet", "build", "-c", "Release", "-o", str(proj / "bin"), "--nologo", "-v", "q",
-                        "-p:UseSharedCompilation=false", str(proj)], capture_output=True, text=True)
-    if b.returncode:
-        print(b.stdout[-2000:] + b.stderr[-2000:], file=sys.stderr)
+    ok, out = vcs.build(proj)
+    if not ok:
+        print(out[-2000:], file=sys.stderr)
         return 2
     env = dict(os.environ, DOTNET_TieredCompilation="0", MB_MS=str(a.ms))
     return subprocess.run(["dotnet", str(proj / "bin" / "cssingle.dll"), a.mode, str(a.rounds)], env=env).returncode
