@@ -3,7 +3,7 @@
  *   threefish-gen render --target c-simd --size 512 --constants 1.3 --keys fly --unroll full --interleave 1 --isa auto --prefix tf512_v13_csimd_auto_fly_full_
  * Threefish-512, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
- * runtime dispatcher: single blocks -> the packed kernel of the single-block CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed, else scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
+ * runtime dispatcher: single blocks -> scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
  * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path); dispatch_path(n) names the path and the rule that chose it
  * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
  * path avx512: c-simd avx512 lanes 512 v1.3 fly/full/i2 (n >= 8; default)
@@ -13,7 +13,6 @@
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; paired bench of the c-simd AVX2 lanes kernels on AMD EPYC (Zen 3, family 0x19 model 0x01), 2026-11-27, two runs with every other process stopped): avx2 lanes fly/loop/i1
  * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i2
  * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i2
- * single-block CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; chained winner): avx512 packed fly/full/i1; single_path() names the path encrypt/decrypt take
  */
 #ifndef TF512_V13_CSIMD_AUTO_FLY_FULL_H
 #define TF512_V13_CSIMD_AUTO_FLY_FULL_H
@@ -100,10 +99,6 @@ static inline void tf512_v13_csimd_auto_fly_full_check_args(const char *fn, cons
 
 /* The path a call with n blocks takes on this CPU ("scalar", "sse2", ..., "avx512", "neon"). */
 const char *tf512_v13_csimd_auto_fly_full_dispatch_path(size_t n);
-
-/* The path single-block calls (encrypt, decrypt) take on this CPU: "scalar", or a packed kernel
-   and the CPU table row that chose it. */
-const char *tf512_v13_csimd_auto_fly_full_single_path(void);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,7 @@ sees): gen/targets/c_simd.py ``single_rule_paths`` keeps the x86 rows whose winn
 hybrid winner's one-block function is the scalar C the dispatcher runs anyway, so such a row adds
 nothing).  On a CPU such a row matches, where its ISA is allowed, single blocks take that packed
 kernel; everywhere else the scalar kernel, as before.  Today: Sapphire/Emerald Rapids
-Threefish-512 and -1024 (AVX-512 packed), Zen 4 Threefish-1024 (AVX2 packed).
+Threefish-1024 (AVX-512 packed), Zen 4 Threefish-1024 (AVX2 packed).
 
 The table today (docs/tune.md, "The dispatcher's CPU table"):
 
