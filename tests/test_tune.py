@@ -295,7 +295,7 @@ def test_intel_model_ranges():
     results of shared/profiles/intel-emr.json, measured on model 0xCF) is chosen for family 6
     models 0x8F and 0xCF, at every size; not for other Intel models (the default rule, documented
     in gen/cpu_rules.py) nor for AMD families 0x19 and 0x1A."""
-    want = {256: (Options("fly", "full", 3), "lanes"), 512: (Options("fly", "full", 2), "lanes"),
+    want = {256: (Options("fly", "full", 4), "lanes"), 512: (Options("fly", "full", 2), "lanes"),
             1024: (Options("fly", "full", 1), "packed")}
     for bits, (o, layout) in want.items():
         for model in (0x8F, 0xCF):

@@ -9,7 +9,7 @@
  * path avx512: c-simd avx512 lanes 256 v1.3 fly/full/i2 (n >= 8; default)
  * path avx2: c-simd avx2 lanes 256 v1.3 fly/loop/i2 (n >= 4; default)
  * path neon: c-simd neon lanes 256 v1.3 fly/loop/i2 (n >= 2; default)
- * CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; threefish-gen tune on Intel Xeon family 6 model 0xcf (Emerald Rapids), 2026-11-25: shared/profiles/intel-emr.json): avx512 lanes fly/full/i3
+ * CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; threefish-gen tune on Intel Xeon family 6 model 0xcf (Emerald Rapids), 2026-11-25: shared/profiles/intel-emr.json): avx512 lanes fly/full/i4
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; paired bench of the c-simd AVX2 lanes kernels on AMD EPYC (Zen 3, family 0x19 model 0x01), 2026-11-27, two runs with every other process stopped): avx2 lanes fly/loop/i2
  * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i4
  * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i4

@@ -22,7 +22,7 @@ The table today (docs/tune.md, "The dispatcher's CPU table"):
 * Intel Sapphire Rapids and Emerald Rapids (GenuineIntel family 6, models 0x8F and 0xCF, Golden
   Cove / Raptor Cove cores): ``intel-spr-emr.json``, the c-simd results of the tune profile
   measured on Emerald Rapids (model 0xCF) in ``shared/profiles/intel-emr.json`` (its README says
-  how it was made); bulk 256 AVX-512 lanes i3, 512 AVX-512 lanes i2, 1024 AVX-512 packed i1
+  how it was made); bulk 256 AVX-512 lanes i4 (i3 until a re-measurement on 2026-11-27), 512 AVX-512 lanes i2, 1024 AVX-512 packed i1
   (whose ``*_blocks`` is the lanes i1 code: the dispatcher takes its default lanes i1 path,
   gen/targets/c_simd.py ``rule_paths``).  Sapphire Rapids has the same cores and
   is assumed, not measured.
