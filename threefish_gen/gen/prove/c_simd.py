@@ -27,7 +27,7 @@ from ..isa import neon, x86
 from .cfamily import (BINARY as _BINARY, CFamilyMachine, Stmt as _Stmt, body_lines, heads, skip, strip_comments,
                       tokens)
 from .engine import ProveError, TermLanes, Unsupported, base_of, kind, literal, split_top
-from .terms import Term, add, const, ge, rotl, sub, value, var, xor
+from .terms import Term, add, const, ge, sub, value, var, xor
 
 _TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
                     r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|&&|\|\||[-+*^|&()\[\],<>=!~])")
@@ -431,62 +431,7 @@ def _split_args(s: str) -> list[str]:
     return split_top(s, "([)]")
 
 
-# ---------------------------------------------------------------------------- byte views
-
-def _bytes_of(t: Term, memo: dict | None = None) -> tuple:
-    """The 8 (word, byte) sources of a 64-bit term, byte 0 least significant (memoised in the
-    proof's scope, gen/prove/terms.py)."""
-    if memo is None:
-        memo = t.scope.cache("bytes")
-    r = memo.get(t)
-    if r is not None:
-        return r
-    if t.op == "bytes":
-        a = t.args
-        r = tuple((a[2 * k], a[2 * k + 1]) for k in range(8))
-    elif t.op == "rotl" and t.args[1] % 8 == 0:
-        inner = _bytes_of(t.args[0], memo)
-        s = t.args[1] // 8
-        r = tuple(inner[(k - s) % 8] for k in range(8))
-    else:
-        r = tuple((t, k) for k in range(8))
-    memo[t] = r
-    return r
-
-
-def _word(pairs) -> Term:
-    """The 64-bit term of 8 byte sources."""
-    if all(value(t) is not None for t, _ in pairs):
-        v = 0
-        for k, (t, j) in enumerate(pairs):
-            v |= ((value(t) >> (8 * j)) & 0xff) << (8 * k)
-        return const(v)
-    t0, j0 = pairs[0]
-    if all(t is t0 for t, _ in pairs):
-        s = (0 - j0) % 8
-        if all((j - k + s) % 8 == 0 for k, (_, j) in enumerate(pairs)):
-            return rotl(t0, 8 * s)
-    flat = []
-    for t, j in pairs:
-        flat += [t, j]
-    return Term("bytes", tuple(flat))
-
-
-def bswap(t: Term) -> Term:
-    """The word with its 8 bytes in reverse order (a big-endian load or store of a word)."""
-    return _word(tuple(reversed(_bytes_of(t))))
-
-
-def _vbytes(v: tuple) -> list:
-    out = []
-    for t in v:
-        out.extend(_bytes_of(t))
-    return out
-
-
-def _vwords(bs: list) -> tuple:
-    return tuple(_word(bs[8 * i:8 * i + 8]) for i in range(len(bs) // 8))
-
+# ---------------------------------------------------------------------------- shuffle controls
 
 def _const_bytes(v: tuple, no: int) -> list:
     out = []
@@ -503,8 +448,6 @@ def _const_bytes(v: tuple, no: int) -> list:
 class LaneTerms(TermLanes):
     """The lane reader of gen/isa/common.py over terms, for one intrinsic call of a machine:
     what an ISA module's SEMANTICS compute with."""
-
-    bytes, words = staticmethod(_vbytes), staticmethod(_vwords)
 
     def __init__(self, mach, name: str):
         self.mach, self.intrinsic = mach, name
