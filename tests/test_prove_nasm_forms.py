@@ -78,8 +78,9 @@ def test_the_moves_shifts_and_extracts_write_the_lanes_they_must():
 ])
 def test_forms_an_instruction_does_not_have_are_refused(line, error, text):
     with scope():
-        with pytest.raises(error, match=text):
+        with pytest.raises(error, match=text) as e:
             _run(line + "\n    ret\n")
+    assert str(e.value).startswith("line 5: "), e.value       # the instruction's line
 
 
 @pytest.mark.parametrize("line", ["    paddq xmm0, 5", "    pshufd xmm6, xmm3", "    pshufd xmm6, xmm3, xmm4",

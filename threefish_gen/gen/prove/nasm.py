@@ -458,48 +458,54 @@ class NasmMachine(Machine):
         """A vector instruction: what it computes and which operand forms it has come from
         gen/isa/x86.py (``nasm_form``: its SEMANTICS row, the legacy SSE form's operands, the
         size and alignment of its memory operand); here the operands are decoded (registers,
-        memory, immediates), memory read and written."""
+        memory, immediates), memory read and written.  What cannot be read names the line."""
+        try:
+            self._vector(op, a)
+        except Unsupported as e:
+            raise Unsupported(f"line {ln.no}: {e}") from None
+
+    def _vector(self, op: str, a: list) -> None:
         vex = op.startswith(VEX)
         name = op[len(VEX):] if vex else op
         form = x86.nasm_form(name)
         if form is None or (form.vex and not vex):
-            raise Unsupported(f"line {ln.no}: instruction {op} is not modelled")
+            raise Unsupported(f"instruction {op} is not modelled")
         if form.memory and any("[" in x for x in a):
             name = form.memory
             form = x86.nasm_form(name)
         if form.every:                  # no operands: the row on each register it names
             if a:
-                raise Unsupported(f"line {ln.no}: {op} takes no operands")
+                raise Unsupported(f"{op} takes no operands")
             row = x86.nasm_semantics(name, 8)
             for idx in range(form.every):
                 if idx in self.state.vregs:
                     self.state.vregs[idx] = tuple(row(_Lanes, 8, [self.state.vregs[idx]]))
             return
         if not a:
-            raise Unsupported(f"line {ln.no}: {op} without operands")
+            raise Unsupported(f"{op} without operands")
         dst = a[0]
         srcs = a if form.reads_dest and not vex else a[1:]
         regs = [r for r in map(self._reg, a) if r is not None and r[0] == "v"]
         if not regs:
-            raise Unsupported(f"line {ln.no}: {op} without a vector register")
+            raise Unsupported(f"{op} without a vector register")
         d = self._reg(dst)
         w = d[2] if d is not None and d[0] == "v" else regs[0][2]
         args = [self._operand(x, form, w, vex) for x in srcs]
         try:
             out = x86.nasm_semantics(name, w)(_Lanes, w, args)
         except IndexError:
-            raise Unsupported(f"line {ln.no}: {op} with {len(a)} operand(s)") from None
+            raise Unsupported(f"{op} with {len(a)} operand(s)") from None
         out = out if isinstance(out, tuple) else (out,)
         if d is not None and d[0] == "v" and "{" not in dst:
             self.vwrite(dst, out, legacy=not vex)
         elif not form.store:
-            raise Unsupported(f"line {ln.no}: {op} with the destination {dst}")
+            raise Unsupported(f"{op} with the destination {dst}")
         elif d is not None and d[0] == "g" and form.mem == 1:
             self.write_gpr(dst, out[0])
         else:
             addr, n = self._memory(dst, form, w, vex)
             if len(out) < n:
-                raise Unsupported(f"line {ln.no}: {op} stores {n} lanes of a {len(out)}-lane result")
+                raise Unsupported(f"{op} stores {n} lanes of a {len(out)}-lane result")
             for i, t in enumerate(out[:n]):
                 self.store(add(addr, const(8 * i)), 8, t)
 

@@ -482,6 +482,8 @@ def children(t: Term) -> list:
         return [u for u, _ in t.args[0]]
     if t.op == "xor":
         return list(t.args[0])
+    if t.op == "bytes":     # a constant byte is data, as the constants of lin and xor are
+        return [a for a in t.args if isinstance(a, Term) and a.op != "const"]
     return [a for a in t.args if isinstance(a, Term)]
 
 
