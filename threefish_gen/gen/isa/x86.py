@@ -194,11 +194,23 @@ def _setr_epi8(m, w, a):
     return tuple(m.const(sum(b << (8 * k) for k, b in enumerate(bs[8 * i:8 * i + 8]))) for i in range(w))
 
 
+def _store_aligned(m, w, a):
+    v = m.vec(a[1])
+    if len(v) != w:
+        m.unsupported(f"{m.intrinsic} of a vector of another width")
+    m.store_aligned(a[0], v)
+
+
 SEMANTICS = {
     "loadu_si128": lambda m, w, a: m.load(a[0], w),
     "loadu_si256": lambda m, w, a: m.load(a[0], w),
     "loadu_si512": lambda m, w, a: m.load(a[0], w),
     "storeu_si128": _storeu, "storeu_si256": _storeu, "storeu_si512": _storeu,
+    # the aligned forms (no printer spells them: the caller's pointers need not be aligned)
+    **{f"load_{t}": lambda m, w, a: m.load_aligned(a[0], w)
+       for t in ("si128", "si256", "si512", "epi32", "epi64")},
+    **{f"{op}_{t}": _store_aligned for op, ts in (("store", ("si128", "si256", "si512", "epi32", "epi64")),
+                                                   ("stream", ("si128", "si256", "si512"))) for t in ts},
     "add_epi64": _lanewise(lambda m: m.add), "sub_epi64": _lanewise(lambda m: m.sub),
     "xor_si128": _lanewise(lambda m: m.xor), "xor_si256": _lanewise(lambda m: m.xor),
     "xor_si512": _lanewise(lambda m: m.xor),

@@ -470,6 +470,14 @@ class LaneTerms(TermLanes):
     def store(self, addr: Term, v: tuple) -> None:
         self.mach._vstore(addr, v)
 
+    def load_aligned(self, addr: Term, n: int) -> tuple:
+        self.mach._aligned(addr, self.intrinsic)
+        return self.mach._vload(addr, n)
+
+    def store_aligned(self, addr: Term, v: tuple) -> None:
+        self.mach._aligned(addr, self.intrinsic)
+        self.mach._vstore(addr, v)
+
     def undef(self, i: int) -> Term:
         return var(f"undef:upper@{self.mach.line.no}.{i}")
 
@@ -504,19 +512,15 @@ class LaneMachine:
     def _lane_counts(self, v: tuple) -> list:
         return [self._imm(t) for t in v]
 
+    def _aligned(self, addr: Term, name: str) -> None:
+        """An aligned load or store (which the printers never emit) is refused on a caller's
+        pointer: the caller promises no alignment."""
+        base, _ = base_of(addr)
+        if kind(base) in ("key", "tweak", "in", "out"):
+            raise ProveError(f"line {self.line.no}: {name} on the caller's pointer, which need not be aligned")
+
     def _x86(self, op: str, w: int, a: list, name: str):
-        """An x86 intrinsic: its lane terms from gen/isa/x86.py's SEMANTICS.  The aligned loads
-        and stores, which the printers never emit, are read here to refuse them on a caller's
-        pointer."""
-        if op.startswith(("load_si", "store_si", "stream_si", "load_epi", "store_epi")):
-            base, _ = base_of(a[0])
-            if kind(base) in ("key", "tweak", "in", "out"):
-                raise ProveError(f"line {self.line.no}: {name} on the caller's pointer, which need not be "
-                                 f"aligned")
-            if op.startswith("load"):
-                return self._vload(a[0], w)
-            self._vstore(a[0], self._vec(a[1]))
-            return None
+        """An x86 intrinsic: its lane terms from gen/isa/x86.py's SEMANTICS."""
         sem = x86.SEMANTICS.get(op)
         if sem is None:
             raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
