@@ -138,3 +138,36 @@ def test_packed_lane_moves_and_their_kinds_come_from_the_semantics():
     assert x86.packed_move("bshl", Ints, d, None, 8) == (0, 0x1111)
     assert {(h1, h2): x86.packed_lane_kind(h1, h2) for h1 in (0, 1) for h2 in (0, 1)} == {
         (0, 0): "lolo", (1, 1): "hihi", (1, 0): "hilo", (0, 1): "lohi"}
+
+
+def test_nasm_rows_of_the_moves_and_byte_shifts():
+    """The rows x86.NASM reads the moves, byte shifts and extracts through, on concrete lanes."""
+    from threefish_gen.gen.isa.common import Ints
+    x, y = (0x0807060504030201, 0x100F0E0D0C0B0A09), (0x3333, 0x4444)
+    def row(m, lanes, *args):
+        return x86.nasm_semantics(m, lanes)(Ints, lanes, list(args))
+    assert row("pshufd", 2, x, 0x4E) == (x[1], x[0])
+    assert row("pshufd", 2, x, 0xB1) == (0x0403020108070605, 0x0C0B0A09100F0E0D)      # dwords swapped
+    assert row("pslldq", 2, x, 8) == (0, x[0]) and row("psrldq", 2, x, 8) == (x[1], 0)
+    assert row("pslldq", 2, x, 3) == (0x0504030201000000, 0x0D0C0B0A09080706)
+    assert row("psrldq", 2, x, 3) == (0x0B0A090807060504, 0x000000100F0E0D0C)
+    assert row("psrldq", 2, x, 16) == (0, 0) and row("pslldq", 4, x + y, 8) == (0, x[0], 0, y[0])
+    assert row("movq", 2, x) == (x[0], 0) and row("movq", 2, (7,)) == (7, 0)
+    assert row("movsd", 2, x, y) == (y[0], x[1])
+    assert row("movhlps", 2, x, y) == (y[1], x[1]) and row("movlhps", 2, x, y) == (x[0], y[0])
+    assert row("pextrq", 2, x, 1) == x[1] and row("pextrq", 2, x, 0) == x[0]
+    assert row("extracti128", 4, x + y, 1) == y and row("extracti128", 2, x + y, 0) == x
+    assert row("pbroadcastq", 4, (5,)) == (5, 5, 5, 5)
+    assert row("movdqu64", 8, tuple(range(8))) == tuple(range(8)) and row("movaps", 2, x) == x
+    assert row("zeroupper", 8, tuple(range(1, 9))) == (1, 2, 0, 0, 0, 0, 0, 0)
+    assert x86.nasm_form("movsd").memory == "movq" and x86.nasm_form("movdqa").aligned
+    assert x86.nasm_form("perm2i128").vex and not x86.nasm_form("pshufd").reads_dest
+
+
+def test_the_printer_forms_and_the_reader_table_agree():
+    """The NASM form of each packed and lanes-kernel lane move (what the printer prints) is read
+    back through the same SEMANTICS row (x86.NASM: what the prover reads)."""
+    for form, op, _ in list(x86.PACKED_MOVES.values()) + [m for c in x86.LANE_MOVES.values() for m in c.values()]:
+        mnemonic = form.split()[0]
+        base = mnemonic[1:] if mnemonic.startswith("v") else mnemonic
+        assert x86.NASM[base].row == op, (form, x86.NASM[base].row)

@@ -5,6 +5,7 @@ IR's operation classes.  Read from the source with ast."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,3 +151,85 @@ def test_printers_lower_nothing():
     assert found == LOWERING_PRINTERS, (
         f"printers importing gen/layouts/ modules beside ir: {found}.  Lower in the target's layout "
         f"pass (gen/targets/, gen/layouts/lay_out.py) and hand the printer the VPrograms.")
+
+
+# The NASM prove reader (gen/prove/nasm.py) reads every vector instruction through gen/isa/x86.py
+# (``NASM``: each mnemonic's SEMANTICS row and operand forms): it decodes operands and does the
+# loads and stores, and spells no vector mnemonic.  The words it may spell as string literals:
+# the general-purpose and control instructions it reads itself, the wipe loop's, registers and
+# their classes, operand sizes, directives, term and state names, and ``v`` (the VEX/EVEX
+# prefix, stripped before x86.nasm_form).  A new word goes here only if it is none of a vector
+# instruction's spelling or meaning.
+NASM_READER = GEN / "prove" / "nasm.py"
+NASM_READER_WORDS = {
+    # general-purpose and control instructions (and the epilogue wipe loop's dec)
+    "mov", "movsxd", "add", "sub", "xor", "and", "or", "rol", "ror", "shl", "shr", "rorx", "shld", "lea",
+    "test", "cmp", "push", "pop", "call", "jmp", "jz", "je", "jnz", "jne", "ret", "dec", "endbr64", "endbr32",
+    # registers, register classes (g GPR, v vector, k mask), operand sizes, rel
+    "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "eax", "ebx", "ecx", "edx", "esi", "edi", "ebp",
+    "esp", "r", "g", "k", "xmm", "ymm", "zmm", "byte", "word", "dword", "qword", "oword", "yword", "zword", "rel",
+    # directives, term/state names, the VEX prefix
+    "global", "extern", "section", "default", "bits", "align", "dq", "text", "abi", "args", "branch", "d",
+    "lin", "no", "op", "out", "rsp0", "scope", "var", "v",
+}
+
+
+def string_words(source: str) -> set[str]:
+    """The string literals of a module that are one lowercase word (what a mnemonic looks like)."""
+    return {n.value for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and re.fullmatch(r"[a-z][a-z0-9]*", n.value)}
+
+
+def _x86_vector_mnemonics() -> set[str]:
+    """Every x86 vector mnemonic gen/isa/x86.py knows: the NASM table's (bare and v-prefixed) and
+    the first word of every vector form the NASM printer prints."""
+    from threefish_gen.gen.isa import x86
+    names = set(x86.NASM) | {"v" + m for m in x86.NASM}
+    forms = [f for t in (x86.X86_XMM_OPS, x86.X86_PACKED_OPS, x86.YMM_OPS, x86.ZMM_OPS) for f in t.values()]
+    forms += [f for f, _, _ in x86.PACKED_MOVES.values()]
+    forms += [f for cls in x86.LANE_MOVES.values() for f, _, _ in cls.values()]
+    return names | {f.split()[0] for f in forms}
+
+
+def nasm_reader_problems(source: str) -> list[str]:
+    words = string_words(source)
+    problems = []
+    if spelled := sorted(words & _x86_vector_mnemonics()):
+        problems.append(f"vector mnemonics spelled in the reader: {spelled} (read them through x86.nasm_form)")
+    if unknown := sorted(words - NASM_READER_WORDS):
+        problems.append(f"words not documented in NASM_READER_WORDS: {unknown}")
+    return problems
+
+
+def test_the_nasm_reader_spells_no_vector_instruction():
+    assert not nasm_reader_problems(NASM_READER.read_text())
+
+
+def test_the_nasm_reader_check_is_not_vacuous():
+    """The reader as it was before the vector instructions moved to x86.py fails the check
+    (pshufd, the moves and the lane-wise tuples it spelled), as does one new vector literal."""
+    old = ('ALIASES = {"movaps": "movdqa", "unpcklpd": "punpcklqdq"}\n_LANEWISE = ("paddq", "pxor")\n'
+           'def f(base):\n    if base == "pshufd":\n        return 1\n    if base in ("movq", "pextrq"):\n        return 2\n')
+    assert "vector mnemonics spelled" in nasm_reader_problems(old)[0]
+    assert nasm_reader_problems(NASM_READER.read_text() + '\nX = "vpshufb"\n')
+    assert not nasm_reader_problems(NASM_READER.read_text() + '\nX = "mov"\n')
+
+
+def test_every_vector_instruction_the_nasm_files_hold_is_in_the_x86_table():
+    """Each instruction with an xmm/ymm/zmm operand in the shipped renders (out/nasm) and each
+    vector form of the printer's tables is a key of x86.NASM (without its v prefix)."""
+    from threefish_gen.gen.isa import x86
+    seen = set()
+    for path in sorted((ROOT / "out" / "nasm").glob("*.asm")):
+        for line in path.read_text().splitlines():
+            code = line.split(";")[0].strip()
+            m = re.match(r"([a-z][a-z0-9]*)\s+(.*)", code)
+            if m and re.search(r"\b[xyz]mm\d+\b", m.group(2)):
+                seen.add(m.group(1))
+            elif code == "vzeroupper":
+                seen.add(code)
+    assert {"movq", "movdqa", "paddq", "vpbroadcastq", "vshufi64x2", "vperm2i128", "vzeroupper"} <= seen, seen
+    assert {"pshufd", "pslldq", "movsd", "shufpd"} <= _x86_vector_mnemonics()
+    missing = sorted(m for m in seen | _x86_vector_mnemonics()
+                     if x86.nasm_form(m[1:] if m.startswith("v") else m) is None)
+    assert not missing, missing

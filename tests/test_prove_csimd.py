@@ -106,6 +106,11 @@ def test_rejects_an_aligned_load_of_the_callers_pointer():
                          "const __m128i s0_0 = _mm_load_si128((const __m128i *)(const void *)(in + 0));")
     msg = _differs(LANES, text, "encrypt_blocks")
     assert f"line {line}: _mm_load_si128 on the caller's pointer" in msg, msg
+    # the aligned store, a row of gen/isa/x86.py SEMANTICS like the load
+    text, line = _mutate(LANES, "_mm_storeu_si128((__m128i *)(void *)(out + 32), s1_1);",
+                         "_mm_store_si128((__m128i *)(void *)(out + 32), s1_1);")
+    msg = _differs(LANES, text, "encrypt_blocks")
+    assert f"line {line}: _mm_store_si128 on the caller's pointer" in msg, msg
 
 
 def test_rejects_a_changed_avx512_rol_and_neon_shift():

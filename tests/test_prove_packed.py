@@ -152,6 +152,21 @@ def test_rejects_a_wrong_pshufd_immediate(tmp_path, imm):
     assert f"{v.prefix}decrypt: equivalent" in p.stdout
 
 
+@pytest.mark.parametrize("n", ["4", "16"])
+def test_rejects_a_wrong_byte_shift(tmp_path, n):
+    """512: the tweak word's shift into the high lane (pslldq 8) by 4 bytes (a word of bytes of
+    two lanes and zero bytes: the pslldq itself) or by 16 (the lane zeroed)."""
+    v = _x86(512)
+    text, line = _edit(_source(v), r"    pslldq (xmm\d+), 8", rf"    pslldq \1, {n}")
+    p = _prove_file(tmp_path, v, text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    if n == "4":
+        _differs(p, f"{v.prefix}encrypt", line, rf"pslldq xmm\d+, {n}")
+    else:
+        assert f"{v.prefix}encrypt: DIFFERS: output word" in p.stdout, p.stdout
+    assert f"{v.prefix}decrypt: equivalent" in p.stdout
+
+
 def test_rejects_a_wrong_lane_join(tmp_path):
     """512: a shufpd that picks the other lane of its source (shufpd 1 -> 3)."""
     v = _x86(512)

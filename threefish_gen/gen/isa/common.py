@@ -14,7 +14,9 @@ Semantics.  An ISA module describes each instruction it spells by one function
 ``m.bytes(v)``         the (lane, byte) sources of a vector, 8 per lane, byte 0 least
                        significant; ``m.words(bs)``: the lanes of such a byte list;
                        ``m.const_bytes(v)``: the byte values of a constant vector
-``m.load(addr, n)``    n lanes read from memory; ``m.store(addr, v)``: written
+``m.load(addr, n)``    n lanes read from memory; ``m.store(addr, v)``: written;
+                       ``m.load_aligned``/``m.store_aligned``: the same at an address
+                       the instruction needs aligned to the vector's size
 ``m.undef(i)``         an undefined lane (the upper lanes of a widening cast)
 ``m.unsupported(s)``   refuse (raises): the call is outside what the ISA models
 =====================  ==============================================================

@@ -4,14 +4,16 @@ the prover.
 * ``ISAS``: the ISAs of the family (sse2, avx, avx2, avx512) and what each has (byte shuffles,
   vprolq, 256/512-bit vectors);
 * :class:`Width`: the C vector type of a width and its loads, stores, constants, add/sub/xor;
-* ``SEMANTICS``: every intrinsic the printers spell, by its name after ``_mm{,256,512}_``, as
-  lane terms (gen/isa/common.py says how); gen/prove/c_simd.py reads a parsed call back through
-  it, the shuffle candidates below derive the lane pattern they build from it;
+* ``SEMANTICS``: every intrinsic the printers spell (and those whose meaning a NASM instruction
+  has), by its name after ``_mm{,256,512}_``, as lane terms (gen/isa/common.py says how);
+  gen/prove/c_simd.py reads a parsed call back through it, the shuffle candidates below derive
+  the lane pattern they build from it;
 * :func:`shuffle_candidates` (lane moves per width), :func:`index_permute` (AVX-512 vpermq /
   vpermt2q), :func:`rotl_uniform` and :func:`rotl_lanes` (rotations: vprolq, pshufb, shifts);
 * CPU detection: the cpuid bit of each feature (``CPUID``), the XCR0 state the OS must save for
   it (``XCR0``), what both the SIMD C and the NASM detection are generated from;
-* NASM: the mnemonics the prove reader maps onto ``SEMANTICS`` (``NASM``), the NASM forms of
+* NASM: every vector mnemonic the prove reader reads, as its ``SEMANTICS`` row and operand forms
+  (``NASM``, :class:`NasmForm`, ``NASM_ROWS``), the NASM forms of
   the assembly targets' machine-op kinds per register class (``X64_OPS`` GPR, ``X86_XMM_OPS``,
   ``X86_PACKED_OPS``, ``YMM_OPS`` AVX2, ``ZMM_OPS`` AVX-512), the packed XMM lowering's lane
   moves with their semantics (``PACKED_MOVES``) and the lanes kernels' transpose moves
@@ -106,7 +108,7 @@ def _unpack(h):
 
 
 def _permute2x128(m, w, a):
-    x, y, imm = m.vec(a[0]), m.vec(a[1]), m.imm(a[2])
+    x, y, imm = _lanes(m, a[0], 4), _lanes(m, a[1], 4), m.imm(a[2])
     src = [x[0:2], x[2:4], y[0:2], y[2:4]]
     out = ()
     for half in range(2):
@@ -116,7 +118,7 @@ def _permute2x128(m, w, a):
 
 
 def _shuffle_i32x4(m, w, a):
-    x, y, imm = m.vec(a[0]), m.vec(a[1]), m.imm(a[2])
+    x, y, imm = _lanes(m, a[0], 8), _lanes(m, a[1], 8), m.imm(a[2])
     out = ()
     for i in range(4):
         s = x if i < 2 else y
@@ -166,9 +168,37 @@ def _bslli(m, w, a):
     return m.words([(m.const(0), 0) if i % 16 < n else bs[i - n] for i in range(8 * w)])
 
 
+def _bsrli(m, w, a):
+    """Each 128-bit lane shifted right by n bytes (zeros shifted in)."""
+    x, n = m.vec(a[0]), m.imm(a[1])
+    bs = m.bytes(x)
+    return m.words([(m.const(0), 0) if i % 16 + n >= 16 else bs[i + n] for i in range(8 * w)])
+
+
+def _lanes(m, x, n: int):
+    """A vector argument that must have n lanes (the rows that read one width only)."""
+    x = m.vec(x)
+    if len(x) != n:
+        m.unsupported(f"a vector of {len(x)} lanes where the instruction reads {n}")
+    return x
+
+
+def _extracti128(m, w, a):
+    """The 128-bit lane imm & 1 of a 256-bit vector."""
+    k = m.imm(a[1]) & 1
+    return _lanes(m, a[0], 4)[2 * k:2 * k + 2]
+
+
 def _setr_epi8(m, w, a):
     bs = [m.imm(t) & 0xff for t in a]
     return tuple(m.const(sum(b << (8 * k) for k, b in enumerate(bs[8 * i:8 * i + 8]))) for i in range(w))
+
+
+def _store_aligned(m, w, a):
+    v = m.vec(a[1])
+    if len(v) != w:
+        m.unsupported(f"{m.intrinsic} of a vector of another width")
+    m.store_aligned(a[0], v)
 
 
 SEMANTICS = {
@@ -176,6 +206,11 @@ SEMANTICS = {
     "loadu_si256": lambda m, w, a: m.load(a[0], w),
     "loadu_si512": lambda m, w, a: m.load(a[0], w),
     "storeu_si128": _storeu, "storeu_si256": _storeu, "storeu_si512": _storeu,
+    # the aligned forms (no printer spells them: the caller's pointers need not be aligned)
+    **{f"load_{t}": lambda m, w, a: m.load_aligned(a[0], w)
+       for t in ("si128", "si256", "si512", "epi32", "epi64")},
+    **{f"{op}_{t}": _store_aligned for op, ts in (("store", ("si128", "si256", "si512", "epi32", "epi64")),
+                                                   ("stream", ("si128", "si256", "si512"))) for t in ts},
     "add_epi64": _lanewise(lambda m: m.add), "sub_epi64": _lanewise(lambda m: m.sub),
     "xor_si128": _lanewise(lambda m: m.xor), "xor_si256": _lanewise(lambda m: m.xor),
     "xor_si512": _lanewise(lambda m: m.xor),
@@ -211,7 +246,13 @@ SEMANTICS = {
     "blend_epi16": _blend(2),
     "blend_epi32": _blend(4),
     "move_sd": lambda m, w, a: (m.vec(a[1])[0], m.vec(a[0])[1]),
-    "bslli_si128": _bslli,
+    "bslli_si128": _bslli, "bsrli_si128": _bsrli,
+    "move_epi64": lambda m, w, a: (m.vec(a[0])[0], m.const(0)),
+    "extract_epi64": lambda m, w, a: _lanes(m, a[0], 2)[m.imm(a[1]) & 1],
+    "extracti128_si256": _extracti128,
+    "broadcastq_epi64": lambda m, w, a: (m.vec(a[0])[0],) * w,
+    "movehl_ps": lambda m, w, a: (m.vec(a[1])[1], m.vec(a[0])[1]),
+    "movelh_ps": lambda m, w, a: (m.vec(a[0])[0], m.vec(a[1])[0]),
 }
 
 
@@ -475,22 +516,84 @@ def rotl_lanes(isa: Isa, width: Width, x: str, counts: tuple, consts: dict) -> t
 
 # --------------------------------------------------------------------------- NASM
 
-# NASM mnemonics of the SSE/AVX lane-wise and lane-move instructions, as the SEMANTICS row they
-# are ({bits}: the vector width in the C name).  The VEX forms (v-prefixed) read their two
-# sources after the destination; the legacy SSE forms are two-operand, d = op(d, s).
+# NASM vector instructions, as the prove reader (gen/prove/nasm.py) reads them: every mnemonic
+# (without the ``v`` of its VEX/EVEX form) is a SEMANTICS row, or a NASM_ROWS row where no C
+# intrinsic has the meaning, and how its operands map onto the row's arguments.  The reader
+# decodes the operands (registers, memory, widths, immediates) and keeps the loads and stores;
+# what an instruction computes and which operand forms it has are read here, nowhere else.
+#
+# Operands: the VEX/EVEX form reads its sources after the destination; the legacy SSE form is
+# two-operand, d = row(d, s, ...) where ``reads_dest``, else d = row(s, ...) (pshufd, the moves).
+# A memory operand holds ``mem`` lanes (None: the vector width; 0: no memory form; a GPR
+# operand is one lane and allowed where ``mem`` is 1); a GPR or 64-bit memory destination
+# receives lane 0 of the row's lanes.  Only ``store`` forms may have a memory (or GPR)
+# destination.  Alignment: ``aligned`` True faults unless the memory operand is aligned to its
+# size (movdqa, every encoding), False never, None the legacy SSE rule (an m128 operand of the
+# SSE form 16-byte aligned, the VEX form any).  ``vex``: only the v-prefixed form exists.
+# ``memory``: the mnemonic whose reading a form with a memory operand has (movsd's memory forms
+# are movq's).  An instruction without operands applies its row to every register it names
+# (vzeroupper: ymm0..15, ``every``).
+
+
+@dataclass(frozen=True)
+class NasmForm:
+    row: str                    # SEMANTICS key ({bits}: the vector width) or NASM_ROWS key
+    reads_dest: bool = False
+    mem: int | None = None
+    store: bool = False
+    aligned: bool | None = None
+    vex: bool = False
+    memory: str | None = None
+    every: int = 0
+
+
+# meanings of NASM instructions that no C intrinsic spells: a vector copy (a move between
+# registers, a load or a store: the reader does the memory part) and vzeroupper on one register
+NASM_ROWS = {
+    "copy": lambda m, w, a: m.vec(a[0]),
+    "zeroupper": lambda m, w, a: m.vec(a[0])[:2] + (m.const(0),) * (len(m.vec(a[0])) - 2),
+}
+
 NASM = {
-    "paddq": "add_epi64", "psubq": "sub_epi64", "pxor": "xor_si{bits}", "pxorq": "xor_si{bits}",
-    "por": "or_si{bits}", "porq": "or_si{bits}", "psllq": "slli_epi64", "psrlq": "srli_epi64",
-    "prolq": "rol_epi64", "prorq": "ror_epi64", "punpcklqdq": "unpacklo_epi64",
-    "punpckhqdq": "unpackhi_epi64", "shufpd": "shuffle_pd",
-    "perm2i128": "permute2x128_si256", "shufi64x2": "shuffle_i32x4",
+    # lane-wise, shifts and rotations by an immediate count
+    "paddq": NasmForm("add_epi64", True), "psubq": NasmForm("sub_epi64", True),
+    "pxor": NasmForm("xor_si{bits}", True), "por": NasmForm("or_si{bits}", True),
+    "pxorq": NasmForm("xor_si{bits}", vex=True), "porq": NasmForm("or_si{bits}", vex=True),
+    "psllq": NasmForm("slli_epi64", True), "psrlq": NasmForm("srli_epi64", True),
+    "prolq": NasmForm("rol_epi64", vex=True), "prorq": NasmForm("ror_epi64", vex=True),
+    # lane moves within 128-bit lanes (the packed layout's, the lanes kernels' transposes)
+    "punpcklqdq": NasmForm("unpacklo_epi64", True), "unpcklpd": NasmForm("unpacklo_epi64", True),
+    "punpckhqdq": NasmForm("unpackhi_epi64", True), "unpckhpd": NasmForm("unpackhi_epi64", True),
+    "shufpd": NasmForm("shuffle_pd", True),
+    "pshufd": NasmForm("shuffle_epi32"),
+    "pslldq": NasmForm("bslli_si128", True, mem=0), "psrldq": NasmForm("bsrli_si128", True, mem=0),
+    "movsd": NasmForm("move_sd", True, mem=0, memory="movq"),
+    "movhlps": NasmForm("movehl_ps", True, mem=0), "movlhps": NasmForm("movelh_ps", True, mem=0),
+    # across 128-bit lanes
+    "perm2i128": NasmForm("permute2x128_si256", vex=True), "shufi64x2": NasmForm("shuffle_i32x4", vex=True),
+    "extracti128": NasmForm("extracti128_si256", mem=2, store=True, vex=True),
+    "pbroadcastq": NasmForm("broadcastq_epi64", mem=1, vex=True),
+    # moves: whole vectors, one lane
+    **{m: NasmForm("copy", store=True, aligned=True) for m in ("movdqa", "movaps", "movapd", "movdqa32", "movdqa64")},
+    **{m: NasmForm("copy", store=True, aligned=False) for m in ("movdqu", "movups", "movupd", "movdqu32", "movdqu64")},
+    "movq": NasmForm("move_epi64", mem=1, store=True),
+    "pextrq": NasmForm("extract_epi64", mem=1, store=True),
+    "zeroupper": NasmForm("zeroupper", vex=True, every=16),
 }
 
 
+def nasm_form(mnemonic: str) -> NasmForm | None:
+    """How a NASM mnemonic (without its ``v`` prefix) is read, or None (not an x86 vector
+    instruction the reader knows)."""
+    return NASM.get(mnemonic)
+
+
 def nasm_semantics(mnemonic: str, lanes: int):
-    """The SEMANTICS row of a NASM mnemonic (without its ``v`` prefix) on ``lanes`` lanes, or None."""
-    op = NASM.get(mnemonic)
-    return None if op is None else SEMANTICS[op.format(bits=64 * lanes)]
+    """The row of a NASM mnemonic (without its ``v`` prefix) on ``lanes`` lanes, or None."""
+    f = NASM.get(mnemonic)
+    if f is None:
+        return None
+    return NASM_ROWS.get(f.row) or SEMANTICS[f.row.format(bits=64 * lanes)]
 
 
 # The machine-op kinds of the packed XMM lowering (gen/asm/lower_packed.py, SSE2): NASM form

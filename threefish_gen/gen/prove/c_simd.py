@@ -27,7 +27,7 @@ from ..isa import neon, x86
 from .cfamily import (BINARY as _BINARY, CFamilyMachine, Stmt as _Stmt, body_lines, heads, skip, strip_comments,
                       tokens)
 from .engine import ProveError, TermLanes, Unsupported, base_of, kind, literal, split_top
-from .terms import Term, add, const, ge, rotl, sub, value, var, xor
+from .terms import Term, add, const, ge, sub, value, var, xor
 
 _TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
                     r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|&&|\|\||[-+*^|&()\[\],<>=!~])")
@@ -431,62 +431,7 @@ def _split_args(s: str) -> list[str]:
     return split_top(s, "([)]")
 
 
-# ---------------------------------------------------------------------------- byte views
-
-def _bytes_of(t: Term, memo: dict | None = None) -> tuple:
-    """The 8 (word, byte) sources of a 64-bit term, byte 0 least significant (memoised in the
-    proof's scope, gen/prove/terms.py)."""
-    if memo is None:
-        memo = t.scope.cache("bytes")
-    r = memo.get(t)
-    if r is not None:
-        return r
-    if t.op == "bytes":
-        a = t.args
-        r = tuple((a[2 * k], a[2 * k + 1]) for k in range(8))
-    elif t.op == "rotl" and t.args[1] % 8 == 0:
-        inner = _bytes_of(t.args[0], memo)
-        s = t.args[1] // 8
-        r = tuple(inner[(k - s) % 8] for k in range(8))
-    else:
-        r = tuple((t, k) for k in range(8))
-    memo[t] = r
-    return r
-
-
-def _word(pairs) -> Term:
-    """The 64-bit term of 8 byte sources."""
-    if all(value(t) is not None for t, _ in pairs):
-        v = 0
-        for k, (t, j) in enumerate(pairs):
-            v |= ((value(t) >> (8 * j)) & 0xff) << (8 * k)
-        return const(v)
-    t0, j0 = pairs[0]
-    if all(t is t0 for t, _ in pairs):
-        s = (0 - j0) % 8
-        if all((j - k + s) % 8 == 0 for k, (_, j) in enumerate(pairs)):
-            return rotl(t0, 8 * s)
-    flat = []
-    for t, j in pairs:
-        flat += [t, j]
-    return Term("bytes", tuple(flat))
-
-
-def bswap(t: Term) -> Term:
-    """The word with its 8 bytes in reverse order (a big-endian load or store of a word)."""
-    return _word(tuple(reversed(_bytes_of(t))))
-
-
-def _vbytes(v: tuple) -> list:
-    out = []
-    for t in v:
-        out.extend(_bytes_of(t))
-    return out
-
-
-def _vwords(bs: list) -> tuple:
-    return tuple(_word(bs[8 * i:8 * i + 8]) for i in range(len(bs) // 8))
-
+# ---------------------------------------------------------------------------- shuffle controls
 
 def _const_bytes(v: tuple, no: int) -> list:
     out = []
@@ -503,8 +448,6 @@ def _const_bytes(v: tuple, no: int) -> list:
 class LaneTerms(TermLanes):
     """The lane reader of gen/isa/common.py over terms, for one intrinsic call of a machine:
     what an ISA module's SEMANTICS compute with."""
-
-    bytes, words = staticmethod(_vbytes), staticmethod(_vwords)
 
     def __init__(self, mach, name: str):
         self.mach, self.intrinsic = mach, name
@@ -525,6 +468,14 @@ class LaneTerms(TermLanes):
         return self.mach._vload(addr, n)
 
     def store(self, addr: Term, v: tuple) -> None:
+        self.mach._vstore(addr, v)
+
+    def load_aligned(self, addr: Term, n: int) -> tuple:
+        self.mach._aligned(addr, self.intrinsic)
+        return self.mach._vload(addr, n)
+
+    def store_aligned(self, addr: Term, v: tuple) -> None:
+        self.mach._aligned(addr, self.intrinsic)
         self.mach._vstore(addr, v)
 
     def undef(self, i: int) -> Term:
@@ -561,19 +512,15 @@ class LaneMachine:
     def _lane_counts(self, v: tuple) -> list:
         return [self._imm(t) for t in v]
 
+    def _aligned(self, addr: Term, name: str) -> None:
+        """An aligned load or store (which the printers never emit) is refused on a caller's
+        pointer: the caller promises no alignment."""
+        base, _ = base_of(addr)
+        if kind(base) in ("key", "tweak", "in", "out"):
+            raise ProveError(f"line {self.line.no}: {name} on the caller's pointer, which need not be aligned")
+
     def _x86(self, op: str, w: int, a: list, name: str):
-        """An x86 intrinsic: its lane terms from gen/isa/x86.py's SEMANTICS.  The aligned loads
-        and stores, which the printers never emit, are read here to refuse them on a caller's
-        pointer."""
-        if op.startswith(("load_si", "store_si", "stream_si", "load_epi", "store_epi")):
-            base, _ = base_of(a[0])
-            if kind(base) in ("key", "tweak", "in", "out"):
-                raise ProveError(f"line {self.line.no}: {name} on the caller's pointer, which need not be "
-                                 f"aligned")
-            if op.startswith("load"):
-                return self._vload(a[0], w)
-            self._vstore(a[0], self._vec(a[1]))
-            return None
+        """An x86 intrinsic: its lane terms from gen/isa/x86.py's SEMANTICS."""
         sem = x86.SEMANTICS.get(op)
         if sem is None:
             raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")

@@ -53,9 +53,9 @@ import re
 
 from ..isa import dotnet
 from .c_simd import (Function, _tokens as c_tokens, Program as SimdProgram, SimdMachine, Stmt, _Parser as CParser, _split_args,
-                     bswap, heads)
+                     heads)
 from .engine import ProveError, Unsupported, literal
-from .terms import MASK, Term, add, and_, const, lt, mul, or_, rotl, shr, sub, value, var, xor
+from .terms import MASK, Term, add, and_, bswap, const, lt, mul, or_, rotl, shr, sub, value, var, xor
 
 LITTLE = "BitConverter.IsLittleEndian"
 

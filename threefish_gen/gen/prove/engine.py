@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 
 from ..errors import GenError
-from .terms import (MASK, Term, add, and_, const, evaluate, mul, or_, rotl, show, shr, sub, subst, subterms, value,
-                    var, variables, xor)
+from .terms import (MASK, Term, add, and_, bytes_of, const, evaluate, mul, or_, rotl, show, shr, sub, subst, subterms, value,
+                    var, variables, word, xor)
 
 
 class ProveError(Exception):
@@ -76,6 +76,17 @@ class TermLanes:
     @staticmethod
     def shl(t: Term, k: int) -> Term:
         return mul(t, 1 << k)
+
+    @staticmethod
+    def bytes(v: tuple) -> list:
+        """The (word, byte) sources of a vector's lanes (gen/prove/terms.py's byte views)."""
+        return [b for t in v for b in bytes_of(t)]
+
+    @staticmethod
+    def words(bs: list) -> tuple:
+        """The lanes of a byte list: each the word itself, a rotation by a multiple of 8, a
+        constant, or an opaque ``bytes`` term (gen/prove/terms.py word)."""
+        return tuple(word(bs[8 * i:8 * i + 8]) for i in range(len(bs) // 8))
 
     @staticmethod
     def same(a: Term, b: Term) -> bool:

@@ -11,7 +11,6 @@ import re
 
 from ..asm.abi import ABIS
 from ..isa import x86
-from ..isa.common import Plain
 from .engine import INPUTS, Machine, ProveError, TermLanes, Unsupported, address_text, base_of, kind, split_top
 from .terms import MASK, Term, add, and_, const, mul, or_, rotl, shr, sub, value, var, xor
 
@@ -26,11 +25,8 @@ GPR64 = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp") + tuple(f"r{i}"
 GPR32 = {"eax": "rax", "ebx": "rbx", "ecx": "rcx", "edx": "rdx", "esi": "rsi", "edi": "rdi", "ebp": "rbp",
          "esp": "rsp", **{f"r{i}d": f"r{i}" for i in range(8, 16)}}
 VWIDTH = {"xmm": 2, "ymm": 4, "zmm": 8}
-# other spellings of the same 128-bit moves and lane unpacks
-ALIASES = {"movaps": "movdqa", "movapd": "movdqa", "movups": "movdqu", "movupd": "movdqu",
-           "unpcklpd": "punpcklqdq", "unpckhpd": "punpckhqdq"}
-# legacy SSE forms whose memory operand may have any alignment (the others fault unless 16-aligned)
-UNALIGNED = ("movdqu", "movq", "movsd", "pextrq")
+# the prefix of a VEX/EVEX form's mnemonic (vpaddq: paddq's three-operand form)
+VEX = "v"
 SIZES = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "oword": 16, "yword": 32, "zword": 64}
 
 _LABEL = re.compile(r"^([A-Za-z_.$?@][\w.$?@]*):\s*(.*)$")
@@ -86,47 +82,25 @@ def _wrap32(addr: Term) -> Term:
     return addr if (w - v) % (1 << 64) == 0 else add(b, const(w))
 
 
-class _Lanes(TermLanes, Plain):
-    """The lane reader of gen/isa/common.py over terms (lanes of registers as read, counts and
-    immediates as ints)."""
+class _Lanes(TermLanes):
+    """The lane reader of gen/isa/common.py over terms (operands arrive read: a vector operand as
+    its tuple of lane terms, an immediate as its int; one where the other is due is refused)."""
 
+    @staticmethod
+    def vec(x) -> tuple:
+        if not isinstance(x, tuple):
+            raise Unsupported(f"the immediate {x} where the instruction reads a vector")
+        return x
 
-# mnemonics read through gen/isa/x86.py: lane-wise of two vectors; shifts and rotations by a count
-_LANEWISE = ("paddq", "psubq", "pxor", "pxorq", "por", "porq")
-_SHIFTS = ("psllq", "psrlq", "prolq", "prorq")
-# two-source moves of 128-bit chunks with an immediate (the lanes kernels' transposes): their width
-_CROSS = {"perm2i128": 4, "shufi64x2": 8}
+    @staticmethod
+    def imm(x) -> int:
+        if not isinstance(x, int):
+            raise Unsupported("a vector where the instruction reads an immediate")
+        return x
 
-
-def _dwords(pair: tuple, lo: int, hi: int) -> Term:
-    """The 64-bit lane whose low and high dwords are dwords lo and hi (0..3) of a lane pair
-    (pshufd): a lane itself when they are its two halves in order (0x4e, 0xe4, 0x44, 0xee), the
-    lane rotated by 32 when swapped (0xb1), else the halves as and/shift terms (sums of disjoint
-    bit ranges; they fold back into a word only where the halves recombine in order)."""
-    if lo // 2 == hi // 2 and lo != hi:
-        return pair[lo // 2] if lo < hi else rotl(pair[lo // 2], 32)
-
-    def half(j):
-        return and_(shr(pair[j // 2], 32 * (j % 2)), 0xFFFFFFFF)
-    return add(half(lo), mul(half(hi), 1 << 32))
-
-
-def _byte_shift(pair: tuple, n: int, left: bool) -> list:
-    """pslldq/psrldq: the 128-bit value (lo, hi) shifted by n bytes, as two 64-bit lanes
-    (by 8: a lane moves; else the bits crossing the lane boundary are added: disjoint ranges)."""
-    lo, hi = pair
-    b = 8 * min(n, 16)
-    if b == 0:
-        return [lo, hi]
-    if b == 128:
-        return [const(0), const(0)]
-    if left:
-        if b >= 64:
-            return [const(0), mul(lo, 1 << (b - 64))]
-        return [mul(lo, 1 << b), add(mul(hi, 1 << b), shr(lo, 64 - b))]
-    if b >= 64:
-        return [shr(hi, b - 64), const(0)]
-    return [add(shr(lo, b), mul(hi, 1 << (64 - b))), shr(hi, b)]
+    @staticmethod
+    def unsupported(text: str):
+        raise Unsupported(text)
 
 
 class Program:
@@ -294,40 +268,17 @@ class NasmMachine(Machine):
             self.state.vregs[idx] = v
         return v
 
-    def vread(self, op: str, width: int) -> tuple:
-        r = self._reg(op)
-        if r is not None and r[0] == "v":
-            return self.lanes(r[1])[:width]
-        sz, addr, _ = self.address(op)
-        if op.rstrip().endswith("}") and "{1to" in op:       # EVEX embedded broadcast
-            return (self.load(addr, 8),) * width
-        return tuple(self.load(add(addr, const(8 * i)), 8, tolerant=i > 0) for i in range(width))
-
     def vwrite(self, op: str, lanes, legacy: bool = False) -> None:
         """Write a vector register: VEX/EVEX forms zero the lanes above; legacy SSE keeps them."""
-        r = self._reg(op.split("{")[0])
-        if r is None or r[0] != "v":
-            sz, addr, _ = self.address(op)
-            for i, t in enumerate(lanes):
-                self.store(add(addr, const(8 * i)), 8, t)
-            return
-        old = self.lanes(r[1])
+        idx = self._reg(op)[1]
+        old = self.lanes(idx)
         lanes = tuple(lanes)
         for t in lanes:
             self.note(t)
         if legacy:
-            self.state.vregs[r[1]] = lanes + old[len(lanes):]
+            self.state.vregs[idx] = lanes + old[len(lanes):]
         else:
-            self.state.vregs[r[1]] = lanes + (const(0),) * (8 - len(lanes))
-
-    def width(self, op: str) -> int:
-        r = self._reg(op.split("{")[0])
-        if r is not None and r[0] == "v":
-            return r[2]
-        sz, _, _ = self.address(op)
-        if not sz:
-            raise Unsupported(f"memory operand without a size: {op}")
-        return sz // 8
+            self.state.vregs[idx] = lanes + (const(0),) * (8 - len(lanes))
 
     # ---------------------------------------------------------------- stack
 
@@ -434,8 +385,6 @@ class NasmMachine(Machine):
             return ("branch", op in ("jz", "je"), self.prog.target(a[0], ln), pc + 1)
         elif op == "ret":
             return ("ret", self.pop())
-        elif op == "vzeroupper":
-            pass
         else:
             self.vector(op, a, ln)
         return pc + 1
@@ -506,100 +455,93 @@ class NasmMachine(Machine):
     # ---------------------------------------------------------------- vector instructions
 
     def vector(self, op: str, a: list, ln: Line) -> None:
-        vex = op.startswith("v")
-        base = op[1:] if vex else op
-        base = ALIASES.get(base, base)
-        if base.endswith("64") or base.endswith("32"):
-            base = base[:-2]
-        if vex:
-            dst, srcs = a[0], a[1:]
+        """A vector instruction: what it computes and which operand forms it has come from
+        gen/isa/x86.py (``nasm_form``: its SEMANTICS row, the legacy SSE form's operands, the
+        size and alignment of its memory operand); here the operands are decoded (registers,
+        memory, immediates), memory read and written.  What cannot be read names the line."""
+        try:
+            self._vector(op, a)
+        except Unsupported as e:
+            raise Unsupported(f"line {ln.no}: {e}") from None
+
+    def _vector(self, op: str, a: list) -> None:
+        vex = op.startswith(VEX)
+        name = op[len(VEX):] if vex else op
+        form = x86.nasm_form(name)
+        if form is None or (form.vex and not vex):
+            raise Unsupported(f"instruction {op} is not modelled")
+        if form.memory and any("[" in x for x in a):
+            name = form.memory
+            form = x86.nasm_form(name)
+        if form.every:                  # no operands: the row on each register it names
+            if a:
+                raise Unsupported(f"{op} takes no operands")
+            row = x86.nasm_semantics(name, 8)
+            for idx in range(form.every):
+                if idx in self.state.vregs:
+                    self.state.vregs[idx] = tuple(row(_Lanes, 8, [self.state.vregs[idx]]))
+            return
+        if not a:
+            raise Unsupported(f"{op} without operands")
+        dst = a[0]
+        srcs = a if form.reads_dest and not vex else a[1:]
+        regs = [r for r in map(self._reg, a) if r is not None and r[0] == "v"]
+        if not regs:
+            raise Unsupported(f"{op} without a vector register")
+        d = self._reg(dst)
+        w = d[2] if d is not None and d[0] == "v" else regs[0][2]
+        args = [self._operand(x, form, w, vex) for x in srcs]
+        try:
+            out = x86.nasm_semantics(name, w)(_Lanes, w, args)
+        except IndexError:
+            raise Unsupported(f"{op} with {len(a)} operand(s)") from None
+        out = out if isinstance(out, tuple) else (out,)
+        if d is not None and d[0] == "v" and "{" not in dst:
+            self.vwrite(dst, out, legacy=not vex)
+        elif not form.store:
+            raise Unsupported(f"{op} with the destination {dst}")
+        elif d is not None and d[0] == "g" and form.mem == 1:
+            self.write_gpr(dst, out[0])
         else:
-            dst, srcs = a[0], a
-        w = 0
-        if base not in ("movq", "pextrq", "extracti128"):
-            regs = [x for x in a if self._reg(x.split("{")[0]) is not None]
-            w = self.width(dst if self._reg(dst.split("{")[0]) is not None or not regs else regs[0])
-        need = 16 if not vex and base not in UNALIGNED else 8 * w if vex and base == "movdqa" else 0
-        for x in (x for x in a if "[" in x and need):
+            addr, n = self._memory(dst, form, w, vex)
+            if len(out) < n:
+                raise Unsupported(f"{op} stores {n} lanes of a {len(out)}-lane result")
+            for i, t in enumerate(out[:n]):
+                self.store(add(addr, const(8 * i)), 8, t)
+
+    def _operand(self, x: str, form, w: int, vex: bool):
+        """A source operand as the row reads it: a vector register's lanes, a GPR's or a memory
+        operand's (as many as the form's memory operand holds), an immediate's int."""
+        r = self._reg(x)
+        if r is not None and r[0] == "v":
+            return self.lanes(r[1])[:r[2]]
+        if r is not None:
+            if r[0] != "g" or form.mem != 1:
+                raise Unsupported(f"{x} is not an operand of this instruction")
+            return (self.read(x, 8),)
+        if "[" not in x:
+            v = _int(x)
+            if not 0 <= v <= 255:
+                raise Unsupported(f"an immediate of {v} (an imm8: 0..255)")
+            return v
+        addr, n = self._memory(x, form, w, vex)
+        if x.rstrip().endswith("}") and "{1to" in x:       # EVEX embedded broadcast
+            return (self.load(addr, 8),) * w
+        return tuple(self.load(add(addr, const(8 * i)), 8, tolerant=i > 0) for i in range(n))
+
+    def _memory(self, x: str, form, w: int, vex: bool) -> tuple[Term, int]:
+        """(address, lanes) of a memory operand of an instruction of this form, its alignment
+        checked (gen/isa/x86.py NasmForm: the lanes it holds, whether it must be aligned)."""
+        if form.mem == 0:
+            raise Unsupported(f"a memory operand ({x}) where the instruction has none")
+        sz, addr, _ = self.address(x)
+        n = form.mem or w
+        if sz and sz != 8 * n and "{1to" not in x:
+            raise Unsupported(f"a {sz}-byte memory operand ({x}) where the instruction reads {8 * n}")
+        need = (8 * n if form.aligned else 0 if form.aligned is False or vex or n < 2 else 16)
+        if need:
             self.check_aligned(x, need)
-        if base in _LANEWISE:          # gen/isa/x86.py's lane terms of the instruction
-            x, y = self.vread(srcs[0], w), self.vread(srcs[1], w)
-            self.vwrite(dst, list(x86.nasm_semantics(base, w)(_Lanes, w, [x, y])), legacy=not vex)
-        elif base in _SHIFTS:
-            x, n = self.vread(srcs[0], w), _count(srcs[1])
-            self.vwrite(dst, list(x86.nasm_semantics(base, w)(_Lanes, w, [x, n])), legacy=not vex)
-        elif base in ("movdqa", "movdqu"):
-            if self._reg(dst.split("{")[0]) is not None:
-                self.vwrite(dst, self.vread(a[1], w), legacy=not vex)
-            else:
-                self.vwrite(dst, self.vread(a[1], self.width(a[1])))
-        elif base == "movq":
-            d, r = self._reg(a[0]), self._reg(a[1])
-            if d is not None and d[0] == "v":
-                src = self.read(a[1], 8) if (r is None or r[0] == "g") else self.lanes(r[1])[0]
-                self.vwrite(a[0], [src, const(0)])
-            elif d is not None:
-                self.write_gpr(a[0], self.lanes(self._vreg(a[1], ln))[0])
-            else:
-                _, addr, _ = self.address(a[0])
-                self.store(addr, 8, self.lanes(self._vreg(a[1], ln))[0])
-        elif base == "movsd":
-            if self._reg(a[0]) is None:
-                _, addr, _ = self.address(a[0])
-                self.store(addr, 8, self.lanes(self._vreg(a[1], ln))[0])
-            elif self._reg(a[1]) is None:
-                self._vreg(a[0], ln)
-                self.vwrite(a[0], [self.read(a[1], 8), const(0)], legacy=True)
-            else:
-                old = self.lanes(self._vreg(a[0], ln))
-                self.vwrite(a[0], [self.lanes(self._vreg(a[1], ln))[0], old[1]], legacy=True)
-        elif base == "pextrq":
-            _, addr, _ = self.address(a[0])
-            self.store(addr, 8, self.lanes(self._vreg(a[1], ln))[_int(a[2])])
-        elif base == "extracti128":
-            lanes = self.lanes(self._reg(a[1])[1])
-            k = _int(a[2])
-            self.vwrite(a[0], lanes[2 * k:2 * k + 2])
-        elif base == "pbroadcastq":
-            r = self._reg(a[1])
-            t = self.read(a[1], 8) if r is None else self.lanes(r[1])[0]
-            self.vwrite(dst, [t] * w)
-        elif base in _CROSS and vex and w == _CROSS[base]:     # lane moves across 128-bit lanes
-            x, y = self.vread(srcs[0], w), self.vread(srcs[1], w)
-            self.vwrite(dst, list(x86.nasm_semantics(base, w)(_Lanes, w, [x, y, _int(srcs[2])])))
-        elif base in ("punpcklqdq", "punpckhqdq", "shufpd", "pshufd", "pslldq", "psrldq"):
-            self.shuffle(base, dst, srcs, w, vex)
-        elif base in ("movhlps", "movlhps") and not vex:
-            d, s = (self.lanes(self._vreg(x, ln)) for x in a[:2])
-            self.vwrite(a[0], [s[1], d[1]] if base == "movhlps" else [d[0], s[0]], legacy=True)
-        else:
-            raise Unsupported(f"line {ln.no}: instruction {op} is not modelled")
-
-    def _vreg(self, op: str, ln: Line) -> int:
-        r = self._reg(op)
-        if r is None or r[0] != "v":
-            raise Unsupported(f"line {ln.no}: {op} is not a vector register")
-        return r[1]
-
-    def shuffle(self, base, dst, srcs, w, vex):
-        """128-bit shuffles of 64-bit lanes (the packed layouts); per 128-bit lane for ymm/zmm.
-        srcs: the operands after the destination (VEX) or all of them (SSE, whose two-operand
-        forms punpck*, shufpd and pslldq read the destination; pshufd reads its second operand)."""
-        ops = srcs[1:] if base == "pshufd" and not vex else srcs
-        x = self.vread(ops[0], w)
-        y = self.vread(ops[1], w) if base in ("punpcklqdq", "punpckhqdq", "shufpd") else None
-        out = []
-        for lo in range(0, w, 2):
-            a2 = x[lo:lo + 2]
-            if base in ("punpcklqdq", "punpckhqdq", "shufpd"):
-                imm = [_int(ops[2])] if base == "shufpd" else []
-                out += x86.nasm_semantics(base, 2)(_Lanes, 2, [a2, y[lo:lo + 2], *imm])
-            elif base == "pshufd":
-                sel = [(_int(ops[1]) >> (2 * i)) & 3 for i in range(4)]
-                out += [_dwords(a2, sel[2 * i], sel[2 * i + 1]) for i in range(2)]
-            else:
-                out += _byte_shift(a2, _int(ops[-1]), base == "pslldq")
-        self.vwrite(dst, out, legacy=not vex)
+        return addr, n
 
     # ---------------------------------------------------------------- data tables
 

@@ -346,42 +346,20 @@ def _row_helper(name: str, params: str, body: list, no: int, arch: str = "x86_64
     store?)."""
     store = name.startswith("st")
     text = _squash(body)
-    if arch == "aarch64":
-        neon_row = _neon_row(name, params, text, store)
-        if neon_row is None:
-            raise Unsupported(f"line {no}: the row helper {name} is not a bounds-checked unaligned "
-                              f"{'store' if store else 'load'} of its vector")
-        return neon_row
-    m = re.fullmatch(r"let s = &(mut )?b\[8 \* i\.\.8 \* i \+ (\d+)\]; unsafe \{ (_mm\w+)\(s\.as(_mut)?_ptr\(\)\.cast\(\)"
-                     r"(, v)?\) \}", text)
-    want = "b: &mut [u8], i: usize, v: __m{}i" if store else "b: &[u8], i: usize"
-    parsed = x86.parse(m.group(3)) if m else None
-    if not m or parsed is None or bool(m.group(1)) != store or bool(m.group(4)) != store or bool(m.group(5)) != store \
-            or parsed[0] != f"{'storeu' if store else 'loadu'}_si{8 * parsed[1] * 8}" \
-            or int(m.group(2)) != 8 * parsed[1] or " ".join(params.split()) != want.format(64 * parsed[1]):
-        raise Unsupported(f"line {no}: the row helper {name} is not a bounds-checked unaligned "
-                          f"{'store' if store else 'load'} of its vector")
-    if int(name[2:]) != 64 * parsed[1]:
-        raise Unsupported(f"line {no}: {name} moves {64 * parsed[1]} bits")
-    return parsed[1], store
-
-
-def _neon_row(name: str, params: str, text: str, store: bool):
-    """A NEON row helper (gen/isa/neon.py ``rust_memory``): 16 bytes of a bounds-checked slice
-    through ``vld1q_u8`` / ``vst1q_u8`` (any alignment; little-endian words: the module's cfg),
-    reinterpreted as two u64 lanes: (2, store?); None if the body is not a NEON one."""
-    h = neon.rust_memory(128)
-    if name != (h["store_name"] if store else h["load_name"]):
-        return None
-    if store:
-        want_text = f"let s = &mut b[8 * i..8 * i + 16]; unsafe {{ {h['store']} }}"
-        want_params = f"b: &mut [u8], i: usize, v: {h['T']}"
-    else:
-        want_text = f"let s = &b[8 * i..8 * i + 16]; unsafe {{ {h['load']} }}"
-        want_params = "b: &[u8], i: usize"
-    if text != want_text or " ".join(params.split()) != want_params:
-        return None
-    return 2, store
+    rows = [neon.rust_memory(128)] if arch == "aarch64" else [x86.rust_memory(b) for b in x86.X86.rust_row_bits]
+    for h in rows:          # the family's helpers as the printer spells them (gen/isa/ ``rust_memory``)
+        if name != (h["store_name"] if store else h["load_name"]):
+            continue
+        if store:
+            want_text = f"let s = &mut b[8 * i..8 * i + {h['bytes']}]; unsafe {{ {h['store']} }}"
+            want_params = f"b: &mut [u8], i: usize, v: {h['T']}"
+        else:
+            want_text = f"let s = &b[8 * i..8 * i + {h['bytes']}]; unsafe {{ {h['load']} }}"
+            want_params = "b: &[u8], i: usize"
+        if text == want_text and " ".join(params.split()) == want_params:
+            return h["bytes"] // 8, store
+    raise Unsupported(f"line {no}: the row helper {name} is not a bounds-checked unaligned "
+                      f"{'store' if store else 'load'} of its vector")
 
 
 def _arms(body: list, params: str, no: int) -> list:

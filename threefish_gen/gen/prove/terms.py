@@ -5,8 +5,8 @@ they are the same object, so comparing a program's output word with the descript
 The hash-cons table lives in a :class:`Scope`, one per proof (``with scope(): ...``, opened by
 gen/prove/__init__.py:prove_text), made current through a context variable: proofs in two
 threads (verify's ThreadPoolExecutor) or one after the other never share a table, and there is
-no module-level mutable state.  The per-term caches of the readers (gen/prove/c_simd.py's byte
-views, gen/prove/expect.py's description programs) are owned by the scope too (``cache(name)``).
+no module-level mutable state.  The per-term caches (the byte views below,
+gen/prove/expect.py's description programs) are owned by the scope too (``cache(name)``).
 Each term records its scope; a term is made only from terms of the current scope (checked when
 a term is first made: a table hit has the very arguments of a checked term), so terms of two
 proofs are never mixed, and making a term outside a scope is an error.
@@ -20,6 +20,9 @@ Normal forms, chosen so that the generator's emitted programs and the descriptio
   and rotate right become ``rotl``, nested rotates fold.
 * ``shr``, ``and`` (constant mask), ``or``: what is left over (pointer arithmetic, counters);
   ``ge``, ``lt``: loop and block tests (1 or 0).
+* ``bytes``: a word rebuilt from 8 (word, byte) sources (the byte views below, what byte and
+  dword shuffles read: ``pshufd``, ``pslldq``, ``_mm_shuffle_epi8``, a big-endian load) that is
+  neither a constant nor one word rotated by a multiple of 8 (:func:`word` folds those back).
 
 Terms overload Python's operators, so the description's own interpreter (``gen.dsl.interpret``)
 runs on them unchanged and yields the description's term of every output word.
@@ -414,6 +417,53 @@ def lt(a: Term, b: Term) -> Term:
 
 # --------------------------------------------------------------------------- inspection
 
+# ---------------------------------------------------------------------------- byte views
+
+def bytes_of(t: Term, memo: dict | None = None) -> tuple:
+    """The 8 (word, byte) sources of a 64-bit term, byte 0 least significant (memoised in the
+    proof's scope)."""
+    if memo is None:
+        memo = t.scope.cache("bytes")
+    r = memo.get(t)
+    if r is not None:
+        return r
+    if t.op == "bytes":
+        a = t.args
+        r = tuple((a[2 * k], a[2 * k + 1]) for k in range(8))
+    elif t.op == "rotl" and t.args[1] % 8 == 0:
+        inner = bytes_of(t.args[0], memo)
+        s = t.args[1] // 8
+        r = tuple(inner[(k - s) % 8] for k in range(8))
+    else:
+        r = tuple((t, k) for k in range(8))
+    memo[t] = r
+    return r
+
+
+def word(pairs) -> Term:
+    """The 64-bit term of 8 (word, byte) sources: a constant, a word rotated by a multiple of 8
+    (the word itself when in order), else a ``bytes`` term."""
+    if all(value(t) is not None for t, _ in pairs):
+        v = 0
+        for k, (t, j) in enumerate(pairs):
+            v |= ((value(t) >> (8 * j)) & 0xff) << (8 * k)
+        return const(v)
+    t0, j0 = pairs[0]
+    if all(t is t0 for t, _ in pairs):
+        s = (0 - j0) % 8
+        if all((j - k + s) % 8 == 0 for k, (_, j) in enumerate(pairs)):
+            return rotl(t0, 8 * s)
+    flat = []
+    for t, j in pairs:
+        flat += [t, j]
+    return Term("bytes", tuple(flat))
+
+
+def bswap(t: Term) -> Term:
+    """The word with its 8 bytes in reverse order (a big-endian load or store of a word)."""
+    return word(tuple(reversed(bytes_of(t))))
+
+
 def subterms(t: Term) -> set:
     """Every term reachable from t (t included)."""
     seen: set = set()
@@ -432,6 +482,8 @@ def children(t: Term) -> list:
         return [u for u, _ in t.args[0]]
     if t.op == "xor":
         return list(t.args[0])
+    if t.op == "bytes":     # a constant byte is data, as the constants of lin and xor are
+        return [a for a in t.args if isinstance(a, Term) and a.op != "const"]
     return [a for a in t.args if isinstance(a, Term)]
 
 
@@ -488,6 +540,8 @@ def evaluate(t: Term, env: dict, memo: dict | None = None) -> int:
         v = int(evaluate(a[0], env, memo) >= a[1])
     elif op == "lt":
         v = int(evaluate(a[0], env, memo) < evaluate(a[1], env, memo))
+    elif op == "bytes":
+        v = sum(((evaluate(a[2 * k], env, memo) >> (8 * a[2 * k + 1])) & 0xff) << (8 * k) for k in range(8))
     else:
         raise KeyError(op)
     memo[t] = v & MASK
@@ -536,6 +590,8 @@ def subst(t: Term, mapping: dict, memo: dict | None = None) -> Term:
         r = ge(subst(a[0], mapping, memo), a[1])
     elif op == "lt":
         r = lt(subst(a[0], mapping, memo), subst(a[1], mapping, memo))
+    elif op == "bytes":
+        r = word(tuple((subst(a[2 * k], mapping, memo), a[2 * k + 1]) for k in range(8)))
     else:
         r = Term(op, tuple(subst(u, mapping, memo) if isinstance(u, Term) else u for u in a))
     memo[t] = r
