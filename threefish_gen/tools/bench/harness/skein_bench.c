@@ -212,6 +212,20 @@ static double one_sample(op_fn op, size_t len, size_t bytes, double ns, double g
     return (double)(t1 - t0) / ((double)calls * (double)bytes) * (ghz > 0 ? ghz : 1.0);
 }
 
+/* The three rows of one ISA (hash_many, its Threefish lanes row, tree) from rows[n]; the new n. */
+static int isa_rows(struct pair_row *rows, int n, const char *isa, blocks_fn tf)
+{
+    static char names[PAIR_ROWS / 3][3][96];
+    char (*nm)[96] = names[n / 3];
+    snprintf(nm[0], sizeof nm[0], "skein-512-512 c-simd hash_many %dx %s", MANY, isa);
+    snprintf(nm[1], sizeof nm[1], "threefish-512 c-simd %s lanes fly/full/i1 bulk", isa);
+    snprintf(nm[2], sizeof nm[2], "skein-512-512 c-simd tree (Yl 4, Yf 8, Ym 255) %s", isa);
+    rows[n++] = (struct pair_row){nm[0], isa, op_many, NULL, 65536, MANY * 65536};
+    rows[n++] = (struct pair_row){nm[1], NULL, op_tf_bulk, tf, 0, PAIR_BULK};
+    rows[n++] = (struct pair_row){nm[2], isa, op_tree, NULL, sizeof bigbuf, sizeof bigbuf};
+    return n;
+}
+
 static void paired_rounds(int rounds)
 {
     struct pair_row rows[PAIR_ROWS];
@@ -222,23 +236,13 @@ static void paired_rounds(int rounds)
         pin[j] = (uint8_t)(j * 5 + 1);
     for (j = 0; j < sizeof ptweaks; j++)
         ptweaks[j] = (uint8_t)j;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
-        rows[n++] = (struct pair_row){"skein-512-512 c-simd hash_many 8x avx512", "avx512", op_many, NULL, 65536,
-                                      MANY * 65536};
-        rows[n++] = (struct pair_row){"threefish-512 c-simd avx512 lanes fly/full/i1 bulk", NULL, op_tf_bulk,
-                                      TFA(encrypt_blocks), 0, PAIR_BULK};
-        rows[n++] = (struct pair_row){"skein-512-512 c-simd tree (Yl 4, Yf 8, Ym 255) avx512", "avx512", op_tree, NULL,
-                                      sizeof bigbuf, sizeof bigbuf};
-    } else
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
+        n = isa_rows(rows, n, "avx512", TFA(encrypt_blocks));
+    else
         printf("INFO\tpaired avx512 rows skipped: the CPU lacks avx512f/avx512vl\n");
-    if (__builtin_cpu_supports("avx2")) {
-        rows[n++] = (struct pair_row){"skein-512-512 c-simd hash_many 8x avx2", "avx2", op_many, NULL, 65536,
-                                      MANY * 65536};
-        rows[n++] = (struct pair_row){"threefish-512 c-simd avx2 lanes fly/full/i1 bulk", NULL, op_tf_bulk,
-                                      TFB(encrypt_blocks), 0, PAIR_BULK};
-        rows[n++] = (struct pair_row){"skein-512-512 c-simd tree (Yl 4, Yf 8, Ym 255) avx2", "avx2", op_tree, NULL,
-                                      sizeof bigbuf, sizeof bigbuf};
-    } else
+    if (__builtin_cpu_supports("avx2"))
+        n = isa_rows(rows, n, "avx2", TFB(encrypt_blocks));
+    else
         printf("INFO\tpaired avx2 rows skipped: the CPU lacks avx2\n");
     for (k = -1; k < rounds; k++) {      /* round -1: warm-up, not reported */
         for (i = 0; i < n; i++) {
