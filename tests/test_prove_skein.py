@@ -212,17 +212,24 @@ LANES_V, = [v for v in skein("c-simd", 256, "all") if v.get("isa") == "avx2"]
      "vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 15), _mm256_srli_epi64(vx1, 49));", r"lane 0: h\[\d\] differs"),
     ("vx0 = _mm256_add_epi64(vx0, vx1);", "vx0 = _mm256_add_epi64(vx0, vx2);", r"lane 0: h\[\d\] differs"),
     ("vx3 = _mm256_xor_si256(vx3, vm3);", None, r"lane 0: h\[3\] differs"),               # feed-forward
-    ("_mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);", None, r"output words never stored: \[4, 5, 6, 7\]"),
+    # out is word-sliced: out + 32 holds h[1] of the 4 lanes (words 4..7)
+    ("_mm256_storeu_si256((__m256i *)(void *)(out + 32), vx1);", None, r"output words never stored: \[4, 5, 6, 7\]"),
+    # the chaining values are word-sliced too: h[2] read from h[3]'s vector
+    ("vk2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));",
+     "vk2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));", r"lane 0: h\[\d\] differs"),
+    # lane 1's message block read from lane 2's pointer
+    ("const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(m1 + 0));",
+     "const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(m2 + 0));", r"lane \d: h\[\d\] differs"),
     ("const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);",
      "const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);", r"lane \d: h\[\d\] differs"),
-], ids=["rotation", "swapped", "feed-forward", "dropped-store", "lane-shuffle"])
+], ids=["rotation", "swapped", "feed-forward", "dropped-store", "sliced-load", "message-pointer", "lane-shuffle"])
 def test_lanes_kernel_rejects(tmp_path, old, new, want):
     text = render_variant(LANES_V)[f"{LANES_V.stem}.c"]
     start = text.index("_ubi_lanes_avx2(")
     lines = text.splitlines()
     first = text[:start].count("\n")
     hits = [i for i, ln in enumerate(lines) if i > first and ln.strip() == old]
-    i = hits[-1] if old.startswith("const __m256i s2_2") or old.startswith("_mm256_storeu") else hits[0]
+    i = hits[0]
     if new is None:
         del lines[i]
     else:
@@ -234,14 +241,18 @@ def test_lanes_kernel_rejects(tmp_path, old, new, want):
     assert p.returncode == 1, p.stdout + p.stderr
     assert re.search(rf"{LANES_V.prefix}ubi_lanes_avx2: DIFFERS: {want}", p.stdout), p.stdout
     assert f"{LANES_V.prefix}ubi: equivalent" in p.stdout, p.stdout       # the scalar UBI is untouched
-    if new is not None and "permute2x128" not in old:     # (swapped lanes diverge at a load)
+    # (swapped lanes and a load of another word diverge where the value is first used)
+    if new is not None and not any(x in old for x in ("permute2x128", "(m1 + 0)", "(in + 64)")):
         assert f"line {i + 1}: {new}" in p.stdout, p.stdout
 
 
-def test_the_lanes_description_is_the_reference_ubi():
+@pytest.mark.parametrize("sliced", [False, True], ids=["rows", "sliced"])
+def test_the_lanes_description_is_the_reference_ubi(sliced):
     """LanesContext's terms, evaluated on numbers, are gen/skein.ubi's chaining value for each
     lane's own chaining value, one-block message and tweak (so the proof compares with Skein's
-    reference model, not with a reading of the kernel)."""
+    reference model, not with a reading of the kernel): in the rows form (C#: chaining values
+    then message blocks in ``in``, two tweak words per lane) and in the sliced form (SIMD C: word j
+    of lane l at in[j*L + l] and tweak[j*L + l], the message block of lane l in m<l>)."""
     import random
     from threefish_gen.gen import skein as ref
     from threefish_gen.gen.prove.skein import LanesContext
@@ -253,10 +264,16 @@ def test_the_lanes_description_is_the_reference_ubi():
     hs, msgs = [rng.randbytes(nb) for _ in range(L)], [rng.randbytes(nb) for _ in range(L)]
     types = [ref.T_MSG, ref.T_CFG, ref.T_OUT, ref.T_MSG][:L]
     tws = b"".join(ref.tweak(nb, t, first=True, final=True) for t in types)
-    env = {f"in[{i}]": w for i, w in enumerate(words(b"".join(hs) + b"".join(msgs)))}
-    env.update({f"tweak[{i}]": w for i, w in enumerate(words(tws))})
+    if sliced:
+        env = {f"in[{j * L + lane}]": words(hs[lane])[j] for lane in range(L) for j in range(nw)}
+        env.update({f"m{lane}[{j}]": words(msgs[lane])[j] for lane in range(L) for j in range(nw)})
+        env.update({f"tweak[{j * L + lane}]": words(tws)[2 * lane + j] for lane in range(L) for j in range(2)})
+    else:
+        env = {f"in[{i}]": w for i, w in enumerate(words(b"".join(hs) + b"".join(msgs)))}
+        env.update({f"tweak[{i}]": w for i, w in enumerate(words(tws))})
     with scope():
-        ctx = LanesContext(v, L)
+        ctx = LanesContext(v, L, sliced=sliced)
+        assert [ctx.out_word(1, j) for j in range(2)] == ([1, L + 1] if sliced else [nw, nw + 1])
         for lane in range(L):
             got = b"".join(evaluate(t, env).to_bytes(8, "little") for t in ctx.want(lane))
             assert got == ref.ubi(v.spec, hs[lane], msgs[lane], types[lane]), lane

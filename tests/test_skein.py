@@ -489,6 +489,22 @@ def test_bench_skein_rows_build_run_and_agree(tmp_path):
         assert "skein-512-512 Botan" in names
     assert all(r["cpb"] > 0 for r in sec["rows"])
     assert not [x for x in sec["info"] if "FAIL" in x]
+    # the paired rounds (x86-64): per ISA the CPU has, hash_many and tree against the Threefish
+    # lanes row of that ISA, each with a verdict; the scalar goal from the rows' medians
+    goals = {g["goal"]: g for g in sec["goals"]}
+    assert "scalar Skein-512 64 KiB <= 1.05x Threefish-512 chained" in goals
+    if skein_rows.paired_wanted():
+        from threefish_gen.verify.runner import cpu_flags
+        isas = [i for i, f in (("avx512", "avx512f"), ("avx2", "avx2")) if f in cpu_flags()]
+        for isa in isas:
+            hm = goals[f"hash_many 8 x 64 KiB <= 1.15x Threefish-512 lanes bulk ({isa})"]
+            tree = goals[f"tree 1 MiB <= 1.2x Threefish-512 lanes bulk ({isa})"]
+            assert hm["pairs"] == tree["pairs"] == 5 and hm["threefish"] == tree["threefish"]
+            assert f"{isa} lanes fly/full/i1" in hm["threefish"] and 0 < hm["ratio"] and 0 < tree["ratio"]
+        assert len(goals) == 1 + 2 * len(isas)
+    assert all(re.fullmatch(r"met|NOT met \(by \d+%\)|noisy: .* \(not judged\)", g["verdict"])
+               for g in goals.values())
+    assert "Skein at the Threefish rate" in out.getvalue()
 
 
 # --------------------------------------------------------------------------- nasm-x64

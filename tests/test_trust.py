@@ -1334,8 +1334,8 @@ def test_check_args_macro_aborts_on_overlap_and_null(args, tmp_path):
 
 
 # Skein C: the frames below each wrapper (start: every init; update; final; hash_many) at -O0 and
-# -O2, scalar C and the SIMD file whose hash_many and tree leaves call the lanes kernels through a
-# pointer (AVX-512 kernels: the largest -O0 frames).
+# -O2, scalar C and the SIMD file whose hash_many and tree leaves call the lanes kernels through
+# lanes_call (inlined or not; AVX-512 kernels: the largest -O0 frames).
 SKEIN_WRAPPER = r"\n\s*(?:int r = )?(\w+)_work\([^;]*\);\s*\w+burn\(\(?(?:ctx->leaf \? )?(\d+)"   # update: the tree bound
 SKEIN_FRAME_CASES = [(cc, opt, bits, args) for cc in ("gcc", "clang") for opt in ("-O0", "-O2")
                      for bits, args in ((1024, ("--target", "c")), (256, ("--target", "c-simd", "--isa", "auto")),
@@ -1347,7 +1347,7 @@ SKEIN_FRAME_CASES = [(cc, opt, bits, args) for cc in ("gcc", "clang") for opt in
 def test_skein_wipe_covers_the_frames(cc, opt, bits, extra, tmp_path):
     """Each Skein wrapper clears at least the frames its work function and the deepest chain of
     static functions below it use (-fstack-usage, red zone included), kernels called through a
-    pointer included."""
+    pointer or through lanes_call included."""
     from threefish_gen.gen.printers.c import RED_ZONE
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} not installed")

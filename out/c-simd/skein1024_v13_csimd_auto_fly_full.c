@@ -5,7 +5,7 @@
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
  * Skein-1024: UBI = Threefish-1024 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 1038, mov 2, mov-mem 34, rotl 640, store 16, xor 657, xor-mem 16
- * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; transposes of chaining value, block and result per pass)
+ * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; chaining values and tweaks word-sliced from block to block, message blocks loaded where they lie and transposed in registers)
  * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #include "skein1024_v13_csimd_auto_fly_full.h"
@@ -76,7 +76,7 @@ static inline void skein1024_v13_csimd_auto_fly_full_store64(uint8_t *p, uint64_
    frame (__builtin_alloca: the wipe needs no more stack than it clears), then burn_top clears
    256 bytes right below the caller, over the slots of burn's own frame that -O0 leaves unwritten
    (padding, alignment of the allocation).  Other compilers: memset through a volatile function
-   pointer over an array of the largest bound (1425664 bytes). */
+   pointer over an array of the largest bound (1325568 bytes). */
 #if defined(__GNUC__) || defined(__clang__)
 #define skein1024_v13_csimd_auto_fly_full_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -91,7 +91,7 @@ static void *(*const volatile skein1024_v13_csimd_auto_fly_full_wipe_memset)(voi
 static skein1024_v13_csimd_auto_fly_full_NOINLINE void skein1024_v13_csimd_auto_fly_full_burn(size_t n)
 {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
-    uint64_t stack[2656]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[2768]; /* its top n bytes lie where the work function's frame was */
     size_t i;
     for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
         stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
@@ -107,7 +107,7 @@ static skein1024_v13_csimd_auto_fly_full_NOINLINE void skein1024_v13_csimd_auto_
         __asm__ __volatile__("" : : "r"(stack + i) : "memory");
     }
 #else
-    uint64_t stack[178208]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[165696]; /* its top n bytes lie where the work function's frame was */
     skein1024_v13_csimd_auto_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
@@ -2971,15 +2971,15 @@ void skein1024_v13_csimd_auto_fly_full_update(skein1024_v13_csimd_auto_fly_full_
 {
     skein1024_v13_csimd_auto_fly_full_update_work(ctx, data, len);
 #if defined(__OPTIMIZE__)
-    skein1024_v13_csimd_auto_fly_full_burn((ctx->leaf ? 18432 : 2368));
+    skein1024_v13_csimd_auto_fly_full_burn((ctx->leaf ? 17152 : 2368));
 #elif defined(__clang__)
-    skein1024_v13_csimd_auto_fly_full_burn((ctx->leaf ? 1422848 : 6208)); /* clang -O0 */
+    skein1024_v13_csimd_auto_fly_full_burn((ctx->leaf ? 1320576 : 6208)); /* clang -O0 */
     skein1024_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__GNUC__)
-    skein1024_v13_csimd_auto_fly_full_burn((ctx->leaf ? 741952 : 6208)); /* gcc -O0 */
+    skein1024_v13_csimd_auto_fly_full_burn((ctx->leaf ? 679680 : 6208)); /* gcc -O0 */
     skein1024_v13_csimd_auto_fly_full_burn_top();
 #else
-    skein1024_v13_csimd_auto_fly_full_burn((ctx->leaf ? 1422848 : 6208)); /* no __OPTIMIZE__ */
+    skein1024_v13_csimd_auto_fly_full_burn((ctx->leaf ? 1320576 : 6208)); /* no __OPTIMIZE__ */
 #endif
 }
 
@@ -3131,8 +3131,9 @@ static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
 }
 #endif
 /* ---- avx2: the UBI block of 4 messages (lanes layout of the same description), compiled
-   for target "avx2"; called only where the CPU has it.  in: 4 chaining values, then
-   4 message blocks; tweaks: 4 x 16 bytes; out: 4 new chaining values. */
+   for target "avx2"; called only where the CPU has it.  in: 4 chaining values and
+   tweaks: 4 tweaks, both word-sliced (word j of lane l at word j * 4 + l); m0..m3: the lanes'
+   message blocks; out: the 4 new chaining values, word-sliced. */
 #if defined(THREEFISH_GEN_X86)
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
@@ -3142,7 +3143,8 @@ static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
 #pragma GCC target("avx2")
 #endif
 #endif
-static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, const uint8_t *tweaks, uint8_t *out)
+static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, const uint8_t *tweaks, uint8_t *out,
+                                                             const uint8_t *m0, const uint8_t *m1, const uint8_t *m2, const uint8_t *m3)
 {
     const __m256i rot16 = _mm256_setr_epi8(6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13, 6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13);
     const __m256i rot24 = _mm256_setr_epi8(5, 6, 7, 0, 1, 2, 3, 4, 13, 14, 15, 8, 9, 10, 11, 12, 5, 6, 7, 0, 1, 2, 3, 4, 13, 14, 15, 8, 9, 10, 11, 12);
@@ -3156,78 +3158,22 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
     __m256i vx4, vx5, vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13;
     __m256i vx14, vx15;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 256));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 384));
-        const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        vk0 = s2_0;
-        vk1 = s2_1;
-        vk2 = s2_2;
-        vk3 = s2_3;
-    }
-    {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 288));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 416));
-        const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        vk4 = s2_0;
-        vk5 = s2_1;
-        vk6 = s2_2;
-        vk7 = s2_3;
-    }
-    {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 320));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 448));
-        const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        vk8 = s2_0;
-        vk9 = s2_1;
-        vk10 = s2_2;
-        vk11 = s2_3;
-    }
-    {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 352));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 480));
-        const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        vk12 = s2_0;
-        vk13 = s2_1;
-        vk14 = s2_2;
-        vk15 = s2_3;
-    }
+    vk0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+    vk1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+    vk2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+    vk3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+    vk4 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+    vk5 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+    vk6 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+    vk7 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
+    vk8 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 256));
+    vk9 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 288));
+    vk10 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 320));
+    vk11 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 352));
+    vk12 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 384));
+    vk13 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 416));
+    vk14 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 448));
+    vk15 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 480));
     vk16 = _mm256_set1_epi64x((long long)(UINT64_C(0x1bd11bdaa9fc1a22)));
     vk16 = _mm256_xor_si256(vk16, vk0);
     vk16 = _mm256_xor_si256(vk16, vk1);
@@ -3246,27 +3192,15 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
     vk16 = _mm256_xor_si256(vk16, vk14);
     vk16 = _mm256_xor_si256(vk16, vk15);
     /* block 0: tweak t2 = t0 ^ t1 */
-    {
-        const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-        const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-        const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-        const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-        const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        vt0 = s2_0;
-        vt1 = s2_1;
-    }
+    vt0 = _mm256_loadu_si256((const __m256i *)(const void *)(tweaks + 0));
+    vt1 = _mm256_loadu_si256((const __m256i *)(const void *)(tweaks + 32));
     vt2 = vt0;
     vt2 = _mm256_xor_si256(vt2, vt1);
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 512));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 640));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 768));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 896));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(m0 + 0));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(m1 + 0));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(m2 + 0));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(m3 + 0));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -3281,10 +3215,10 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         vm3 = s2_3;
     }
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 544));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 672));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 800));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 928));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(m0 + 32));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(m1 + 32));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(m2 + 32));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(m3 + 32));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -3299,10 +3233,10 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         vm7 = s2_3;
     }
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 576));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 704));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 832));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 960));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(m0 + 64));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(m1 + 64));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(m2 + 64));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(m3 + 64));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -3317,10 +3251,10 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         vm11 = s2_3;
     }
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 608));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 736));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 864));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 992));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(m0 + 96));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(m1 + 96));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(m2 + 96));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(m3 + 96));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -5787,62 +5721,22 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
     vx13 = _mm256_xor_si256(vx13, vm13);
     vx14 = _mm256_xor_si256(vx14, vm14);
     vx15 = _mm256_xor_si256(vx15, vm15);
-    {
-        const __m256i s1_0 = _mm256_unpacklo_epi64(vx0, vx1);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(vx0, vx1);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(vx2, vx3);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(vx2, vx3);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_1);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 256), s2_2);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 384), s2_3);
-    }
-    {
-        const __m256i s1_0 = _mm256_unpacklo_epi64(vx4, vx5);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(vx4, vx5);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(vx6, vx7);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(vx6, vx7);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_1);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 288), s2_2);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 416), s2_3);
-    }
-    {
-        const __m256i s1_0 = _mm256_unpacklo_epi64(vx8, vx9);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(vx8, vx9);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(vx10, vx11);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(vx10, vx11);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_0);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_1);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 320), s2_2);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 448), s2_3);
-    }
-    {
-        const __m256i s1_0 = _mm256_unpacklo_epi64(vx12, vx13);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(vx12, vx13);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(vx14, vx15);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(vx14, vx15);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_0);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_1);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 352), s2_2);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 480), s2_3);
-    }
+    _mm256_storeu_si256((__m256i *)(void *)(out + 0), vx0);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 32), vx1);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 64), vx2);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 96), vx3);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 128), vx4);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 160), vx5);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 192), vx6);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 224), vx7);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 256), vx8);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 288), vx9);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 320), vx10);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 352), vx11);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 384), vx12);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 416), vx13);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 448), vx14);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 480), vx15);
 }
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
@@ -5853,8 +5747,9 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
 #endif
 #endif
 /* ---- avx512: the UBI block of 8 messages (lanes layout of the same description), compiled
-   for target "avx512f,avx512vl"; called only where the CPU has it.  in: 8 chaining values, then
-   8 message blocks; tweaks: 8 x 16 bytes; out: 8 new chaining values. */
+   for target "avx512f,avx512vl"; called only where the CPU has it.  in: 8 chaining values and
+   tweaks: 8 tweaks, both word-sliced (word j of lane l at word j * 8 + l); m0..m7: the lanes'
+   message blocks; out: the 8 new chaining values, word-sliced. */
 #if defined(THREEFISH_GEN_X86)
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
@@ -5864,7 +5759,8 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
 #pragma GCC target("avx512f,avx512vl")
 #endif
 #endif
-static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in, const uint8_t *tweaks, uint8_t *out)
+static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in, const uint8_t *tweaks, uint8_t *out,
+                                                               const uint8_t *m0, const uint8_t *m1, const uint8_t *m2, const uint8_t *m3, const uint8_t *m4, const uint8_t *m5, const uint8_t *m6, const uint8_t *m7)
 {
     __m512i vk0, vk1, vk2, vk3, vk4, vk5, vk6, vk7, vk8, vk9;
     __m512i vk10, vk11, vk12, vk13, vk14, vk15, vk16, vt0, vt1, vt2;
@@ -5873,90 +5769,22 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in
     __m512i vx4, vx5, vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13;
     __m512i vx14, vx15;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    {
-        const __m512i s0_0 = _mm512_loadu_si512((const void *)(in + 0));
-        const __m512i s0_1 = _mm512_loadu_si512((const void *)(in + 128));
-        const __m512i s0_2 = _mm512_loadu_si512((const void *)(in + 256));
-        const __m512i s0_3 = _mm512_loadu_si512((const void *)(in + 384));
-        const __m512i s0_4 = _mm512_loadu_si512((const void *)(in + 512));
-        const __m512i s0_5 = _mm512_loadu_si512((const void *)(in + 640));
-        const __m512i s0_6 = _mm512_loadu_si512((const void *)(in + 768));
-        const __m512i s0_7 = _mm512_loadu_si512((const void *)(in + 896));
-        const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-        const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-        const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-        const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-        const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-        const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-        const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-        const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-        const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-        const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-        const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-        const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-        const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-        const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-        const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-        const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-        const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-        const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-        const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-        const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-        const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-        const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-        const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-        const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-        vk0 = s3_0;
-        vk1 = s3_1;
-        vk2 = s3_2;
-        vk3 = s3_3;
-        vk4 = s3_4;
-        vk5 = s3_5;
-        vk6 = s3_6;
-        vk7 = s3_7;
-    }
-    {
-        const __m512i s0_0 = _mm512_loadu_si512((const void *)(in + 64));
-        const __m512i s0_1 = _mm512_loadu_si512((const void *)(in + 192));
-        const __m512i s0_2 = _mm512_loadu_si512((const void *)(in + 320));
-        const __m512i s0_3 = _mm512_loadu_si512((const void *)(in + 448));
-        const __m512i s0_4 = _mm512_loadu_si512((const void *)(in + 576));
-        const __m512i s0_5 = _mm512_loadu_si512((const void *)(in + 704));
-        const __m512i s0_6 = _mm512_loadu_si512((const void *)(in + 832));
-        const __m512i s0_7 = _mm512_loadu_si512((const void *)(in + 960));
-        const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-        const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-        const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-        const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-        const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-        const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-        const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-        const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-        const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-        const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-        const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-        const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-        const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-        const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-        const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-        const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-        const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-        const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-        const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-        const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-        const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-        const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-        const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-        const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-        vk8 = s3_0;
-        vk9 = s3_1;
-        vk10 = s3_2;
-        vk11 = s3_3;
-        vk12 = s3_4;
-        vk13 = s3_5;
-        vk14 = s3_6;
-        vk15 = s3_7;
-    }
+    vk0 = _mm512_loadu_si512((const void *)(in + 0));
+    vk1 = _mm512_loadu_si512((const void *)(in + 64));
+    vk2 = _mm512_loadu_si512((const void *)(in + 128));
+    vk3 = _mm512_loadu_si512((const void *)(in + 192));
+    vk4 = _mm512_loadu_si512((const void *)(in + 256));
+    vk5 = _mm512_loadu_si512((const void *)(in + 320));
+    vk6 = _mm512_loadu_si512((const void *)(in + 384));
+    vk7 = _mm512_loadu_si512((const void *)(in + 448));
+    vk8 = _mm512_loadu_si512((const void *)(in + 512));
+    vk9 = _mm512_loadu_si512((const void *)(in + 576));
+    vk10 = _mm512_loadu_si512((const void *)(in + 640));
+    vk11 = _mm512_loadu_si512((const void *)(in + 704));
+    vk12 = _mm512_loadu_si512((const void *)(in + 768));
+    vk13 = _mm512_loadu_si512((const void *)(in + 832));
+    vk14 = _mm512_loadu_si512((const void *)(in + 896));
+    vk15 = _mm512_loadu_si512((const void *)(in + 960));
     vk16 = _mm512_set1_epi64((long long)(UINT64_C(0x1bd11bdaa9fc1a22)));
     vk16 = _mm512_xor_si512(vk16, vk0);
     vk16 = _mm512_xor_si512(vk16, vk1);
@@ -5975,43 +5803,19 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in
     vk16 = _mm512_xor_si512(vk16, vk14);
     vk16 = _mm512_xor_si512(vk16, vk15);
     /* block 0: tweak t2 = t0 ^ t1 */
-    {
-        const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-        const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-        const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-        const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-        const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
-        const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
-        const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
-        const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
-        const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-        const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-        const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-        const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-        const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-        const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-        const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-        const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-        const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-        const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-        const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-        const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-        const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-        const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-        vt0 = s3_0;
-        vt1 = s3_1;
-    }
+    vt0 = _mm512_loadu_si512((const void *)(tweaks + 0));
+    vt1 = _mm512_loadu_si512((const void *)(tweaks + 64));
     vt2 = vt0;
     vt2 = _mm512_xor_si512(vt2, vt1);
     {
-        const __m512i s0_0 = _mm512_loadu_si512((const void *)(in + 1024));
-        const __m512i s0_1 = _mm512_loadu_si512((const void *)(in + 1152));
-        const __m512i s0_2 = _mm512_loadu_si512((const void *)(in + 1280));
-        const __m512i s0_3 = _mm512_loadu_si512((const void *)(in + 1408));
-        const __m512i s0_4 = _mm512_loadu_si512((const void *)(in + 1536));
-        const __m512i s0_5 = _mm512_loadu_si512((const void *)(in + 1664));
-        const __m512i s0_6 = _mm512_loadu_si512((const void *)(in + 1792));
-        const __m512i s0_7 = _mm512_loadu_si512((const void *)(in + 1920));
+        const __m512i s0_0 = _mm512_loadu_si512((const void *)(m0 + 0));
+        const __m512i s0_1 = _mm512_loadu_si512((const void *)(m1 + 0));
+        const __m512i s0_2 = _mm512_loadu_si512((const void *)(m2 + 0));
+        const __m512i s0_3 = _mm512_loadu_si512((const void *)(m3 + 0));
+        const __m512i s0_4 = _mm512_loadu_si512((const void *)(m4 + 0));
+        const __m512i s0_5 = _mm512_loadu_si512((const void *)(m5 + 0));
+        const __m512i s0_6 = _mm512_loadu_si512((const void *)(m6 + 0));
+        const __m512i s0_7 = _mm512_loadu_si512((const void *)(m7 + 0));
         const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
         const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
         const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -6046,14 +5850,14 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in
         vm7 = s3_7;
     }
     {
-        const __m512i s0_0 = _mm512_loadu_si512((const void *)(in + 1088));
-        const __m512i s0_1 = _mm512_loadu_si512((const void *)(in + 1216));
-        const __m512i s0_2 = _mm512_loadu_si512((const void *)(in + 1344));
-        const __m512i s0_3 = _mm512_loadu_si512((const void *)(in + 1472));
-        const __m512i s0_4 = _mm512_loadu_si512((const void *)(in + 1600));
-        const __m512i s0_5 = _mm512_loadu_si512((const void *)(in + 1728));
-        const __m512i s0_6 = _mm512_loadu_si512((const void *)(in + 1856));
-        const __m512i s0_7 = _mm512_loadu_si512((const void *)(in + 1984));
+        const __m512i s0_0 = _mm512_loadu_si512((const void *)(m0 + 64));
+        const __m512i s0_1 = _mm512_loadu_si512((const void *)(m1 + 64));
+        const __m512i s0_2 = _mm512_loadu_si512((const void *)(m2 + 64));
+        const __m512i s0_3 = _mm512_loadu_si512((const void *)(m3 + 64));
+        const __m512i s0_4 = _mm512_loadu_si512((const void *)(m4 + 64));
+        const __m512i s0_5 = _mm512_loadu_si512((const void *)(m5 + 64));
+        const __m512i s0_6 = _mm512_loadu_si512((const void *)(m6 + 64));
+        const __m512i s0_7 = _mm512_loadu_si512((const void *)(m7 + 64));
         const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
         const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
         const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -8540,74 +8344,22 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in
     vx13 = _mm512_xor_si512(vx13, vm13);
     vx14 = _mm512_xor_si512(vx14, vm14);
     vx15 = _mm512_xor_si512(vx15, vm15);
-    {
-        const __m512i s1_0 = _mm512_unpacklo_epi64(vx0, vx1);
-        const __m512i s1_1 = _mm512_unpackhi_epi64(vx0, vx1);
-        const __m512i s1_2 = _mm512_unpacklo_epi64(vx2, vx3);
-        const __m512i s1_3 = _mm512_unpackhi_epi64(vx2, vx3);
-        const __m512i s1_4 = _mm512_unpacklo_epi64(vx4, vx5);
-        const __m512i s1_5 = _mm512_unpackhi_epi64(vx4, vx5);
-        const __m512i s1_6 = _mm512_unpacklo_epi64(vx6, vx7);
-        const __m512i s1_7 = _mm512_unpackhi_epi64(vx6, vx7);
-        const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-        const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-        const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-        const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-        const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-        const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-        const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-        const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-        const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-        const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-        const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-        const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-        const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-        const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-        const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-        const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-        _mm512_storeu_si512((void *)(out + 0), s3_0);
-        _mm512_storeu_si512((void *)(out + 128), s3_1);
-        _mm512_storeu_si512((void *)(out + 256), s3_2);
-        _mm512_storeu_si512((void *)(out + 384), s3_3);
-        _mm512_storeu_si512((void *)(out + 512), s3_4);
-        _mm512_storeu_si512((void *)(out + 640), s3_5);
-        _mm512_storeu_si512((void *)(out + 768), s3_6);
-        _mm512_storeu_si512((void *)(out + 896), s3_7);
-    }
-    {
-        const __m512i s1_0 = _mm512_unpacklo_epi64(vx8, vx9);
-        const __m512i s1_1 = _mm512_unpackhi_epi64(vx8, vx9);
-        const __m512i s1_2 = _mm512_unpacklo_epi64(vx10, vx11);
-        const __m512i s1_3 = _mm512_unpackhi_epi64(vx10, vx11);
-        const __m512i s1_4 = _mm512_unpacklo_epi64(vx12, vx13);
-        const __m512i s1_5 = _mm512_unpackhi_epi64(vx12, vx13);
-        const __m512i s1_6 = _mm512_unpacklo_epi64(vx14, vx15);
-        const __m512i s1_7 = _mm512_unpackhi_epi64(vx14, vx15);
-        const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-        const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-        const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-        const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-        const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-        const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-        const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-        const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-        const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-        const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-        const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-        const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-        const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-        const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-        const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-        const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-        _mm512_storeu_si512((void *)(out + 64), s3_0);
-        _mm512_storeu_si512((void *)(out + 192), s3_1);
-        _mm512_storeu_si512((void *)(out + 320), s3_2);
-        _mm512_storeu_si512((void *)(out + 448), s3_3);
-        _mm512_storeu_si512((void *)(out + 576), s3_4);
-        _mm512_storeu_si512((void *)(out + 704), s3_5);
-        _mm512_storeu_si512((void *)(out + 832), s3_6);
-        _mm512_storeu_si512((void *)(out + 960), s3_7);
-    }
+    _mm512_storeu_si512((void *)(out + 0), vx0);
+    _mm512_storeu_si512((void *)(out + 64), vx1);
+    _mm512_storeu_si512((void *)(out + 128), vx2);
+    _mm512_storeu_si512((void *)(out + 192), vx3);
+    _mm512_storeu_si512((void *)(out + 256), vx4);
+    _mm512_storeu_si512((void *)(out + 320), vx5);
+    _mm512_storeu_si512((void *)(out + 384), vx6);
+    _mm512_storeu_si512((void *)(out + 448), vx7);
+    _mm512_storeu_si512((void *)(out + 512), vx8);
+    _mm512_storeu_si512((void *)(out + 576), vx9);
+    _mm512_storeu_si512((void *)(out + 640), vx10);
+    _mm512_storeu_si512((void *)(out + 704), vx11);
+    _mm512_storeu_si512((void *)(out + 768), vx12);
+    _mm512_storeu_si512((void *)(out + 832), vx13);
+    _mm512_storeu_si512((void *)(out + 896), vx14);
+    _mm512_storeu_si512((void *)(out + 960), vx15);
 }
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
@@ -8618,10 +8370,12 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in
 #endif
 #endif
 /* ---- neon: the UBI block of 2 messages (lanes layout of the same description), AArch64
-   Advanced SIMD (architectural: no target attribute, no run-time check).  in: 2 chaining values, then
-   2 message blocks; tweaks: 2 x 16 bytes; out: 2 new chaining values. */
+   Advanced SIMD (architectural: no target attribute, no run-time check).  in: 2 chaining values and
+   tweaks: 2 tweaks, both word-sliced (word j of lane l at word j * 2 + l); m0..m1: the lanes'
+   message blocks; out: the 2 new chaining values, word-sliced. */
 #if defined(THREEFISH_GEN_NEON)
-static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, const uint8_t *tweaks, uint8_t *out)
+static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, const uint8_t *tweaks, uint8_t *out,
+                                                             const uint8_t *m0, const uint8_t *m1)
 {
     const uint64x2_t rot16 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0504030201000706))), vcreate_u64((uint64_t)(UINT64_C(0x0d0c0b0a09080f0e))));
     const uint64x2_t rot24 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0403020100070605))), vcreate_u64((uint64_t)(UINT64_C(0x0c0b0a09080f0e0d))));
@@ -8635,70 +8389,22 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, 
     uint64x2_t vx4, vx5, vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13;
     uint64x2_t vx14, vx15;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 128));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vk0 = s1_0;
-        vk1 = s1_1;
-    }
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 144));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vk2 = s1_0;
-        vk3 = s1_1;
-    }
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 32));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 160));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vk4 = s1_0;
-        vk5 = s1_1;
-    }
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 48));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 176));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vk6 = s1_0;
-        vk7 = s1_1;
-    }
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 64));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 192));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vk8 = s1_0;
-        vk9 = s1_1;
-    }
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 80));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 208));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vk10 = s1_0;
-        vk11 = s1_1;
-    }
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 96));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 224));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vk12 = s1_0;
-        vk13 = s1_1;
-    }
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 112));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 240));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vk14 = s1_0;
-        vk15 = s1_1;
-    }
+    vk0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+    vk1 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+    vk2 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+    vk3 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+    vk4 = threefish_gen_neon_load((const uint8_t *)(in + 64));
+    vk5 = threefish_gen_neon_load((const uint8_t *)(in + 80));
+    vk6 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+    vk7 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+    vk8 = threefish_gen_neon_load((const uint8_t *)(in + 128));
+    vk9 = threefish_gen_neon_load((const uint8_t *)(in + 144));
+    vk10 = threefish_gen_neon_load((const uint8_t *)(in + 160));
+    vk11 = threefish_gen_neon_load((const uint8_t *)(in + 176));
+    vk12 = threefish_gen_neon_load((const uint8_t *)(in + 192));
+    vk13 = threefish_gen_neon_load((const uint8_t *)(in + 208));
+    vk14 = threefish_gen_neon_load((const uint8_t *)(in + 224));
+    vk15 = threefish_gen_neon_load((const uint8_t *)(in + 240));
     vk16 = vdupq_n_u64((uint64_t)(UINT64_C(0x1bd11bdaa9fc1a22)));
     vk16 = veorq_u64(vk16, vk0);
     vk16 = veorq_u64(vk16, vk1);
@@ -8717,75 +8423,69 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, 
     vk16 = veorq_u64(vk16, vk14);
     vk16 = veorq_u64(vk16, vk15);
     /* block 0: tweak t2 = t0 ^ t1 */
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vt0 = s1_0;
-        vt1 = s1_1;
-    }
+    vt0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+    vt1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
     vt2 = vt0;
     vt2 = veorq_u64(vt2, vt1);
     {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 256));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 384));
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(m0 + 0));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(m1 + 0));
         const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
         const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
         vm0 = s1_0;
         vm1 = s1_1;
     }
     {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 272));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 400));
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(m0 + 16));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(m1 + 16));
         const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
         const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
         vm2 = s1_0;
         vm3 = s1_1;
     }
     {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 288));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 416));
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(m0 + 32));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(m1 + 32));
         const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
         const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
         vm4 = s1_0;
         vm5 = s1_1;
     }
     {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 304));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 432));
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(m0 + 48));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(m1 + 48));
         const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
         const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
         vm6 = s1_0;
         vm7 = s1_1;
     }
     {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 320));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 448));
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(m0 + 64));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(m1 + 64));
         const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
         const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
         vm8 = s1_0;
         vm9 = s1_1;
     }
     {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 336));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 464));
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(m0 + 80));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(m1 + 80));
         const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
         const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
         vm10 = s1_0;
         vm11 = s1_1;
     }
     {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 352));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 480));
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(m0 + 96));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(m1 + 96));
         const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
         const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
         vm12 = s1_0;
         vm13 = s1_1;
     }
     {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 368));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 496));
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(m0 + 112));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(m1 + 112));
         const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
         const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
         vm14 = s1_0;
@@ -11244,54 +10944,22 @@ static void skein1024_v13_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, 
     vx13 = veorq_u64(vx13, vm13);
     vx14 = veorq_u64(vx14, vm14);
     vx15 = veorq_u64(vx15, vm15);
-    {
-        const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
-        const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
-        threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
-        threefish_gen_neon_store((uint8_t *)(out + 128), s1_1);
-    }
-    {
-        const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
-        const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
-        threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
-        threefish_gen_neon_store((uint8_t *)(out + 144), s1_1);
-    }
-    {
-        const uint64x2_t s1_0 = vzip1q_u64(vx4, vx5);
-        const uint64x2_t s1_1 = vzip2q_u64(vx4, vx5);
-        threefish_gen_neon_store((uint8_t *)(out + 32), s1_0);
-        threefish_gen_neon_store((uint8_t *)(out + 160), s1_1);
-    }
-    {
-        const uint64x2_t s1_0 = vzip1q_u64(vx6, vx7);
-        const uint64x2_t s1_1 = vzip2q_u64(vx6, vx7);
-        threefish_gen_neon_store((uint8_t *)(out + 48), s1_0);
-        threefish_gen_neon_store((uint8_t *)(out + 176), s1_1);
-    }
-    {
-        const uint64x2_t s1_0 = vzip1q_u64(vx8, vx9);
-        const uint64x2_t s1_1 = vzip2q_u64(vx8, vx9);
-        threefish_gen_neon_store((uint8_t *)(out + 64), s1_0);
-        threefish_gen_neon_store((uint8_t *)(out + 192), s1_1);
-    }
-    {
-        const uint64x2_t s1_0 = vzip1q_u64(vx10, vx11);
-        const uint64x2_t s1_1 = vzip2q_u64(vx10, vx11);
-        threefish_gen_neon_store((uint8_t *)(out + 80), s1_0);
-        threefish_gen_neon_store((uint8_t *)(out + 208), s1_1);
-    }
-    {
-        const uint64x2_t s1_0 = vzip1q_u64(vx12, vx13);
-        const uint64x2_t s1_1 = vzip2q_u64(vx12, vx13);
-        threefish_gen_neon_store((uint8_t *)(out + 96), s1_0);
-        threefish_gen_neon_store((uint8_t *)(out + 224), s1_1);
-    }
-    {
-        const uint64x2_t s1_0 = vzip1q_u64(vx14, vx15);
-        const uint64x2_t s1_1 = vzip2q_u64(vx14, vx15);
-        threefish_gen_neon_store((uint8_t *)(out + 112), s1_0);
-        threefish_gen_neon_store((uint8_t *)(out + 240), s1_1);
-    }
+    threefish_gen_neon_store((uint8_t *)(out + 0), vx0);
+    threefish_gen_neon_store((uint8_t *)(out + 16), vx1);
+    threefish_gen_neon_store((uint8_t *)(out + 32), vx2);
+    threefish_gen_neon_store((uint8_t *)(out + 48), vx3);
+    threefish_gen_neon_store((uint8_t *)(out + 64), vx4);
+    threefish_gen_neon_store((uint8_t *)(out + 80), vx5);
+    threefish_gen_neon_store((uint8_t *)(out + 96), vx6);
+    threefish_gen_neon_store((uint8_t *)(out + 112), vx7);
+    threefish_gen_neon_store((uint8_t *)(out + 128), vx8);
+    threefish_gen_neon_store((uint8_t *)(out + 144), vx9);
+    threefish_gen_neon_store((uint8_t *)(out + 160), vx10);
+    threefish_gen_neon_store((uint8_t *)(out + 176), vx11);
+    threefish_gen_neon_store((uint8_t *)(out + 192), vx12);
+    threefish_gen_neon_store((uint8_t *)(out + 208), vx13);
+    threefish_gen_neon_store((uint8_t *)(out + 224), vx14);
+    threefish_gen_neon_store((uint8_t *)(out + 240), vx15);
 }
 #endif
 
@@ -11327,77 +10995,125 @@ static int skein1024_v13_csimd_auto_fly_full_lanes_level(void)
     return level;
 }
 
-typedef void (*skein1024_v13_csimd_auto_fly_full_kernel)(const uint8_t *, const uint8_t *, uint8_t *);
+/* One call of the lanes kernel of `level` (in, tw: word-sliced chaining values and tweaks; mp: the
+   lanes' message blocks; out: the new chaining values, word-sliced). */
+static void skein1024_v13_csimd_auto_fly_full_lanes_call(int level, const uint8_t *in, const uint8_t *tw, uint8_t *out, const uint8_t *const *mp)
+{
+#if defined(THREEFISH_GEN_X86)
+    if (level == 1)
+        skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2(in, tw, out, mp[0], mp[1], mp[2], mp[3]);
+#endif
+#if defined(THREEFISH_GEN_X86)
+    if (level == 2)
+        skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx512(in, tw, out, mp[0], mp[1], mp[2], mp[3], mp[4], mp[5], mp[6], mp[7]);
+#endif
+#if defined(THREEFISH_GEN_NEON)
+    if (level == 3)
+        skein1024_v13_csimd_auto_fly_full_ubi_lanes_neon(in, tw, out, mp[0], mp[1]);
+#endif
+}
 
-/* n messages through a kernel of L lanes: each lane runs one message's blocks, then its output
-   blocks, and takes the next message when it is done (messages of any lengths). */
-static void skein1024_v13_csimd_auto_fly_full_many_lanes(skein1024_v13_csimd_auto_fly_full_kernel kern, unsigned L, const uint8_t *const *msgs, const size_t *lens,
+/* A last call of the kernel on zeros (in, tw: zeroed here; mp: into in), so that no vector register
+   the kernel used keeps a chaining value, message or truncated output word of the work before:
+   the lazy-binding resolver of the caller's next call through the PLT saves the vector registers
+   on the stack, below the wiped frames. */
+static void skein1024_v13_csimd_auto_fly_full_scrub(int level, uint8_t *in, uint8_t *tw, uint8_t *out, const uint8_t **mp, unsigned L)
+{
+    unsigned l;
+    skein1024_v13_csimd_auto_fly_full_zero(in, L * 128);
+    skein1024_v13_csimd_auto_fly_full_zero(tw, 16 * L);
+    for (l = 0; l < L; l++)
+        mp[l] = in;
+    skein1024_v13_csimd_auto_fly_full_lanes_call(level, in, tw, out, mp);
+}
+
+/* n messages through the kernel of `level`, L lanes: each lane runs one message's blocks, then its
+   output blocks, and takes the next message when it is done (messages of any lengths).  The
+   chaining values stay word-sliced from one call to the next (the kernel writes them into the
+   other buffer of cv); a whole message block is read where it lies, a partial one (and an output
+   block's counter) from pad. */
+static void skein1024_v13_csimd_auto_fly_full_many_lanes(int level, unsigned L, const uint8_t *const *msgs, const size_t *lens,
                                                          size_t n, uint8_t *outs, size_t outlen, const uint64_t iv[16])
 {
-    uint8_t in[2 * 8 * 128], tw[16 * 8], out[8 * 128];
-    uint8_t hmsg[8][128], ivb[128];
+    uint8_t cv[2][8 * 128], tw[16 * 8], pad[8][128], ob[128];
+    uint64_t hw[8][16], ctr[8];
+    const uint8_t *mp[8];
     size_t idx[8], pos[8], next = 0, k;
-    uint64_t ctr[8];
     int state[8]; /* 0 idle, 1 message, 2 output */
-    unsigned l, busy;
-    for (l = 0; l < 16; l++)
-        skein1024_v13_csimd_auto_fly_full_store64(ivb + 8 * l, iv[l]);
-    skein1024_v13_csimd_auto_fly_full_zero(in, sizeof in);
+    unsigned l, j, cur = 0, busy;
+    skein1024_v13_csimd_auto_fly_full_zero(cv, sizeof cv);
     skein1024_v13_csimd_auto_fly_full_zero(tw, sizeof tw);
-    for (l = 0; l < L; l++)
+    skein1024_v13_csimd_auto_fly_full_zero(pad, sizeof pad);
+    for (l = 0; l < L; l++) {
         state[l] = 0;
+        mp[l] = pad[l];
+    }
     for (;;) {
         busy = 0;
         for (l = 0; l < L; l++) {
-            uint8_t *h = in + l * 128, *m = in + (L + l) * 128;
+            uint8_t *h = cv[cur];
             uint64_t t0, t1;
             if (state[l] == 0 && next < n) {
                 idx[l] = next++;
                 pos[l] = 0;
                 state[l] = 1;
-                skein1024_v13_csimd_auto_fly_full_copy(h, ivb, 128);
+                for (j = 0; j < 16; j++)
+                    skein1024_v13_csimd_auto_fly_full_store64(h + 8 * (j * L + l), iv[j]);
             }
-            if (state[l] == 0)
+            if (state[l] == 0) { /* idle: no message word in its lane (pad: zeros or a counter) */
+                mp[l] = pad[l];
                 continue;
+            }
             busy++;
             if (state[l] == 1) {
                 size_t left = lens[idx[l]] - pos[l];
                 k = left < 128 ? left : 128;
-                skein1024_v13_csimd_auto_fly_full_zero(m, 128);
-                if (k)
-                    skein1024_v13_csimd_auto_fly_full_copy(m, msgs[idx[l]] + pos[l], k);
+                if (k == 128) {
+                    mp[l] = msgs[idx[l]] + pos[l];
+                } else {
+                    skein1024_v13_csimd_auto_fly_full_zero(pad[l], 128);
+                    if (k)
+                        skein1024_v13_csimd_auto_fly_full_copy(pad[l], msgs[idx[l]] + pos[l], k);
+                    mp[l] = pad[l];
+                }
                 t0 = (uint64_t)(pos[l] + k);
                 t1 = SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_TYPE(SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_T_MSG) | (pos[l] == 0 ? SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_FIRST : 0)
                      | (left <= 128 ? SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_FINAL : 0);
             } else {
-                skein1024_v13_csimd_auto_fly_full_copy(h, hmsg[l], 128);
-                skein1024_v13_csimd_auto_fly_full_zero(m, 128);
-                skein1024_v13_csimd_auto_fly_full_store64(m, ctr[l]);
+                for (j = 0; j < 16; j++)
+                    skein1024_v13_csimd_auto_fly_full_store64(h + 8 * (j * L + l), hw[l][j]);
+                skein1024_v13_csimd_auto_fly_full_zero(pad[l], 128);
+                skein1024_v13_csimd_auto_fly_full_store64(pad[l], ctr[l]);
+                mp[l] = pad[l];
                 t0 = 8;
                 t1 = SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_FIRST | SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_FINAL | SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_TYPE(SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_T_OUT);
             }
-            skein1024_v13_csimd_auto_fly_full_store64(tw + 16 * l, t0);
-            skein1024_v13_csimd_auto_fly_full_store64(tw + 16 * l + 8, t1);
+            skein1024_v13_csimd_auto_fly_full_store64(tw + 8 * l, t0);
+            skein1024_v13_csimd_auto_fly_full_store64(tw + 8 * (L + l), t1);
         }
-        if (!busy)
+        if (!busy) {
+            skein1024_v13_csimd_auto_fly_full_scrub(level, cv[0], tw, cv[1], mp, L);
             return;
-        kern(in, tw, out);
+        }
+        skein1024_v13_csimd_auto_fly_full_lanes_call(level, cv[cur], tw, cv[cur ^ 1], mp);
+        cur ^= 1;
         for (l = 0; l < L; l++) {
             if (state[l] == 1) {
                 size_t left = lens[idx[l]] - pos[l];
                 k = left < 128 ? left : 128;
                 pos[l] += k;
                 if (left <= 128) { /* the message's last block: output next */
-                    skein1024_v13_csimd_auto_fly_full_copy(hmsg[l], out + l * 128, 128);
+                    for (j = 0; j < 16; j++)
+                        hw[l][j] = skein1024_v13_csimd_auto_fly_full_load64(cv[cur] + 8 * (j * L + l));
                     state[l] = 2;
                     ctr[l] = 0;
-                } else {
-                    skein1024_v13_csimd_auto_fly_full_copy(in + l * 128, out + l * 128, 128);
                 }
             } else if (state[l] == 2) {
                 size_t done = (size_t)ctr[l] * 128;
                 k = outlen - done < 128 ? outlen - done : 128;
-                skein1024_v13_csimd_auto_fly_full_copy(outs + idx[l] * outlen + done, out + l * 128, k);
+                for (j = 0; j < 16; j++)
+                    skein1024_v13_csimd_auto_fly_full_store64(ob + 8 * j, skein1024_v13_csimd_auto_fly_full_load64(cv[cur] + 8 * (j * L + l)));
+                skein1024_v13_csimd_auto_fly_full_copy(outs + idx[l] * outlen + done, ob, k);
                 ctr[l]++;
                 if (done + k == outlen)
                     state[l] = 0;
@@ -11411,61 +11127,54 @@ static void skein1024_v13_csimd_auto_fly_full_many_lanes(skein1024_v13_csimd_aut
  * must follow (the message's last leaf is the final's).  Returns the bytes consumed. */
 static skein1024_v13_csimd_auto_fly_full_NOINLINE size_t skein1024_v13_csimd_auto_fly_full_tree_lanes(skein1024_v13_csimd_auto_fly_full_ctx *ctx, const uint8_t *p, size_t len)
 {
-    uint8_t in[2 * 8 * 128], tw[16 * 8], out[8 * 128];
+    uint8_t hv[2][8 * 128], tw[16 * 8];
+    const uint8_t *mp[8];
     uint64_t cv[16], leafbytes = skein1024_v13_csimd_auto_fly_full_pow2(ctx->leaf, 7);
     size_t done = 0, nblk, j, i;
-    unsigned l, L;
+    unsigned l, L, cur = 0;
     int level = skein1024_v13_csimd_auto_fly_full_lanes_level();
-    skein1024_v13_csimd_auto_fly_full_kernel kern;
-    kern = NULL;
     L = 0;
 #if defined(THREEFISH_GEN_X86)
-    if (level == 1) {
-        kern = skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2;
+    if (level == 1)
         L = 4;
-    }
 #endif
 #if defined(THREEFISH_GEN_X86)
-    if (level == 2) {
-        kern = skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx512;
+    if (level == 2)
         L = 8;
-    }
 #endif
 #if defined(THREEFISH_GEN_NEON)
-    if (level == 3) {
-        kern = skein1024_v13_csimd_auto_fly_full_ubi_lanes_neon;
+    if (level == 3)
         L = 2;
-    }
 #endif
-    if (kern == NULL)
+    if (L == 0)
         return 0;
     if (leafbytes > (uint64_t)(~(size_t)0) / (2 * L))
         return 0;
     nblk = (size_t)leafbytes / 128;
     while (len - done > L * (size_t)leafbytes) {
-        for (j = 0; j < nblk; j++) {
+        for (j = 0; j < nblk; j++) { /* the chaining values stay word-sliced in hv */
             for (l = 0; l < L; l++) {
-                const uint8_t *m = p + done + l * (size_t)leafbytes + j * 128;
+                mp[l] = p + done + l * (size_t)leafbytes + j * 128;
                 if (j == 0)
                     for (i = 0; i < 16; i++)
-                        skein1024_v13_csimd_auto_fly_full_store64(in + l * 128 + 8 * i, ctx->g[i]);
-                else
-                    skein1024_v13_csimd_auto_fly_full_copy(in + l * 128, out + l * 128, 128);
-                skein1024_v13_csimd_auto_fly_full_copy(in + (L + l) * 128, m, 128);
-                skein1024_v13_csimd_auto_fly_full_store64(tw + 16 * l, ctx->t[0] + l * leafbytes + (j + 1) * 128);
-                skein1024_v13_csimd_auto_fly_full_store64(tw + 16 * l + 8, SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_TYPE(SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_T_MSG) | SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_LEVEL(1)
+                        skein1024_v13_csimd_auto_fly_full_store64(hv[cur] + 8 * (i * L + l), ctx->g[i]);
+                skein1024_v13_csimd_auto_fly_full_store64(tw + 8 * l, ctx->t[0] + l * leafbytes + (j + 1) * 128);
+                skein1024_v13_csimd_auto_fly_full_store64(tw + 8 * (L + l), SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_TYPE(SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_T_MSG) | SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_LEVEL(1)
                                | (j == 0 ? SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_FIRST : 0) | (j + 1 == nblk ? SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_FINAL : 0));
             }
-            kern(in, tw, out);
+            skein1024_v13_csimd_auto_fly_full_lanes_call(level, hv[cur], tw, hv[cur ^ 1], mp);
+            cur ^= 1;
         }
         for (l = 0; l < L; l++) {
             for (i = 0; i < 16; i++)
-                cv[i] = skein1024_v13_csimd_auto_fly_full_load64(out + l * 128 + 8 * i);
+                cv[i] = skein1024_v13_csimd_auto_fly_full_load64(hv[cur] + 8 * (i * L + l));
             skein1024_v13_csimd_auto_fly_full_push(ctx, 0, cv);
         }
         ctx->t[0] += L * leafbytes;
         done += L * (size_t)leafbytes;
     }
+    if (done)
+        skein1024_v13_csimd_auto_fly_full_scrub(level, hv[0], tw, hv[1], mp, L);
     return done;
 }
 #endif
@@ -11505,15 +11214,15 @@ static skein1024_v13_csimd_auto_fly_full_NOINLINE int skein1024_v13_csimd_auto_f
         if (level > 0 && skein1024_v13_csimd_auto_fly_full_many_iv(iv, outlen) == 0) {
 #if defined(THREEFISH_GEN_X86)
             if (level == 1)
-                skein1024_v13_csimd_auto_fly_full_many_lanes(skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx2, 4, msgs, lens, n, outs, outlen, iv);
+                skein1024_v13_csimd_auto_fly_full_many_lanes(level, 4, msgs, lens, n, outs, outlen, iv);
 #endif
 #if defined(THREEFISH_GEN_X86)
             if (level == 2)
-                skein1024_v13_csimd_auto_fly_full_many_lanes(skein1024_v13_csimd_auto_fly_full_ubi_lanes_avx512, 8, msgs, lens, n, outs, outlen, iv);
+                skein1024_v13_csimd_auto_fly_full_many_lanes(level, 8, msgs, lens, n, outs, outlen, iv);
 #endif
 #if defined(THREEFISH_GEN_NEON)
             if (level == 3)
-                skein1024_v13_csimd_auto_fly_full_many_lanes(skein1024_v13_csimd_auto_fly_full_ubi_lanes_neon, 2, msgs, lens, n, outs, outlen, iv);
+                skein1024_v13_csimd_auto_fly_full_many_lanes(level, 2, msgs, lens, n, outs, outlen, iv);
 #endif
             return 0;
         }
@@ -11528,15 +11237,15 @@ int skein1024_v13_csimd_auto_fly_full_hash_many(const uint8_t *const *msgs, cons
 {
     int r = skein1024_v13_csimd_auto_fly_full_hash_many_work(msgs, lens, n, outs, outlen);
 #if defined(__OPTIMIZE__)
-    skein1024_v13_csimd_auto_fly_full_burn(21248);
+    skein1024_v13_csimd_auto_fly_full_burn(22144);
 #elif defined(__clang__)
-    skein1024_v13_csimd_auto_fly_full_burn(1425664); /* clang -O0 */
+    skein1024_v13_csimd_auto_fly_full_burn(1325568); /* clang -O0 */
     skein1024_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__GNUC__)
-    skein1024_v13_csimd_auto_fly_full_burn(744768); /* gcc -O0 */
+    skein1024_v13_csimd_auto_fly_full_burn(684672); /* gcc -O0 */
     skein1024_v13_csimd_auto_fly_full_burn_top();
 #else
-    skein1024_v13_csimd_auto_fly_full_burn(1425664); /* no __OPTIMIZE__ */
+    skein1024_v13_csimd_auto_fly_full_burn(1325568); /* no __OPTIMIZE__ */
 #endif
     return r;
 }

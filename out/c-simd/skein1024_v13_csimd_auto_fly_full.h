@@ -5,7 +5,7 @@
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
  * Skein-1024: UBI = Threefish-1024 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 1038, mov 2, mov-mem 34, rotl 640, store 16, xor 657, xor-mem 16
- * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; transposes of chaining value, block and result per pass)
+ * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; chaining values and tweaks word-sliced from block to block, message blocks loaded where they lie and transposed in registers)
  * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #ifndef SKEIN1024_V13_CSIMD_AUTO_FLY_FULL_H

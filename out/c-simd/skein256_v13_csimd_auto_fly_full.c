@@ -5,7 +5,7 @@
  * 72 rounds, 32-byte blocks, little-endian 64-bit words.
  * Skein-256: UBI = Threefish-256 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 276, mov 2, mov-mem 10, rotl 144, store 4, xor 149, xor-mem 4
- * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; transposes of chaining value, block and result per pass)
+ * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; chaining values and tweaks word-sliced from block to block, message blocks loaded where they lie and transposed in registers)
  * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #include "skein256_v13_csimd_auto_fly_full.h"
@@ -76,7 +76,7 @@ static inline void skein256_v13_csimd_auto_fly_full_store64(uint8_t *p, uint64_t
    frame (__builtin_alloca: the wipe needs no more stack than it clears), then burn_top clears
    256 bytes right below the caller, over the slots of burn's own frame that -O0 leaves unwritten
    (padding, alignment of the allocation).  Other compilers: memset through a volatile function
-   pointer over an array of the largest bound (406080 bytes). */
+   pointer over an array of the largest bound (345536 bytes). */
 #if defined(__GNUC__) || defined(__clang__)
 #define skein256_v13_csimd_auto_fly_full_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -91,7 +91,7 @@ static void *(*const volatile skein256_v13_csimd_auto_fly_full_wipe_memset)(void
 static skein256_v13_csimd_auto_fly_full_NOINLINE void skein256_v13_csimd_auto_fly_full_burn(size_t n)
 {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
-    uint64_t stack[1200]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[1312]; /* its top n bytes lie where the work function's frame was */
     size_t i;
     for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
         stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
@@ -107,7 +107,7 @@ static skein256_v13_csimd_auto_fly_full_NOINLINE void skein256_v13_csimd_auto_fl
         __asm__ __volatile__("" : : "r"(stack + i) : "memory");
     }
 #else
-    uint64_t stack[50760]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[43192]; /* its top n bytes lie where the work function's frame was */
     skein256_v13_csimd_auto_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
@@ -1139,15 +1139,15 @@ void skein256_v13_csimd_auto_fly_full_update(skein256_v13_csimd_auto_fly_full_ct
 {
     skein256_v13_csimd_auto_fly_full_update_work(ctx, data, len);
 #if defined(__OPTIMIZE__)
-    skein256_v13_csimd_auto_fly_full_burn((ctx->leaf ? 8512 : 1792));
+    skein256_v13_csimd_auto_fly_full_burn((ctx->leaf ? 8768 : 1792));
 #elif defined(__clang__)
-    skein256_v13_csimd_auto_fly_full_burn((ctx->leaf ? 404992 : 5632)); /* clang -O0 */
+    skein256_v13_csimd_auto_fly_full_burn((ctx->leaf ? 343808 : 5632)); /* clang -O0 */
     skein256_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__GNUC__)
-    skein256_v13_csimd_auto_fly_full_burn((ctx->leaf ? 216256 : 5632)); /* gcc -O0 */
+    skein256_v13_csimd_auto_fly_full_burn((ctx->leaf ? 180224 : 5632)); /* gcc -O0 */
     skein256_v13_csimd_auto_fly_full_burn_top();
 #else
-    skein256_v13_csimd_auto_fly_full_burn((ctx->leaf ? 404992 : 5632)); /* no __OPTIMIZE__ */
+    skein256_v13_csimd_auto_fly_full_burn((ctx->leaf ? 343808 : 5632)); /* no __OPTIMIZE__ */
 #endif
 }
 
@@ -1299,8 +1299,9 @@ static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
 }
 #endif
 /* ---- avx2: the UBI block of 4 messages (lanes layout of the same description), compiled
-   for target "avx2"; called only where the CPU has it.  in: 4 chaining values, then
-   4 message blocks; tweaks: 4 x 16 bytes; out: 4 new chaining values. */
+   for target "avx2"; called only where the CPU has it.  in: 4 chaining values and
+   tweaks: 4 tweaks, both word-sliced (word j of lane l at word j * 4 + l); m0..m3: the lanes'
+   message blocks; out: the 4 new chaining values, word-sliced. */
 #if defined(THREEFISH_GEN_X86)
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
@@ -1310,58 +1311,33 @@ static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
 #pragma GCC target("avx2")
 #endif
 #endif
-static void skein256_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, const uint8_t *tweaks, uint8_t *out)
+static void skein256_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, const uint8_t *tweaks, uint8_t *out,
+                                                            const uint8_t *m0, const uint8_t *m1, const uint8_t *m2, const uint8_t *m3)
 {
     const __m256i rot16 = _mm256_setr_epi8(6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13, 6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13);
     const __m256i rot40 = _mm256_setr_epi8(3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10, 3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10);
     __m256i vk0, vk1, vk2, vk3, vk4, vt0, vt1, vt2, vm0, vm1;
     __m256i vm2, vm3, vx0, vx1, vx2, vx3;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
-        const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        vk0 = s2_0;
-        vk1 = s2_1;
-        vk2 = s2_2;
-        vk3 = s2_3;
-    }
+    vk0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+    vk1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+    vk2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+    vk3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
     vk4 = _mm256_set1_epi64x((long long)(UINT64_C(0x1bd11bdaa9fc1a22)));
     vk4 = _mm256_xor_si256(vk4, vk0);
     vk4 = _mm256_xor_si256(vk4, vk1);
     vk4 = _mm256_xor_si256(vk4, vk2);
     vk4 = _mm256_xor_si256(vk4, vk3);
     /* block 0: tweak t2 = t0 ^ t1 */
-    {
-        const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-        const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-        const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-        const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-        const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        vt0 = s2_0;
-        vt1 = s2_1;
-    }
+    vt0 = _mm256_loadu_si256((const __m256i *)(const void *)(tweaks + 0));
+    vt1 = _mm256_loadu_si256((const __m256i *)(const void *)(tweaks + 32));
     vt2 = vt0;
     vt2 = _mm256_xor_si256(vt2, vt1);
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(m0 + 0));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(m1 + 0));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(m2 + 0));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(m3 + 0));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -2040,20 +2016,10 @@ static void skein256_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, c
     vx1 = _mm256_xor_si256(vx1, vm1);
     vx2 = _mm256_xor_si256(vx2, vm2);
     vx3 = _mm256_xor_si256(vx3, vm3);
-    {
-        const __m256i s1_0 = _mm256_unpacklo_epi64(vx0, vx1);
-        const __m256i s1_1 = _mm256_unpackhi_epi64(vx0, vx1);
-        const __m256i s1_2 = _mm256_unpacklo_epi64(vx2, vx3);
-        const __m256i s1_3 = _mm256_unpackhi_epi64(vx2, vx3);
-        const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-        const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-        const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-        const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
-    }
+    _mm256_storeu_si256((__m256i *)(void *)(out + 0), vx0);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 32), vx1);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 64), vx2);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 96), vx3);
 }
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
@@ -2064,8 +2030,9 @@ static void skein256_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, c
 #endif
 #endif
 /* ---- avx512: the UBI block of 8 messages (lanes layout of the same description), compiled
-   for target "avx512f,avx512vl"; called only where the CPU has it.  in: 8 chaining values, then
-   8 message blocks; tweaks: 8 x 16 bytes; out: 8 new chaining values. */
+   for target "avx512f,avx512vl"; called only where the CPU has it.  in: 8 chaining values and
+   tweaks: 8 tweaks, both word-sliced (word j of lane l at word j * 8 + l); m0..m7: the lanes'
+   message blocks; out: the 8 new chaining values, word-sliced. */
 #if defined(THREEFISH_GEN_X86)
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
@@ -2075,88 +2042,35 @@ static void skein256_v13_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, c
 #pragma GCC target("avx512f,avx512vl")
 #endif
 #endif
-static void skein256_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in, const uint8_t *tweaks, uint8_t *out)
+static void skein256_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in, const uint8_t *tweaks, uint8_t *out,
+                                                              const uint8_t *m0, const uint8_t *m1, const uint8_t *m2, const uint8_t *m3, const uint8_t *m4, const uint8_t *m5, const uint8_t *m6, const uint8_t *m7)
 {
     __m512i vk0, vk1, vk2, vk3, vk4, vt0, vt1, vt2, vm0, vm1;
     __m512i vm2, vm3, vx0, vx1, vx2, vx3;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    {
-        const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 0)));
-        const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 32)));
-        const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 64)));
-        const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 96)));
-        const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 128)));
-        const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 160)));
-        const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 192)));
-        const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 224)));
-        const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-        const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-        const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-        const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-        const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-        const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-        const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-        const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-        const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-        const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-        const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-        const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-        const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-        const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-        const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-        const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-        const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-        const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-        const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-        const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-        vk0 = s3_0;
-        vk1 = s3_1;
-        vk2 = s3_2;
-        vk3 = s3_3;
-    }
+    vk0 = _mm512_loadu_si512((const void *)(in + 0));
+    vk1 = _mm512_loadu_si512((const void *)(in + 64));
+    vk2 = _mm512_loadu_si512((const void *)(in + 128));
+    vk3 = _mm512_loadu_si512((const void *)(in + 192));
     vk4 = _mm512_set1_epi64((long long)(UINT64_C(0x1bd11bdaa9fc1a22)));
     vk4 = _mm512_xor_si512(vk4, vk0);
     vk4 = _mm512_xor_si512(vk4, vk1);
     vk4 = _mm512_xor_si512(vk4, vk2);
     vk4 = _mm512_xor_si512(vk4, vk3);
     /* block 0: tweak t2 = t0 ^ t1 */
-    {
-        const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-        const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-        const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-        const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-        const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
-        const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
-        const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
-        const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
-        const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-        const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-        const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-        const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-        const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-        const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-        const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-        const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-        const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-        const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-        const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-        const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-        const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-        const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-        vt0 = s3_0;
-        vt1 = s3_1;
-    }
+    vt0 = _mm512_loadu_si512((const void *)(tweaks + 0));
+    vt1 = _mm512_loadu_si512((const void *)(tweaks + 64));
     vt2 = vt0;
     vt2 = _mm512_xor_si512(vt2, vt1);
     {
-        const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 256)));
-        const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 288)));
-        const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 320)));
-        const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 352)));
-        const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 384)));
-        const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 416)));
-        const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 448)));
-        const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 480)));
+        const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(m0 + 0)));
+        const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(m1 + 0)));
+        const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(m2 + 0)));
+        const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(m3 + 0)));
+        const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(m4 + 0)));
+        const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(m5 + 0)));
+        const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(m6 + 0)));
+        const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(m7 + 0)));
         const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
         const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
         const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -2847,41 +2761,10 @@ static void skein256_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in,
     vx1 = _mm512_xor_si512(vx1, vm1);
     vx2 = _mm512_xor_si512(vx2, vm2);
     vx3 = _mm512_xor_si512(vx3, vm3);
-    {
-        const __m512i zero = _mm512_setzero_si512();
-        const __m512i s1_0 = _mm512_unpacklo_epi64(vx0, vx1);
-        const __m512i s1_1 = _mm512_unpackhi_epi64(vx0, vx1);
-        const __m512i s1_2 = _mm512_unpacklo_epi64(vx2, vx3);
-        const __m512i s1_3 = _mm512_unpackhi_epi64(vx2, vx3);
-        const __m512i s1_4 = _mm512_unpacklo_epi64(zero, zero);
-        const __m512i s1_5 = _mm512_unpackhi_epi64(zero, zero);
-        const __m512i s1_6 = _mm512_unpacklo_epi64(zero, zero);
-        const __m512i s1_7 = _mm512_unpackhi_epi64(zero, zero);
-        const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-        const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-        const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-        const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-        const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-        const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-        const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-        const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-        const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-        const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-        const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-        const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-        const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-        const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-        const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-        const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-        _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm512_castsi512_si256(s3_0));
-        _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm512_castsi512_si256(s3_1));
-        _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm512_castsi512_si256(s3_2));
-        _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm512_castsi512_si256(s3_3));
-        _mm256_storeu_si256((__m256i *)(void *)(out + 128), _mm512_castsi512_si256(s3_4));
-        _mm256_storeu_si256((__m256i *)(void *)(out + 160), _mm512_castsi512_si256(s3_5));
-        _mm256_storeu_si256((__m256i *)(void *)(out + 192), _mm512_castsi512_si256(s3_6));
-        _mm256_storeu_si256((__m256i *)(void *)(out + 224), _mm512_castsi512_si256(s3_7));
-    }
+    _mm512_storeu_si512((void *)(out + 0), vx0);
+    _mm512_storeu_si512((void *)(out + 64), vx1);
+    _mm512_storeu_si512((void *)(out + 128), vx2);
+    _mm512_storeu_si512((void *)(out + 192), vx3);
 }
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
@@ -2892,59 +2775,43 @@ static void skein256_v13_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in,
 #endif
 #endif
 /* ---- neon: the UBI block of 2 messages (lanes layout of the same description), AArch64
-   Advanced SIMD (architectural: no target attribute, no run-time check).  in: 2 chaining values, then
-   2 message blocks; tweaks: 2 x 16 bytes; out: 2 new chaining values. */
+   Advanced SIMD (architectural: no target attribute, no run-time check).  in: 2 chaining values and
+   tweaks: 2 tweaks, both word-sliced (word j of lane l at word j * 2 + l); m0..m1: the lanes'
+   message blocks; out: the 2 new chaining values, word-sliced. */
 #if defined(THREEFISH_GEN_NEON)
-static void skein256_v13_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, const uint8_t *tweaks, uint8_t *out)
+static void skein256_v13_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, const uint8_t *tweaks, uint8_t *out,
+                                                            const uint8_t *m0, const uint8_t *m1)
 {
     const uint64x2_t rot16 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0504030201000706))), vcreate_u64((uint64_t)(UINT64_C(0x0d0c0b0a09080f0e))));
     const uint64x2_t rot40 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0201000706050403))), vcreate_u64((uint64_t)(UINT64_C(0x0a09080f0e0d0c0b))));
     uint64x2_t vk0, vk1, vk2, vk3, vk4, vt0, vt1, vt2, vm0, vm1;
     uint64x2_t vm2, vm3, vx0, vx1, vx2, vx3;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vk0 = s1_0;
-        vk1 = s1_1;
-    }
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vk2 = s1_0;
-        vk3 = s1_1;
-    }
+    vk0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+    vk1 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+    vk2 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+    vk3 = threefish_gen_neon_load((const uint8_t *)(in + 48));
     vk4 = vdupq_n_u64((uint64_t)(UINT64_C(0x1bd11bdaa9fc1a22)));
     vk4 = veorq_u64(vk4, vk0);
     vk4 = veorq_u64(vk4, vk1);
     vk4 = veorq_u64(vk4, vk2);
     vk4 = veorq_u64(vk4, vk3);
     /* block 0: tweak t2 = t0 ^ t1 */
-    {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
-        const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-        const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-        vt0 = s1_0;
-        vt1 = s1_1;
-    }
+    vt0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+    vt1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
     vt2 = vt0;
     vt2 = veorq_u64(vt2, vt1);
     {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 64));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(m0 + 0));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(m1 + 0));
         const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
         const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
         vm0 = s1_0;
         vm1 = s1_1;
     }
     {
-        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 80));
-        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+        const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(m0 + 16));
+        const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(m1 + 16));
         const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
         const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
         vm2 = s1_0;
@@ -3615,18 +3482,10 @@ static void skein256_v13_csimd_auto_fly_full_ubi_lanes_neon(const uint8_t *in, c
     vx1 = veorq_u64(vx1, vm1);
     vx2 = veorq_u64(vx2, vm2);
     vx3 = veorq_u64(vx3, vm3);
-    {
-        const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
-        const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
-        threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
-        threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
-    }
-    {
-        const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
-        const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
-        threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
-        threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
-    }
+    threefish_gen_neon_store((uint8_t *)(out + 0), vx0);
+    threefish_gen_neon_store((uint8_t *)(out + 16), vx1);
+    threefish_gen_neon_store((uint8_t *)(out + 32), vx2);
+    threefish_gen_neon_store((uint8_t *)(out + 48), vx3);
 }
 #endif
 
@@ -3662,77 +3521,125 @@ static int skein256_v13_csimd_auto_fly_full_lanes_level(void)
     return level;
 }
 
-typedef void (*skein256_v13_csimd_auto_fly_full_kernel)(const uint8_t *, const uint8_t *, uint8_t *);
+/* One call of the lanes kernel of `level` (in, tw: word-sliced chaining values and tweaks; mp: the
+   lanes' message blocks; out: the new chaining values, word-sliced). */
+static void skein256_v13_csimd_auto_fly_full_lanes_call(int level, const uint8_t *in, const uint8_t *tw, uint8_t *out, const uint8_t *const *mp)
+{
+#if defined(THREEFISH_GEN_X86)
+    if (level == 1)
+        skein256_v13_csimd_auto_fly_full_ubi_lanes_avx2(in, tw, out, mp[0], mp[1], mp[2], mp[3]);
+#endif
+#if defined(THREEFISH_GEN_X86)
+    if (level == 2)
+        skein256_v13_csimd_auto_fly_full_ubi_lanes_avx512(in, tw, out, mp[0], mp[1], mp[2], mp[3], mp[4], mp[5], mp[6], mp[7]);
+#endif
+#if defined(THREEFISH_GEN_NEON)
+    if (level == 3)
+        skein256_v13_csimd_auto_fly_full_ubi_lanes_neon(in, tw, out, mp[0], mp[1]);
+#endif
+}
 
-/* n messages through a kernel of L lanes: each lane runs one message's blocks, then its output
-   blocks, and takes the next message when it is done (messages of any lengths). */
-static void skein256_v13_csimd_auto_fly_full_many_lanes(skein256_v13_csimd_auto_fly_full_kernel kern, unsigned L, const uint8_t *const *msgs, const size_t *lens,
+/* A last call of the kernel on zeros (in, tw: zeroed here; mp: into in), so that no vector register
+   the kernel used keeps a chaining value, message or truncated output word of the work before:
+   the lazy-binding resolver of the caller's next call through the PLT saves the vector registers
+   on the stack, below the wiped frames. */
+static void skein256_v13_csimd_auto_fly_full_scrub(int level, uint8_t *in, uint8_t *tw, uint8_t *out, const uint8_t **mp, unsigned L)
+{
+    unsigned l;
+    skein256_v13_csimd_auto_fly_full_zero(in, L * 32);
+    skein256_v13_csimd_auto_fly_full_zero(tw, 16 * L);
+    for (l = 0; l < L; l++)
+        mp[l] = in;
+    skein256_v13_csimd_auto_fly_full_lanes_call(level, in, tw, out, mp);
+}
+
+/* n messages through the kernel of `level`, L lanes: each lane runs one message's blocks, then its
+   output blocks, and takes the next message when it is done (messages of any lengths).  The
+   chaining values stay word-sliced from one call to the next (the kernel writes them into the
+   other buffer of cv); a whole message block is read where it lies, a partial one (and an output
+   block's counter) from pad. */
+static void skein256_v13_csimd_auto_fly_full_many_lanes(int level, unsigned L, const uint8_t *const *msgs, const size_t *lens,
                                                         size_t n, uint8_t *outs, size_t outlen, const uint64_t iv[4])
 {
-    uint8_t in[2 * 8 * 32], tw[16 * 8], out[8 * 32];
-    uint8_t hmsg[8][32], ivb[32];
+    uint8_t cv[2][8 * 32], tw[16 * 8], pad[8][32], ob[32];
+    uint64_t hw[8][4], ctr[8];
+    const uint8_t *mp[8];
     size_t idx[8], pos[8], next = 0, k;
-    uint64_t ctr[8];
     int state[8]; /* 0 idle, 1 message, 2 output */
-    unsigned l, busy;
-    for (l = 0; l < 4; l++)
-        skein256_v13_csimd_auto_fly_full_store64(ivb + 8 * l, iv[l]);
-    skein256_v13_csimd_auto_fly_full_zero(in, sizeof in);
+    unsigned l, j, cur = 0, busy;
+    skein256_v13_csimd_auto_fly_full_zero(cv, sizeof cv);
     skein256_v13_csimd_auto_fly_full_zero(tw, sizeof tw);
-    for (l = 0; l < L; l++)
+    skein256_v13_csimd_auto_fly_full_zero(pad, sizeof pad);
+    for (l = 0; l < L; l++) {
         state[l] = 0;
+        mp[l] = pad[l];
+    }
     for (;;) {
         busy = 0;
         for (l = 0; l < L; l++) {
-            uint8_t *h = in + l * 32, *m = in + (L + l) * 32;
+            uint8_t *h = cv[cur];
             uint64_t t0, t1;
             if (state[l] == 0 && next < n) {
                 idx[l] = next++;
                 pos[l] = 0;
                 state[l] = 1;
-                skein256_v13_csimd_auto_fly_full_copy(h, ivb, 32);
+                for (j = 0; j < 4; j++)
+                    skein256_v13_csimd_auto_fly_full_store64(h + 8 * (j * L + l), iv[j]);
             }
-            if (state[l] == 0)
+            if (state[l] == 0) { /* idle: no message word in its lane (pad: zeros or a counter) */
+                mp[l] = pad[l];
                 continue;
+            }
             busy++;
             if (state[l] == 1) {
                 size_t left = lens[idx[l]] - pos[l];
                 k = left < 32 ? left : 32;
-                skein256_v13_csimd_auto_fly_full_zero(m, 32);
-                if (k)
-                    skein256_v13_csimd_auto_fly_full_copy(m, msgs[idx[l]] + pos[l], k);
+                if (k == 32) {
+                    mp[l] = msgs[idx[l]] + pos[l];
+                } else {
+                    skein256_v13_csimd_auto_fly_full_zero(pad[l], 32);
+                    if (k)
+                        skein256_v13_csimd_auto_fly_full_copy(pad[l], msgs[idx[l]] + pos[l], k);
+                    mp[l] = pad[l];
+                }
                 t0 = (uint64_t)(pos[l] + k);
                 t1 = SKEIN256_V13_CSIMD_AUTO_FLY_FULL_TYPE(SKEIN256_V13_CSIMD_AUTO_FLY_FULL_T_MSG) | (pos[l] == 0 ? SKEIN256_V13_CSIMD_AUTO_FLY_FULL_FIRST : 0)
                      | (left <= 32 ? SKEIN256_V13_CSIMD_AUTO_FLY_FULL_FINAL : 0);
             } else {
-                skein256_v13_csimd_auto_fly_full_copy(h, hmsg[l], 32);
-                skein256_v13_csimd_auto_fly_full_zero(m, 32);
-                skein256_v13_csimd_auto_fly_full_store64(m, ctr[l]);
+                for (j = 0; j < 4; j++)
+                    skein256_v13_csimd_auto_fly_full_store64(h + 8 * (j * L + l), hw[l][j]);
+                skein256_v13_csimd_auto_fly_full_zero(pad[l], 32);
+                skein256_v13_csimd_auto_fly_full_store64(pad[l], ctr[l]);
+                mp[l] = pad[l];
                 t0 = 8;
                 t1 = SKEIN256_V13_CSIMD_AUTO_FLY_FULL_FIRST | SKEIN256_V13_CSIMD_AUTO_FLY_FULL_FINAL | SKEIN256_V13_CSIMD_AUTO_FLY_FULL_TYPE(SKEIN256_V13_CSIMD_AUTO_FLY_FULL_T_OUT);
             }
-            skein256_v13_csimd_auto_fly_full_store64(tw + 16 * l, t0);
-            skein256_v13_csimd_auto_fly_full_store64(tw + 16 * l + 8, t1);
+            skein256_v13_csimd_auto_fly_full_store64(tw + 8 * l, t0);
+            skein256_v13_csimd_auto_fly_full_store64(tw + 8 * (L + l), t1);
         }
-        if (!busy)
+        if (!busy) {
+            skein256_v13_csimd_auto_fly_full_scrub(level, cv[0], tw, cv[1], mp, L);
             return;
-        kern(in, tw, out);
+        }
+        skein256_v13_csimd_auto_fly_full_lanes_call(level, cv[cur], tw, cv[cur ^ 1], mp);
+        cur ^= 1;
         for (l = 0; l < L; l++) {
             if (state[l] == 1) {
                 size_t left = lens[idx[l]] - pos[l];
                 k = left < 32 ? left : 32;
                 pos[l] += k;
                 if (left <= 32) { /* the message's last block: output next */
-                    skein256_v13_csimd_auto_fly_full_copy(hmsg[l], out + l * 32, 32);
+                    for (j = 0; j < 4; j++)
+                        hw[l][j] = skein256_v13_csimd_auto_fly_full_load64(cv[cur] + 8 * (j * L + l));
                     state[l] = 2;
                     ctr[l] = 0;
-                } else {
-                    skein256_v13_csimd_auto_fly_full_copy(in + l * 32, out + l * 32, 32);
                 }
             } else if (state[l] == 2) {
                 size_t done = (size_t)ctr[l] * 32;
                 k = outlen - done < 32 ? outlen - done : 32;
-                skein256_v13_csimd_auto_fly_full_copy(outs + idx[l] * outlen + done, out + l * 32, k);
+                for (j = 0; j < 4; j++)
+                    skein256_v13_csimd_auto_fly_full_store64(ob + 8 * j, skein256_v13_csimd_auto_fly_full_load64(cv[cur] + 8 * (j * L + l)));
+                skein256_v13_csimd_auto_fly_full_copy(outs + idx[l] * outlen + done, ob, k);
                 ctr[l]++;
                 if (done + k == outlen)
                     state[l] = 0;
@@ -3746,61 +3653,54 @@ static void skein256_v13_csimd_auto_fly_full_many_lanes(skein256_v13_csimd_auto_
  * must follow (the message's last leaf is the final's).  Returns the bytes consumed. */
 static skein256_v13_csimd_auto_fly_full_NOINLINE size_t skein256_v13_csimd_auto_fly_full_tree_lanes(skein256_v13_csimd_auto_fly_full_ctx *ctx, const uint8_t *p, size_t len)
 {
-    uint8_t in[2 * 8 * 32], tw[16 * 8], out[8 * 32];
+    uint8_t hv[2][8 * 32], tw[16 * 8];
+    const uint8_t *mp[8];
     uint64_t cv[4], leafbytes = skein256_v13_csimd_auto_fly_full_pow2(ctx->leaf, 5);
     size_t done = 0, nblk, j, i;
-    unsigned l, L;
+    unsigned l, L, cur = 0;
     int level = skein256_v13_csimd_auto_fly_full_lanes_level();
-    skein256_v13_csimd_auto_fly_full_kernel kern;
-    kern = NULL;
     L = 0;
 #if defined(THREEFISH_GEN_X86)
-    if (level == 1) {
-        kern = skein256_v13_csimd_auto_fly_full_ubi_lanes_avx2;
+    if (level == 1)
         L = 4;
-    }
 #endif
 #if defined(THREEFISH_GEN_X86)
-    if (level == 2) {
-        kern = skein256_v13_csimd_auto_fly_full_ubi_lanes_avx512;
+    if (level == 2)
         L = 8;
-    }
 #endif
 #if defined(THREEFISH_GEN_NEON)
-    if (level == 3) {
-        kern = skein256_v13_csimd_auto_fly_full_ubi_lanes_neon;
+    if (level == 3)
         L = 2;
-    }
 #endif
-    if (kern == NULL)
+    if (L == 0)
         return 0;
     if (leafbytes > (uint64_t)(~(size_t)0) / (2 * L))
         return 0;
     nblk = (size_t)leafbytes / 32;
     while (len - done > L * (size_t)leafbytes) {
-        for (j = 0; j < nblk; j++) {
+        for (j = 0; j < nblk; j++) { /* the chaining values stay word-sliced in hv */
             for (l = 0; l < L; l++) {
-                const uint8_t *m = p + done + l * (size_t)leafbytes + j * 32;
+                mp[l] = p + done + l * (size_t)leafbytes + j * 32;
                 if (j == 0)
                     for (i = 0; i < 4; i++)
-                        skein256_v13_csimd_auto_fly_full_store64(in + l * 32 + 8 * i, ctx->g[i]);
-                else
-                    skein256_v13_csimd_auto_fly_full_copy(in + l * 32, out + l * 32, 32);
-                skein256_v13_csimd_auto_fly_full_copy(in + (L + l) * 32, m, 32);
-                skein256_v13_csimd_auto_fly_full_store64(tw + 16 * l, ctx->t[0] + l * leafbytes + (j + 1) * 32);
-                skein256_v13_csimd_auto_fly_full_store64(tw + 16 * l + 8, SKEIN256_V13_CSIMD_AUTO_FLY_FULL_TYPE(SKEIN256_V13_CSIMD_AUTO_FLY_FULL_T_MSG) | SKEIN256_V13_CSIMD_AUTO_FLY_FULL_LEVEL(1)
+                        skein256_v13_csimd_auto_fly_full_store64(hv[cur] + 8 * (i * L + l), ctx->g[i]);
+                skein256_v13_csimd_auto_fly_full_store64(tw + 8 * l, ctx->t[0] + l * leafbytes + (j + 1) * 32);
+                skein256_v13_csimd_auto_fly_full_store64(tw + 8 * (L + l), SKEIN256_V13_CSIMD_AUTO_FLY_FULL_TYPE(SKEIN256_V13_CSIMD_AUTO_FLY_FULL_T_MSG) | SKEIN256_V13_CSIMD_AUTO_FLY_FULL_LEVEL(1)
                                | (j == 0 ? SKEIN256_V13_CSIMD_AUTO_FLY_FULL_FIRST : 0) | (j + 1 == nblk ? SKEIN256_V13_CSIMD_AUTO_FLY_FULL_FINAL : 0));
             }
-            kern(in, tw, out);
+            skein256_v13_csimd_auto_fly_full_lanes_call(level, hv[cur], tw, hv[cur ^ 1], mp);
+            cur ^= 1;
         }
         for (l = 0; l < L; l++) {
             for (i = 0; i < 4; i++)
-                cv[i] = skein256_v13_csimd_auto_fly_full_load64(out + l * 32 + 8 * i);
+                cv[i] = skein256_v13_csimd_auto_fly_full_load64(hv[cur] + 8 * (i * L + l));
             skein256_v13_csimd_auto_fly_full_push(ctx, 0, cv);
         }
         ctx->t[0] += L * leafbytes;
         done += L * (size_t)leafbytes;
     }
+    if (done)
+        skein256_v13_csimd_auto_fly_full_scrub(level, hv[0], tw, hv[1], mp, L);
     return done;
 }
 #endif
@@ -3840,15 +3740,15 @@ static skein256_v13_csimd_auto_fly_full_NOINLINE int skein256_v13_csimd_auto_fly
         if (level > 0 && skein256_v13_csimd_auto_fly_full_many_iv(iv, outlen) == 0) {
 #if defined(THREEFISH_GEN_X86)
             if (level == 1)
-                skein256_v13_csimd_auto_fly_full_many_lanes(skein256_v13_csimd_auto_fly_full_ubi_lanes_avx2, 4, msgs, lens, n, outs, outlen, iv);
+                skein256_v13_csimd_auto_fly_full_many_lanes(level, 4, msgs, lens, n, outs, outlen, iv);
 #endif
 #if defined(THREEFISH_GEN_X86)
             if (level == 2)
-                skein256_v13_csimd_auto_fly_full_many_lanes(skein256_v13_csimd_auto_fly_full_ubi_lanes_avx512, 8, msgs, lens, n, outs, outlen, iv);
+                skein256_v13_csimd_auto_fly_full_many_lanes(level, 8, msgs, lens, n, outs, outlen, iv);
 #endif
 #if defined(THREEFISH_GEN_NEON)
             if (level == 3)
-                skein256_v13_csimd_auto_fly_full_many_lanes(skein256_v13_csimd_auto_fly_full_ubi_lanes_neon, 2, msgs, lens, n, outs, outlen, iv);
+                skein256_v13_csimd_auto_fly_full_many_lanes(level, 2, msgs, lens, n, outs, outlen, iv);
 #endif
             return 0;
         }
@@ -3863,15 +3763,15 @@ int skein256_v13_csimd_auto_fly_full_hash_many(const uint8_t *const *msgs, const
 {
     int r = skein256_v13_csimd_auto_fly_full_hash_many_work(msgs, lens, n, outs, outlen);
 #if defined(__OPTIMIZE__)
-    skein256_v13_csimd_auto_fly_full_burn(9600);
+    skein256_v13_csimd_auto_fly_full_burn(10496);
 #elif defined(__clang__)
-    skein256_v13_csimd_auto_fly_full_burn(406080); /* clang -O0 */
+    skein256_v13_csimd_auto_fly_full_burn(345536); /* clang -O0 */
     skein256_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__GNUC__)
-    skein256_v13_csimd_auto_fly_full_burn(217344); /* gcc -O0 */
+    skein256_v13_csimd_auto_fly_full_burn(181952); /* gcc -O0 */
     skein256_v13_csimd_auto_fly_full_burn_top();
 #else
-    skein256_v13_csimd_auto_fly_full_burn(406080); /* no __OPTIMIZE__ */
+    skein256_v13_csimd_auto_fly_full_burn(345536); /* no __OPTIMIZE__ */
 #endif
     return r;
 }

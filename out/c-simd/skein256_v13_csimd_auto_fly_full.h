@@ -5,7 +5,7 @@
  * 72 rounds, 32-byte blocks, little-endian 64-bit words.
  * Skein-256: UBI = Threefish-256 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 276, mov 2, mov-mem 10, rotl 144, store 4, xor 149, xor-mem 4
- * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; transposes of chaining value, block and result per pass)
+ * hash_many: 4 messages per avx2 pass, 8 messages per avx512 pass, 2 messages per neon pass (lanes layout; chaining values and tweaks word-sliced from block to block, message blocks loaded where they lie and transposed in registers)
  * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #ifndef SKEIN256_V13_CSIMD_AUTO_FLY_FULL_H

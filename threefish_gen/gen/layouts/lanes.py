@@ -41,8 +41,16 @@ def bname(name: str) -> str:
     return "b" + name
 
 
-def lower(prog: Program, lanes: int) -> ir.VProgram:
-    """The lanes layout of ``prog`` for vectors of ``lanes`` lanes (see the module doc)."""
+def lower(prog: Program, lanes: int, sliced=(), rows=None) -> ir.VProgram:
+    """The lanes layout of ``prog`` for vectors of ``lanes`` lanes (see the module doc).
+
+    ``sliced``: caller-array groups ``(array, description block)`` the caller keeps word-sliced
+    (word w of lane l at word ``(block * stride + w) * L + l``): one whole-vector load or store per
+    word, no transpose (the Skein lanes kernels' chaining values and tweaks, kept in that form
+    between blocks).  ``rows``: ``{(array, block): prefix}``, groups whose row of lane l is read
+    from the array ``prefix + l`` (its words 0..stride-1: one pointer per lane, the message blocks
+    read where they lie), then transposed as usual."""
+    sliced, rows = set(sliced), dict(rows or {})
     nw = prog.spec.nw
     setup_vals = set(values(prog.setup))
     setup_arrays = {op.a.array for op in flat(prog.setup) if op.kind == "store"}
@@ -81,10 +89,15 @@ def lower(prog: Program, lanes: int) -> ir.VProgram:
             op = ops[pos]
             if op.kind != "note" and (op.dst in group_names or op.a in group_names):
                 raise GenError(f"lanes layout: '{op.text()}' comes between the {arr} accesses it uses")
-        if arr == "out":
+        if (arr, blk) in sliced:
+            words = [tuple((blk * stride + w) * lanes + lane for lane in range(lanes)) for w in range(stride)]
+            emit_at[last if arr == "out" else first] = (
+                [ir.Store(n, arr, ws) for n, ws in zip(names, words)] if arr == "out"
+                else [ir.Load(n, arr, ws) for n, ws in zip(names, words)])
+        elif arr == "out":
             emit_at[last] = scatter(arr, blk, stride, names, lanes)
         else:
-            emit_at[first] = gather(arr, blk, stride, names, lanes)
+            emit_at[first] = gather(arr, blk, stride, names, lanes, rows.get((arr, blk)))
         skip |= own
 
     def operand(a):
@@ -162,14 +175,17 @@ def _temp(stage: int, vector: int) -> str:
     return f"s{stage}_{vector}"
 
 
-def gather(array: str, block: int, stride: int, dsts: tuple, lanes: int) -> list:
+def gather(array: str, block: int, stride: int, dsts: tuple, lanes: int, per_lane: str | None = None) -> list:
     """Words 0..stride-1 of ``array`` for the L blocks of description block ``block``: per
-    chunk of L words, one row load per block and the L x L transpose network."""
+    chunk of L words, one row load per block and the L x L transpose network (``per_lane``: the
+    row of lane l is words 0..stride-1 of the array ``per_lane + l``)."""
     out = []
     width = min(lanes, stride)
     for base in range(0, stride, lanes):
         rows = [_temp(0, lane) for lane in range(lanes)]
         body = [ir.Load(rows[lane], array, _row_words(array, block, stride, lanes, lane, base, width))
+                if per_lane is None else
+                ir.Load(rows[lane], f"{per_lane}{lane}", tuple(base + k for k in range(width)) + (None,) * (lanes - width))
                 for lane in range(lanes)]
         ops, cols = transpose.network_ops(rows, lanes, _temp)
         body += ops

@@ -28,6 +28,14 @@ class Unsupported(Exception):
 
 
 INPUTS = ("key", "tweak", "in")
+# read-only input pointers by number: the message blocks m0, m1, .. of the SIMD C Skein lanes kernels
+NUMBERED_INPUTS = re.compile(r"m\d+")
+
+
+def is_input(k: str) -> bool:
+    """Whether pointer kind ``k`` (:func:`kind`) is a caller's input array: read as words
+    ``k[i]``, never written."""
+    return k in INPUTS or NUMBERED_INPUTS.fullmatch(k) is not None
 
 # a loop whose test is decided on every run (a counter with a constant bound) is run, not proved
 # by induction; the generator's run at most 20 times per path (Threefish-1024 --unroll loop)
@@ -216,9 +224,9 @@ class Machine:
         if cell is not None:
             raise ProveError(f"reads {size} bytes at {address_text(addr)}, {cell[0]} were written there")
         k = kind(base)
-        if k in INPUTS and vo is not None and vo % 8 == 0 and size == 8:
+        if is_input(k) and vo is not None and vo % 8 == 0 and size == 8:
             return var(f"{stem(base)}[{vo // 8}]")
-        if k in INPUTS and vo is None and size == 8:
+        if is_input(k) and vo is None and size == 8:
             # a word at a symbolic offset (a loop's first run from its entry state: the proof
             # proper reads the same word through the loop's own pointer variable)
             return var(f"{stem(base)}[#{off.id}]")
@@ -228,7 +236,7 @@ class Machine:
 
     def store(self, addr: Term, size: int, t: Term) -> None:
         base, off = base_of(addr)
-        if kind(base) in INPUTS:
+        if is_input(kind(base)):
             raise ProveError(f"writes into the input array {stem(base)}")
         self.note(t)
         if size == 8 and value(off) is not None:

@@ -8,11 +8,14 @@ tree hashing, hash_many).  The prover reads the generated function only:
   ``t[0] += add``; ``h = Threefish_E(key h, tweak t, m_i) ^ m_i``; ``t[1] &= ~First``.
 * nasm-x64 (``P_ubi_asm(h, tweaks, blocks, unused, n)``): for each block,
   ``h = Threefish_E(key h, tweak = tweaks[i], m_i) ^ m_i`` (the C driver writes the tweaks).
-* SIMD C lanes kernels (``P_ubi_lanes_ISA(in, tweaks, out)``, target c-simd: hash_many and
-  tree leaves): one block of L messages at once, L = the ISA's 64-bit lanes (avx2 4, avx512
-  8); ``in`` holds L chaining values then L message blocks, ``tweaks`` L tweaks; for each lane
-  l, ``out_l = Threefish_E(key h_l, tweak t_l, m_l) ^ m_l``.  Straight-line code: read by
-  gen/prove/c_simd.py (intrinsics as lane terms), every output word compared.
+* SIMD C lanes kernels (``P_ubi_lanes_ISA(in, tweaks, out, m0, .., m<L-1>)``, target c-simd:
+  hash_many and tree leaves): one block of L messages at once, L = the ISA's 64-bit lanes (avx2
+  4, avx512 8); ``in`` holds the L chaining values word-sliced (word j of lane l at in[j*L + l]),
+  ``tweaks`` the L tweaks the same way (tweak[j*L + l]), ``m<l>`` lane l's message block; for
+  each lane l, ``out_l = Threefish_E(key h_l, tweak t_l, m_l) ^ m_l``, stored word-sliced
+  (out[j*L + l]).  Straight-line code: read by gen/prove/c_simd.py (intrinsics as lane terms),
+  every output word compared.  (The C# lanes kernels keep the row form: ``in`` = L chaining
+  values then L message blocks, ``tweaks`` 2 words per lane, ``out`` L rows.)
 
 Threefish_E is the description's term (gen/prove/expect.py) and First is bit 62 of t[1] as in
 the reference model (gen/skein.tweak).  The loop is proved by induction over a carried state:
@@ -326,18 +329,29 @@ LANES_WHAT = "UBI lanes: out_l = E(h_l, t_l, m_l) ^ m_l for each of {L} lanes"
 
 
 class LanesContext(Context):
-    """One block of L messages: lane l's chaining value is in[l*nw ..], its message block
-    in[(L + l)*nw ..], its tweak tweak[2l], tweak[2l+1]; out[l*nw + j] is its next h[j]."""
+    """One block of L messages.  Rows (C#): lane l's chaining value is in[l*nw ..], its message
+    block in[(L + l)*nw ..], its tweak tweak[2l], tweak[2l+1]; out[l*nw + j] is its next h[j].
+    Sliced (SIMD C): its chaining value word j is in[j*L + l], its tweak word j tweak[j*L + l],
+    its message block m<l>[0 ..]; out[j*L + l] is its next h[j]."""
 
-    def __init__(self, v, lanes: int):
+    def __init__(self, v, lanes: int, sliced: bool = False):
         super().__init__(v.spec.nw, None, induction=_no_loop, finish=_lanes_finish)
-        self.spec, self.options, self.lanes = v.spec, v.options, lanes
+        self.spec, self.options, self.lanes, self.sliced = v.spec, v.options, lanes, sliced
+
+    def out_word(self, lane: int, j: int) -> int:
+        """The word of ``out`` that holds lane's next h[j]."""
+        return j * self.lanes + lane if self.sliced else lane * self.nw + j
 
     def want(self, lane: int) -> list:
-        nw = self.nw
-        h = [var(f"in[{lane * nw + j}]") for j in range(nw)]
-        msg = [var(f"in[{(self.lanes + lane) * nw + j}]") for j in range(nw)]
-        tw = [var(f"tweak[{2 * lane + j}]") for j in range(2)]
+        nw, L = self.nw, self.lanes
+        if self.sliced:
+            h = [var(f"in[{j * L + lane}]") for j in range(nw)]
+            msg = [var(f"m{lane}[{j}]") for j in range(nw)]
+            tw = [var(f"tweak[{j * L + lane}]") for j in range(2)]
+        else:
+            h = [var(f"in[{lane * nw + j}]") for j in range(nw)]
+            msg = [var(f"in[{(L + lane) * nw + j}]") for j in range(nw)]
+            tw = [var(f"tweak[{2 * lane + j}]") for j in range(2)]
         e = expected(self.spec, self.options, "encrypt", h, tw, msg)
         return [xor(e[j], msg[j]) for j in range(nw)]
 
@@ -363,7 +377,7 @@ def _lanes_finish(m, ctx: LanesContext) -> None:
                                             else f"outside the {ctx.lanes} lanes"))
     for lane in range(ctx.lanes):
         for j, want in enumerate(ctx.want(lane)):
-            got = stored[8 * (lane * ctx.nw + j)]
+            got = stored[8 * ctx.out_word(lane, j)]
             if got is not want:
                 raise ProveError(f"lane {lane}: h[{j}] differs from the description; first divergence at "
                                  f"{first_divergence(m, got, want)}")
@@ -402,13 +416,14 @@ def _lanes_jobs(text: str, v) -> list:
         isa = name.rsplit("_", 1)[1]
         if isa not in LANES:
             raise Unsupported(f"{name}: a lanes kernel of an ISA the prover does not know ({isa})")
-        if fn.params != ["in", "tweaks", "out"]:
-            raise Unsupported(f"{name} takes ({', '.join(fn.params)}), not (in, tweaks, out)")
-        ctx = LanesContext(v, LANES[isa])
+        msgs = [f"m{lane}" for lane in range(LANES[isa])]
+        if fn.params != ["in", "tweaks", "out", *msgs]:
+            raise Unsupported(f"{name} takes ({', '.join(fn.params)}), not (in, tweaks, out, {', '.join(msgs)})")
+        ctx = LanesContext(v, LANES[isa], sliced=True)
 
-        def make(fn=fn):
+        def make(fn=fn, msgs=msgs):
             m = SimdMachine(prog, fn)
-            entry = m.enter([var("ptr:in"), var("ptr:tweak"), var("ptr:out")])
+            entry = m.enter([var("ptr:in"), var("ptr:tweak"), var("ptr:out"), *[var(f"ptr:{x}") for x in msgs]])
             return m, entry, loop_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
         jobs.append((name, make, ctx, LANES_WHAT.format(L=ctx.lanes)))
     if not jobs:

@@ -85,8 +85,10 @@ def skein_burns(ctx: dict) -> dict:
         "update": _frame(16),
         "final": _frame(3 * nb + 64),                         # g, h, blk, t, i, left, k, w, j
         "hash_many": _frame(nb + 24),                         # iv, i, level
-        "many_lanes": _frame(4 * ml * nb + nb + 48 * ml + 96),   # in, out, hmsg, ivb, tw, idx, pos, ctr, state, ...
-        "tree_lanes": _frame(3 * ml * nb + 16 * ml + nb + 96),    # in, out, tw, cv, ...
+        "many_lanes": _frame(4 * ml * nb + nb + 64 * ml + 96),   # cv[2], pad, hw, ob, tw, mp, idx, pos, ctr, state, ...
+        "lanes_call": _frame(8),                              # (its arguments; the kernel is called from it)
+        "scrub": _frame(8),                                   # l
+        "tree_lanes": _frame(2 * ml * nb + 24 * ml + nb + 96),    # hv[2], tw, mp, cv, ...
     }
     calls = {"start": ["ubi_all"], "ubi_all": ["ubi"], "update": ["blocks"], "blocks": ["ubi", "push"],
              "push": ["pend"], "pend": ["ubi"], "final": ["ubi", "push"], "hash_many": []}
@@ -96,8 +98,9 @@ def skein_burns(ctx: dict) -> dict:
         calls["ubi"] = ["asm"]
     if ctx["simd"]:
         frames["kern"] = []
-        calls.update(update=["blocks", "tree_lanes"], tree_lanes=["kern", "push"], hash_many=["many_lanes"],
-                     many_lanes=["kern"])
+        calls.update(update=["blocks", "tree_lanes"], tree_lanes=["lanes_call", "push", "scrub"],
+                     hash_many=["many_lanes"], many_lanes=["lanes_call", "scrub"], scrub=["lanes_call"],
+                     lanes_call=["kern"])
     bounds = {f: cprinter.wipe_bounds(lines, True) for f, lines in frames.items()}
     if ctx["simd"]:
         kb = [cprinter.wipe_bounds(k["lines"], True) for k in ctx["simd"]["kernels"]]

@@ -13,7 +13,7 @@ from .. import cpu_rules, skein
 from ..errors import GenError
 from ..layouts.lay_out import lay_out
 from ..printers.c_simd.driver import (ENV_VAR, FAMILY_MACROS, GUARDS, ISAS, LAYOUTS, family_name,
-                                      render_c_simd, skein_lanes_kernel)
+                                      render_c_simd, skein_lanes_kernel, skein_lanes_layout)
 from ..printers.c_simd.printer import packed_width
 from ..threefish import Options
 from ..variant import Variant
@@ -286,7 +286,7 @@ class CSimd(Target):
     def render_skein(self, v, prog):
         ctx = skein_context(v, prog)
         lanes_prog = skein.ubi_lanes_program(v.spec)
-        kernels = [skein_lanes_kernel(v.prefix, lay_out(lanes_prog, "lanes", ISAS[isa].bits // 64), isa)
+        kernels = [skein_lanes_kernel(v.prefix, skein_lanes_layout(lanes_prog, ISAS[isa].bits // 64), isa)
                    for isa in self.skein_isas(v)]
         families = list(dict.fromkeys(k["family"] for k in kernels))
         x86 = [i for i, k in enumerate(kernels, 1) if k["family"] == "x86"]
@@ -298,7 +298,8 @@ class CSimd(Target):
         ctx["env_var"] = ENV_VAR
         ctx["notes"] = ctx["notes"] + [
             "hash_many: " + ", ".join(f"{k['lanes']} messages per {k['isa'].name} pass" for k in kernels)
-            + " (lanes layout; transposes of chaining value, block and result per pass)"]
+            + " (lanes layout; chaining values and tweaks word-sliced from block to block, message blocks "
+            "loaded where they lie and transposed in registers)"]
         return render_skein(v, ctx)
 
     def passes(self, v):

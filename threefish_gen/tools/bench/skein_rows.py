@@ -6,13 +6,22 @@ Threefish-512 chained (the latency bound of sequential Skein).  Timing program:
 With the Rust target asked for, the rendered Rust Skein-512 crate's ``Skein512::hash`` too (through
 tools/bench/rust_rows.py's static library), timed right after the scalar C hash and checked equal
 to it on every message size.
+
+Paired rounds (issue 27, "Skein at the Threefish rate"; x86-64 only): hash_many of 8 x 64 KiB
+and tree hashing of 1 MiB on one ISA, alternated round by round with the Threefish-512 c-simd
+lanes fly/full/i1 bulk row of the same ISA (avx512, avx2); :func:`goal_lines` takes their
+ratios per round (paired.py) and judges them against the goals (hash_many <= 1.15x, tree <=
+1.2x the Threefish lanes rate; scalar Skein on 64 KiB <= 1.05x Threefish-512 chained, from
+medians: those rows are not alternated).
 """
 from __future__ import annotations
 
+import platform
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from threefish_gen.gen import targets as registry
 from threefish_gen.gen.errors import GenError
@@ -38,6 +47,32 @@ def variants(version: str = "1.3"):
     return sk, skm, tf
 
 
+# The Threefish-512 lanes rows the paired rounds time (harness/skein_bench.c, HAVE_PAIRED): (ISA, prefix).
+PAIRED_TF = (("avx512", "bpa_"), ("avx2", "bpb_"))
+# Goals (issue 27): (label, Skein row, its bytes, Threefish row, its bytes, goal); {isa} filled per ISA.
+GOALS = [
+    ("hash_many 8 x 64 KiB <= 1.15x Threefish-512 lanes bulk ({isa})", "skein-512-512 c-simd hash_many 8x {isa}",
+     8 * 65536, "threefish-512 c-simd {isa} lanes fly/full/i1 bulk", 4096, 1.15),
+    ("tree 1 MiB <= 1.2x Threefish-512 lanes bulk ({isa})", "skein-512-512 c-simd tree (Yl 4, Yf 8, Ym 255) {isa}",
+     1 << 20, "threefish-512 c-simd {isa} lanes fly/full/i1 bulk", 4096, 1.2),
+]
+SCALAR_GOAL = ("scalar Skein-512 64 KiB <= 1.05x Threefish-512 chained", "skein-512-512 c scalar (hash)", 65536,
+               "threefish-512 c chained (encrypt, input = previous output)", 65536, 1.05)
+
+
+def paired_variants(version: str = "1.3"):
+    """The Threefish-512 c-simd lanes fly/full/i1 variants of the paired rounds (avx512, avx2)."""
+    spec = get_spec(version, 512)
+    simd = registry.get("c-simd")
+    return [simd.variant(spec, Options("fly", "full", 1), prefix, isa=isa, layout="lanes")
+            for isa, prefix in PAIRED_TF]
+
+
+def paired_wanted() -> bool:
+    """Whether the paired rounds are built: an x86-64 machine (they pick the ISA by cpuid)."""
+    return platform.machine() in ("x86_64", "AMD64")
+
+
 def rust_variant(version: str = "1.3"):
     """The Rust Skein-512 crate of the Rust rows (the target's default Skein options)."""
     spec, t = get_spec(version, 512), rust_rows.TARGET
@@ -57,6 +92,17 @@ def build(workdir: Path, version: str = "1.3", rust: bool = False) -> tuple[Path
         objs.append(str(obj))
     sk, skm, tf = vs
     defs, peer, libs = [], [], []
+    if paired_wanted():
+        tfa, tfb = paired_variants(version)
+        for v in (tfa, tfb):
+            write_files(render_variant(v), src)
+            obj = workdir / f"{v.stem}.o"
+            _run(["gcc", "-O2", "-std=c99", f"-I{src}", "-c", str(src / f"{v.stem}.c"), "-o", str(obj)])
+            objs.append(str(obj))
+        defs += ["-DHAVE_PAIRED", f'-DTFA_HEADER="{tfa.stem}.h"', f"-DTFA_PREFIX={tfa.prefix}",
+                 f'-DTFB_HEADER="{tfb.stem}.h"', f"-DTFB_PREFIX={tfb.prefix}"]
+    else:
+        notes.append(f"SKIPPED paired Skein / Threefish rounds: not an x86-64 machine ({platform.machine()})")
     if BOTAN_HEADER.exists():
         defs.append("-DHAVE_BOTAN")
         po = workdir / "peers_botan_skein.o"
@@ -82,11 +128,15 @@ def build(workdir: Path, version: str = "1.3", rust: bool = False) -> tuple[Path
     return exe, notes
 
 
-def parse(out: str) -> tuple[list[dict], list[str]]:
+def parse(out: str, pairs: dict | None = None, pass_no: int = 0) -> tuple[list[dict], list[str]]:
+    """ROW / SAMPLE / INFO / CHECK lines; PAIR lines go into ``pairs`` ({(name, bytes): {(pass,
+    round): cpb}}, this pass ``pass_no``) when given."""
     rows, info, samples = [], [], {}
     for line in out.splitlines():
         f = line.split("\t")
-        if f[0] == "SAMPLE":
+        if f[0] == "PAIR" and pairs is not None:
+            pairs.setdefault((f[1], int(f[2])), {})[(pass_no, int(f[3]))] = float(f[4])
+        elif f[0] == "SAMPLE":
             samples.setdefault((f[1], int(f[2])), []).append(float(f[4]))
         elif f[0] == "ROW":
             rows.append(dict(name=f[1], bytes=int(f[2]), cpb=float(f[3]), min=float(f[4]), ghz=float(f[5]),
@@ -110,18 +160,55 @@ def merge(runs: list[list[dict]]) -> list[dict]:
     return out
 
 
+def _stat_row(name: str, nbytes: int, samples: dict) -> SimpleNamespace:
+    v = list(samples.values())
+    return SimpleNamespace(name=name, bytes=nbytes, samples=samples, cpb=statistics.median(v), min=min(v),
+                           spread=paired.spread(v))
+
+
+def goal_lines(pairs: dict, rows: list[dict]) -> tuple[list[str], list[dict]]:
+    """The goal lines of the paired rounds (and the scalar goal from the rows' medians): (text
+    lines, JSON records).  Each ratio is the median of the per-round ratios; a goal is judged
+    at its own tolerance (goal - 1) from the largest spread of the two rows and their ratio."""
+    lines, recs = [], []
+    for label, sk, skb, tf, tfb, goal in GOALS:
+        for isa, _ in PAIRED_TF:
+            a, b = pairs.get((sk.format(isa=isa), skb)), pairs.get((tf.format(isa=isa), tfb))
+            if not a or not b:
+                continue
+            ra, rb = _stat_row(sk.format(isa=isa), skb, a), _stat_row(tf.format(isa=isa), tfb, b)
+            got, how, verdict = paired.judged_ratio(ra, rb, goal)
+            lines.append(f"  {label.format(isa=isa):<62} {ra.cpb:5.2f} / {rb.cpb:5.2f} c/B = {got.median:.3f}x "
+                         f"({how}; rows {paired.pct(ra.spread)}, {paired.pct(rb.spread)})  {verdict}")
+            recs.append(dict(goal=label.format(isa=isa), skein=ra.name, threefish=rb.name, skein_cpb=ra.cpb,
+                             threefish_cpb=rb.cpb, ratio=round(got.median, 4), ratio_min=round(got.min, 4),
+                             ratio_spread=round(got.spread, 4), pairs=got.n, limit=goal, verdict=verdict))
+    label, sk, skb, tf, tfb, goal = SCALAR_GOAL
+    a = next((r for r in rows if r["name"] == sk and r["bytes"] == skb), None)
+    b = next((r for r in rows if r["name"] == tf and r["bytes"] == tfb), None)
+    if a and b:
+        ra = SimpleNamespace(samples={}, cpb=a["cpb"], spread=a.get("spread"))
+        rb = SimpleNamespace(samples={}, cpb=b["cpb"], spread=b.get("spread"))
+        got, how, verdict = paired.judged_ratio(ra, rb, goal)
+        lines.append(f"  {label:<62} {a['cpb']:5.2f} / {b['cpb']:5.2f} c/B = {got.median:.3f}x ({how})  {verdict}")
+        recs.append(dict(goal=label, skein=sk, threefish=tf, skein_cpb=a["cpb"], threefish_cpb=b["cpb"],
+                         ratio=round(got.median, 4), ratio_spread=round(got.spread, 4), pairs=0, limit=goal,
+                         verdict=verdict))
+    return lines, recs
+
+
 def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sys.stdout,
         rust: bool = False) -> dict:
     """Build, time (``passes`` runs, medians), print the Skein table; returns the JSON section
     (``rust``: with the Rust crate's row)."""
     exe, notes = build(Path(workdir).resolve(), rust=rust)
-    runs, info = [], []
+    runs, info, pairs = [], [], {}
     for i in range(passes or (1 if quick else 3)):
         print(f"bench: timing the Skein rows (pass {i + 1}) ...", file=sys.stderr, flush=True)
         p = subprocess.run([str(exe)] + (["--quick"] if quick else []), capture_output=True, text=True)
         if p.returncode:
             raise GenError(f"skein bench failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[:200]}")
-        rows, info = parse(p.stdout)
+        rows, info = parse(p.stdout, pairs, i)
         runs.append(rows)
     rows = merge(runs)
     fails = [x for x in info if x.startswith("CHECK FAIL")]
@@ -139,11 +226,20 @@ def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sy
             mark = paired.noisy_text(sp) if sp is not None else ""
             print(f"    {r['name']:<72} {r['cpb']:8.2f} {r['min']:8.2f} {paired.pct(sp) if sp is not None else '-':>6} "
                   f"{mark:<11} {ratio}".rstrip(), file=stream)
+    goals, recs = goal_lines(pairs, rows)
+    if goals:
+        print("\nSkein at the Threefish rate (issue 27; paired: the Skein row and the Threefish-512 c-simd "
+              "lanes fly/full/i1 bulk row of the same ISA alternated round by round, ratio = median of the "
+              "per-round ratios; judged at the goal's tolerance from the largest spread)", file=stream)
+        for line in goals:
+            print(line, file=stream)
     for line in info + notes:
         print(line, file=stream)
     if fails:
         raise GenError("skein bench: " + "; ".join(fails))
-    return {"rows": rows, "info": info, "notes": notes}
+    return {"rows": rows, "info": info, "notes": notes, "goals": recs, "goal_lines": goals,
+            "paired": [dict(name=k[0], bytes=k[1], samples=[[p, r, c] for (p, r), c in sorted(v.items())])
+                       for k, v in sorted(pairs.items())]}
 
 
 def wanted(sizes, targets, filters) -> bool:
@@ -176,6 +272,8 @@ def run_into(json_path: Path | None, md_path: Path | None, workdir: Path = Path(
                   if r.get("spread") is not None else "-") + " | "
                + (f"{r['vs_botan']:.2f}x" if r.get("vs_botan") is not None else "-") + " |"
                for r in sorted(sec["rows"], key=lambda r: (r["bytes"], r["cpb"]))]
+        if sec.get("goal_lines"):
+            md += ["", "Skein at the Threefish rate (paired rounds, issue 27):", "", "```"] + sec["goal_lines"] + ["```"]
         md += [""] + [f"- {x}" for x in sec["info"] + sec["notes"]]
         Path(md_path).write_text(Path(md_path).read_text() + "\n".join(md) + "\n")
     return sec

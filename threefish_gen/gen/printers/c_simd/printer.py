@@ -177,7 +177,7 @@ class LanesPrinter(LanesState):
         """(address of the first word, words accessed) of a row load/store."""
         used = [x for x in words if x is not None]
         assert used == list(range(used[0], used[0] + len(used))), words
-        return f"{self.PTR[array]} + {8 * used[0]}", len(used)
+        return f"{self.PTR.get(array, array)} + {8 * used[0]}", len(used)   # other arrays: a parameter of that name
 
     def op(self, op) -> list[str]:
         """C statements of one op of the loop body (an IR visitor: the methods below)."""
@@ -238,6 +238,16 @@ class _LanesOps:
 
     def block(self, op):
         return [open_line("{")] + indent(self.lp.block(op.body)) + [close_line()]
+
+    def load(self, op):          # a word-sliced caller array (layouts/lanes.lower ``sliced``): into the state
+        at, n = self.lp.addr(op.array, op.words)
+        e = self.w.loadu(at, n)
+        return [stmt(f"{op.dst} = {e};", e)]
+
+    def store(self, op):
+        at, n = self.lp.addr(op.array, op.words)
+        st = self.w.storeu(at, op.src, n)
+        return [stmt(st, st)]
 
     def note(self, op):
         return [note_line(f"/* {op.text} */")]
