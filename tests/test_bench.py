@@ -214,6 +214,41 @@ def test_rust_rows_build_pass_the_checks_and_agree_with_c(tmp_path):
     assert "CHECK\tFAIL" not in p.stdout
 
 
+def test_skein_rust_goal_line_is_the_median_of_per_round_ratios():
+    """skein_rows' goal line (issue 29): the Rust and C scalar hash rows of one size, alternated by
+    skein_bench.c (row_pair), give the median of their per-round ratios (two passes' samples keyed
+    (pass, round)); a burst of load that hits both samples of a round cancels; 1.08x is NOT met, a
+    ratio that wanders is not judged; a size without the Rust row has no line."""
+    from threefish_gen.tools.bench import skein_rows
+    C, R = skein_rows.C_ROW, skein_rows.RUST_ROW
+
+    def program(rounds):            # [(bytes, c, rust)] per round -> skein_bench.c's lines
+        lines, rows = [], {}
+        for k, (n, c, r) in enumerate(rounds):
+            lines += [f"SAMPLE\t{C}\t{n}\t{k}\t{c}", f"SAMPLE\t{R}\t{n}\t{k}\t{r}"]
+            rows.setdefault(n, []).append((c, r))
+        for n, cs in rows.items():
+            lines += [f"ROW\t{C}\t{n}\t{sorted(c for c, _ in cs)[len(cs) // 2]}\t1\t3.0",
+                      f"ROW\t{R}\t{n}\t{sorted(r for _, r in cs)[len(cs) // 2]}\t1\t3.0"]
+        return "\n".join(lines)
+
+    burst = [1, 1, 1.6, 1, 1, 1, 1]                 # round 2 of each pass: both rows slowed alike
+    wander = [0.9, 1.2, 1.0, 1.3, 0.95, 1.25, 1.1]   # the Rust row alone, unevenly
+    runs = [skein_rows.parse(program([(65536, 4.5 * b, 4.5 * 1.02 * b) for b in burst]
+                                     + [(1024, 5.4 * b, 5.4 * 1.08 * b) for b in burst]
+                                     + [(64, 18.0, 18.0 * w) for w in wander]), i)[0] for i in range(2)]
+    runs[1] += skein_rows.parse(f"ROW\t{C}\t1048576\t4.5\t4.4\t3.0")[0]
+    rows = skein_rows.merge(runs)
+    assert len(next(r for r in rows if r["name"] == R and r["bytes"] == 65536)["samples"]) == 14
+    got = {g["bytes"]: g for g in skein_rows.rust_goal_lines(rows)}
+    assert sorted(got) == [64, 1024, 65536]
+    assert got[65536]["paired"] and abs(got[65536]["ratio"] - 1.02) < 1e-9 and got[65536]["spread"] < 1e-9
+    assert got[65536]["verdict"] == "met" and "= 1.020 (paired: min 1.02, spread 0.0%; goal <= 1.05: met)" \
+        in got[65536]["line"]
+    assert got[1024]["verdict"].startswith("NOT met") and abs(got[1024]["ratio"] - 1.08) < 1e-9
+    assert got[64]["verdict"].endswith("(not judged)") and got[64]["spread"] > 0.05
+
+
 def _nm_functions(obj: Path) -> dict[str, int]:
     """{function: bytes} from binutils' nm -S (the text symbols that carry a size)."""
     p = subprocess.run(["nm", "-S", "--defined-only", str(obj)], capture_output=True, text=True, check=True)

@@ -168,7 +168,9 @@ def test_skein_ubi_rejects_edits():
     for old, new, want in (("x1 = x1.rotate_left(46);", "x1 = x1.rotate_left(47);", "line {line}: x1 = x1.rotate_left(47);"),
                            ("x0 ^= load64(blk, 0);", "x0 ^= load64(blk, 1);", "line {line}: x0 ^= load64(blk, 1);"),
                            ("t[1] &= !FIRST;", None, "tweak word t[1] after one block differs"),
-                           ("h[1] = x1;", "h[1] = x2;", "chaining value word h[1] after one block differs")):
+                           ("h[1] = x1;", "h[1] = x2;", "chaining value word h[1] after one block differs"),
+                           ("let t0 = core::hint::black_box(t[0]);", "let t0 = core::hint::black_box(t[1]);",
+                            "chaining value word h[0] after one block differs")):
         text, line = edit_line(src, old, new)
         rep = prove(v, text)
         assert rep.failed and want.format(line=line) in rep.lines[0], (old, rep.lines)

@@ -505,7 +505,9 @@ def test_skein_render_writes_a_no_std_crate(tmp_path):
 def test_skein_ubi_is_the_description_op_for_op(bits, keys, unroll):
     """The UBI block function is gen/skein.ubi_program printed by gen/printers/rust.py: its
     rotations, adds and xors are the program's, statement for statement; the template has no
-    round of its own.  It is not inlined into the blocks loop (templates/rust/skein.rs.j2)."""
+    round of its own.  It is inlined into the blocks loop of the non-inlined ``ubi``, reads the
+    position t[0] through black_box (and nothing else), and takes its scratch arrays from ``ubi``,
+    which declares them once and wipes them after the loop (templates/rust/skein.rs.j2)."""
     from threefish_gen.gen import skein
     o = Options(keys, unroll, 1)
     lib = lib_rs(render_variant(skein_variant(bits, o)))
@@ -518,7 +520,17 @@ def test_skein_ubi_is_the_description_op_for_op(bits, keys, unroll):
     assert len(re.findall(r"\w \^= ", ubi)) == want["xor"]
     assert len(re.findall(r"\n\s*h\[\d+\] = x\d+;", ubi)) == bits // 64            # the feed-forward stores
     assert lib.count(".rotate_left(") == want["rotl"] and ".rotate_right(" not in lib
-    assert re.search(r"#\[inline\(never\)\]\nfn ubi_block\(", lib)
+    assert re.search(r"#\[inline\(always\)\]\nfn ubi_block\(", lib)
+    assert re.findall(r"black_box\((\w+\[\d+\])\)", ubi) == ["t[0]"]
+    loop = re.search(r"#\[inline\(never\)\]\nfn ubi\(.*?\n}\n", lib, re.S)
+    assert loop
+    scratch = re.findall(r"let mut (\w+) = \[0u64; \d+\];", loop.group(0))
+    assert (keys, unroll) == ("fly", "full") or scratch          # table / loop: scratch arrays
+    assert not re.findall(r"let mut \w+ = \[0u64", ubi)          # none declared per block
+    body = loop.group(0)
+    for a in scratch:                                              # passed in, wiped after the loop
+        assert f", &mut {a}" in body and f"{a}: &mut [u64; " in ubi.splitlines()[1]
+        assert body.index(f"\n    wipe(&mut {a});\n") > body.rindex("\n    }\n")
     template = (ROOT / "threefish_gen" / "templates" / "rust" / "skein.rs.j2").read_text()
     assert "rotate_left" not in template and "wrapping_add(k" not in template
 

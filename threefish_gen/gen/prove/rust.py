@@ -14,7 +14,8 @@ The text is a small language: ``let`` / ``let mut`` of u64 values, assignments (
 panic on overflow in a debug build; the kernels use ``wrapping_add``), ``as u64`` / ``usize`` /
 ``i64``, local ``[0u64; N]`` arrays (zeroed), the struct's arrays (``self.k[i]``, ``let kr =
 &self.kr;``), the crate's helpers ``load64(b, i)``, ``store64(b, i, v)`` and ``wipe(&mut a)`` (the
-array zeroed), whose bodies must be the template's.  Names are scoped as in Rust: a ``let`` inside
+array zeroed), whose bodies must be the template's, and ``core::hint::black_box(x)`` (x: the
+identity the optimizer does not see through).  Names are scoped as in Rust: a ``let`` inside
 a block is gone after it.  Loops: ``for c in 0..N`` (run), and the blocks loops over slice
 iterators, ``blocks.iter_mut().zip(tweaks)`` and ``(&mut groups).zip(&mut tweak_groups)`` of
 ``chunks_exact_mut(B)`` / ``chunks_exact(B)`` (then ``into_remainder()`` / ``remainder()`` of chunk
@@ -134,6 +135,17 @@ class _Parser(CParser):
             self.take(":")
             self.take(":")
             tok = "super::" + self.take()
+        if tok == "core" and self.peek() == ":":            # core::hint::black_box(x): x
+            while self.peek() == ":":
+                self.take(":")
+                self.take(":")
+                tok += "::" + self.take()
+            if tok != "core::hint::black_box" or self.peek() != "(":
+                raise Unsupported(f"line {self.no}: cannot read {tok}")
+            args = self._args()
+            if len(args) != 1:
+                raise Unsupported(f"line {self.no}: black_box of {len(args)} arguments")
+            return args[0]          # an identity the optimizer does not see through
         if self.peek() == "(":
             return ("call", tok, self._args())
         return ("name", tok)
@@ -723,7 +735,7 @@ class _Compiler:
 
     def inline_call(self, name: str, args: list, no: int, text: str) -> None:
         """A call of a function of the file (Skein's ubi_block) inlined: u64 arrays passed as they
-        are, a byte slice ``x.try_into().unwrap()`` made the parameter's byte array (its length
+        are (or by ``&mut a`` / ``&a``), a byte slice ``x.try_into().unwrap()`` made the parameter's byte array (its length
         checked), u64 values copied; its names in a scope of their own."""
         params, start = self.prog.functions[name]
         parts = [p.strip() for p in params.split(",") if p.strip()]
@@ -735,6 +747,8 @@ class _Compiler:
             ty = self.prog.ref_type(ptype, no)
             pname = pname.strip()
             reg = f"{pname}'{len(self.fn.stmts)}"
+            if ty[0] == "words" and arg[0] == "ref" and arg[2][0] == "arr" and (arg[1] or not ty[2]):
+                arg = arg[2]                # &mut a / &a of a local array: the array itself
             if ty[0] == "words" and arg[0] == "arr" and arg[2] == ty[1] and arg[4] == 8 and (arg[3] or not ty[2]):
                 self.bind(pname, arg)
             elif ty[0] == "bytes" and not ty[2] and arg[0] == "tryInto" and arg[1][0] == "slice" and arg[1][2] == 1:

@@ -4,12 +4,15 @@ dispatcher: scalar, AVX2, best path), and tree hashing of one 1 MiB message (lea
 Threefish-512 chained (the latency bound of sequential Skein).  Timing program:
 ``harness/skein_bench.c`` (same clock method as harness/bench.c); peer: ``harness/peers_botan_skein.cpp``.
 With the Rust target asked for, the rendered Rust Skein-512 crate's ``Skein512::hash`` too (through
-tools/bench/rust_rows.py's static library), timed right after the scalar C hash and checked equal
-to it on every message size.
+tools/bench/rust_rows.py's static library), checked equal to the scalar C hash on every message
+size and alternated with it sample by sample (skein_bench.c's ``row_pair``): the goal line per
+size, "rust scalar Skein / C scalar Skein = r (paired: min, spread; goal <= 1.05: verdict)"
+(issue 29), is the median of the per-round ratios (paired.py), both crates of the same options
+(:func:`rust_variant`, :func:`variants`).
 
 Paired rounds (issue 27, "Skein at the Threefish rate"; x86-64 only): hash_many of 8 x 64 KiB
 and tree hashing of 1 MiB on one ISA, alternated round by round with the Threefish-512 c-simd
-lanes fly/full/i1 bulk row of the same ISA (avx512, avx2); :func:`goal_lines` takes their
+lanes fly/full/i1 bulk row of the same ISA (avx512, avx2); :func:`rate_lines` takes their
 ratios per round (paired.py) and judges them against the goals (hash_many <= 1.15x, tree <=
 1.2x the Threefish lanes rate; scalar Skein on 64 KiB <= 1.05x Threefish-512 chained, from
 medians: those rows are not alternated).
@@ -115,7 +118,10 @@ def build(workdir: Path, version: str = "1.3", rust: bool = False) -> tuple[Path
     if rust and (why := rust_rows.missing()):
         notes.append(f"SKIPPED Rust Skein-512 row: {why}")
     elif rust:
-        lib, native = rust_rows.build([rust_variant(version)], workdir / "cargo")
+        rv = rust_variant(version)
+        if rv.options != sk.options:        # the goal line compares the same options
+            raise GenError(f"skein bench: the Rust Skein crate's options {rv.options} differ from the C's {sk.options}")
+        lib, native = rust_rows.build([rv], workdir / "cargo")
         defs.append("-DHAVE_RUST_SKEIN")
         rust_link = [str(lib), *native]
     bo = workdir / "skein_bench.o"
@@ -128,19 +134,25 @@ def build(workdir: Path, version: str = "1.3", rust: bool = False) -> tuple[Path
     return exe, notes
 
 
-def parse(out: str, pairs: dict | None = None, pass_no: int = 0) -> tuple[list[dict], list[str]]:
-    """ROW / SAMPLE / INFO / CHECK lines; PAIR lines go into ``pairs`` ({(name, bytes): {(pass,
-    round): cpb}}, this pass ``pass_no``) when given."""
+C_ROW = "skein-512-512 c scalar (hash)"
+RUST_ROW = "skein-512-512 rust scalar (hash)"
+GOAL = 1.05          # issue 29: the Rust scalar Skein within 1.05x of the C of the same options
+
+
+def parse(out: str, run: int = 0, pairs: dict | None = None) -> tuple[list[dict], list[str]]:
+    """ROW lines as dicts; a row's ``samples`` {(run, round): cpb} (the keys of paired.py: the
+    samples of one round of alternated rows are pairs); PAIR lines go into ``pairs`` ({(name,
+    bytes): {(run, round): cpb}}) when given."""
     rows, info, samples = [], [], {}
     for line in out.splitlines():
         f = line.split("\t")
         if f[0] == "PAIR" and pairs is not None:
-            pairs.setdefault((f[1], int(f[2])), {})[(pass_no, int(f[3]))] = float(f[4])
+            pairs.setdefault((f[1], int(f[2])), {})[(run, int(f[3]))] = float(f[4])
         elif f[0] == "SAMPLE":
-            samples.setdefault((f[1], int(f[2])), []).append(float(f[4]))
+            samples.setdefault((f[1], int(f[2])), {})[(run, int(f[3]))] = float(f[4])
         elif f[0] == "ROW":
             rows.append(dict(name=f[1], bytes=int(f[2]), cpb=float(f[3]), min=float(f[4]), ghz=float(f[5]),
-                             samples=samples.get((f[1], int(f[2])), [])))
+                             samples=samples.get((f[1], int(f[2])), {})))
         elif f[0] in ("INFO", "CHECK") and f[1:] != ["done"]:
             info.append(" ".join(f))
     return rows, info
@@ -153,10 +165,31 @@ def merge(runs: list[list[dict]]) -> list[dict]:
             groups.setdefault((r["name"], r["bytes"]), []).append(r)
     out = []
     for k, rs in groups.items():
-        every = [x for r in rs for x in r.get("samples", [])]
+        every = {key: x for r in rs for key, x in r.get("samples", {}).items()}
         out.append(dict(name=k[0], bytes=k[1], cpb=statistics.median(r["cpb"] for r in rs),
                         min=min(r["min"] for r in rs),
-                        spread=round(paired.spread(every), 4) if every else None))
+                        spread=round(paired.spread(every.values()), 4) if every else None, samples=every))
+    return out
+
+
+def rust_goal_lines(rows: list[dict], goal: float = GOAL) -> list[dict]:
+    """Per message size with both rows: the Rust scalar hash / the C scalar hash, the median of the
+    per-round ratios of their alternated samples (paired.py), judged against ``goal`` at its
+    tolerance from the largest of the ratio's and the rows' spreads (a noisy figure is not
+    judged).  [{bytes, ratio, min, spread, paired, verdict, rust, c, line}]."""
+    out = []
+    for n in sorted({r["bytes"] for r in rows}):
+        rust = next((r for r in rows if r["bytes"] == n and r["name"] == RUST_ROW), None)
+        c = next((r for r in rows if r["bytes"] == n and r["name"] == C_ROW), None)
+        if rust is None or c is None:
+            continue
+        a = SimpleNamespace(samples=rust["samples"], cpb=rust["cpb"], spread=rust["spread"])
+        b = SimpleNamespace(samples=c["samples"], cpb=c["cpb"], spread=c["spread"])
+        got, how, judged = paired.judged_ratio(a, b, goal)
+        line = (f"  {n:>8} B  rust scalar Skein / C scalar Skein = {got.median:.3f} ({how}; goal <= {goal:.2f}: "
+                f"{judged}) [{rust['cpb']:.2f} / {c['cpb']:.2f} c/B]")
+        out.append(dict(bytes=n, ratio=round(got.median, 4), min=round(got.min, 4), spread=round(got.spread, 4),
+                        paired=got.paired, verdict=judged, rust=rust["cpb"], c=c["cpb"], line=line))
     return out
 
 
@@ -166,7 +199,7 @@ def _stat_row(name: str, nbytes: int, samples: dict) -> SimpleNamespace:
                            spread=paired.spread(v))
 
 
-def goal_lines(pairs: dict, rows: list[dict]) -> tuple[list[str], list[dict]]:
+def rate_lines(pairs: dict, rows: list[dict]) -> tuple[list[str], list[dict]]:
     """The goal lines of the paired rounds (and the scalar goal from the rows' medians): (text
     lines, JSON records).  Each ratio is the median of the per-round ratios; a goal is judged
     at its own tolerance (goal - 1) from the largest spread of the two rows and their ratio."""
@@ -208,7 +241,7 @@ def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sy
         p = subprocess.run([str(exe)] + (["--quick"] if quick else []), capture_output=True, text=True)
         if p.returncode:
             raise GenError(f"skein bench failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[:200]}")
-        rows, info = parse(p.stdout, pairs, i)
+        rows, info = parse(p.stdout, i, pairs)
         runs.append(rows)
     rows = merge(runs)
     fails = [x for x in info if x.startswith("CHECK FAIL")]
@@ -226,18 +259,26 @@ def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sy
             mark = paired.noisy_text(sp) if sp is not None else ""
             print(f"    {r['name']:<72} {r['cpb']:8.2f} {r['min']:8.2f} {paired.pct(sp) if sp is not None else '-':>6} "
                   f"{mark:<11} {ratio}".rstrip(), file=stream)
-    goals, recs = goal_lines(pairs, rows)
+    goals, recs = rate_lines(pairs, rows)
     if goals:
         print("\nSkein at the Threefish rate (issue 27; paired: the Skein row and the Threefish-512 c-simd "
               "lanes fly/full/i1 bulk row of the same ISA alternated round by round, ratio = median of the "
               "per-round ratios; judged at the goal's tolerance from the largest spread)", file=stream)
         for line in goals:
             print(line, file=stream)
+    rust_goals = rust_goal_lines(rows)
+    if rust_goals:
+        print(f"\nRust scalar Skein / C scalar Skein (issue 29, same options: {rust_variant().options}; "
+              "the two rows alternated sample by sample, ratio = median of the per-round ratios)", file=stream)
+        for g in rust_goals:
+            print(g["line"], file=stream)
     for line in info + notes:
         print(line, file=stream)
     if fails:
         raise GenError("skein bench: " + "; ".join(fails))
-    return {"rows": rows, "info": info, "notes": notes, "goals": recs, "goal_lines": goals,
+    for r in rows:          # the JSON keeps the figures, not the samples (keys are tuples)
+        r.pop("samples", None)
+    return {"rows": rows, "info": info, "notes": notes, "goals": recs, "goal_lines": goals, "rust_goal": rust_goals,
             "paired": [dict(name=k[0], bytes=k[1], samples=[[p, r, c] for (p, r), c in sorted(v.items())])
                        for k, v in sorted(pairs.items())]}
 
@@ -274,6 +315,9 @@ def run_into(json_path: Path | None, md_path: Path | None, workdir: Path = Path(
                for r in sorted(sec["rows"], key=lambda r: (r["bytes"], r["cpb"]))]
         if sec.get("goal_lines"):
             md += ["", "Skein at the Threefish rate (paired rounds, issue 27):", "", "```"] + sec["goal_lines"] + ["```"]
+        if sec.get("rust_goal"):
+            md += ["", "Rust scalar Skein / C scalar Skein (issue 29; alternated sample by sample, paired ratios):",
+                   "", "```"] + [g["line"] for g in sec["rust_goal"]] + ["```"]
         md += [""] + [f"- {x}" for x in sec["info"] + sec["notes"]]
         Path(md_path).write_text(Path(md_path).read_text() + "\n".join(md) + "\n")
     return sec

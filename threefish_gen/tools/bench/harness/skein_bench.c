@@ -8,7 +8,8 @@
  *   g++ skein_bench.o sk.o skm.o tf.o [peers_botan_skein.o -lbotan-2]
  *       [libtfgen_bench_rust.a <its native libs>] -o skein_bench
  * HAVE_RUST_SKEIN: the rendered Rust Skein-512 crate through the shim of tools/bench/rust_rows.py
- * (bench_rust_skein512_hash = Skein512::hash), timed right after the scalar C hash row.
+ * (bench_rust_skein512_hash = Skein512::hash), alternated sample by sample with the scalar C hash
+ * row of the same message size (row_pair: 21 samples each, 9 with --quick), so their ratio is paired.
  * HAVE_PAIRED (-DTFA_HEADER/-DTFA_PREFIX: Threefish-512 c-simd avx512 lanes fly/full/i1,
  * -DTFB_HEADER/-DTFB_PREFIX: the same in avx2): the paired rounds (below) after the rows.
  * Run: skein_bench [--quick | --check-only | --paired [--quick]]   (--check-only: the CHECK
@@ -26,9 +27,10 @@
  * machine it would fall on one row of a pair) with one clock estimate for the run.
  *
  * Method as harness/bench.c: the core clock is estimated around every sample from a chain of
- * dependent adds (cycles.h); a sample repeats the operation for ~3 ms (0.5 ms with --quick);
+ * dependent adds (cycles.h), a sample whose two estimates disagree by more than 2% retaken (4 times at most); a sample repeats the operation for ~3 ms (0.5 ms with --quick);
  * the figure is the median of the samples (7; 3 with --quick), min the least.  The rows are timed
- * one after the other (not alternated like harness/bench.c's): their ratios are of medians.
+ * one after the other (not alternated like harness/bench.c's): their ratios are of medians --
+ * except the Rust and the C scalar hash, alternated (row_pair; SAMPLE k of both is round k).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -67,6 +69,8 @@ void bench_rust_skein512_hash(const uint8_t *msg, size_t len, uint8_t *out, size
 #endif
 static double sample_ns = 3e6;
 static int nsamples = 7;
+static int npaired = 21;            /* samples of each of two alternated rows (row_pair) */
+#define MAXSAMPLES 32
 
 typedef void (*op_fn)(size_t len);
 
@@ -118,15 +122,18 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* cycles/byte of op(len) processing `bytes` bytes per call. */
-static void row(const char *name, op_fn op, size_t len, size_t bytes)
+/* A sample whose clock probes before and after disagree by more than this is retaken, at most
+ * MAX_RETAKES times (harness/bench.c's CLOCK_TOLERANCE: a probe preempted by other work reads a
+ * wrong clock, and its sample a wrong cycles/byte). */
+#define CLOCK_TOLERANCE 0.02
+#define MAX_RETAKES 4
+
+/* One sample: cycles/byte of op(len) repeated for sample_ns, `bytes` bytes per call; *ghz: the clock. */
+static double sample(op_fn op, size_t len, size_t bytes, double *ghz_out)
 {
-    double cpb[32], ghz_sum = 0;
-    int s;
-    for (s = 0; s < 2; s++)
-        op(len);                                 /* warm-up */
-    for (s = 0; s < nsamples; s++) {
-        double ghz = bench_ghz_once(200000);
+    int tries;
+    for (tries = 0;; tries++) {
+        double g0 = bench_ghz_once(200000), g1, ghz;
         uint64_t t0 = bench_now_ns(), t1;
         unsigned long calls = 0;
         do {
@@ -134,14 +141,35 @@ static void row(const char *name, op_fn op, size_t len, size_t bytes)
             calls++;
             t1 = bench_now_ns();
         } while ((double)(t1 - t0) < sample_ns);
-        ghz = (ghz + bench_ghz_once(200000)) / 2;
+        g1 = bench_ghz_once(200000);
+        ghz = (g0 + g1) / 2;
+        if (ghz > 0 && (g0 > g1 ? g0 - g1 : g1 - g0) > CLOCK_TOLERANCE * ghz && tries < MAX_RETAKES)
+            continue;
+        *ghz_out = ghz;
+        return (double)(t1 - t0) / ((double)calls * (double)bytes) * (ghz > 0 ? ghz : 1.0);
+    }
+}
+
+static void report(const char *name, size_t len, double *cpb, int n, double ghz_sum)
+{
+    sink = outbuf[0] ^ chain[0];
+    qsort(cpb, (size_t)n, sizeof cpb[0], cmp);
+    printf("ROW\t%s\t%zu\t%.3f\t%.3f\t%.3f\n", name, len, cpb[n / 2], cpb[0], ghz_sum / n);
+}
+
+/* cycles/byte of op(len) processing `bytes` bytes per call. */
+static void row(const char *name, op_fn op, size_t len, size_t bytes)
+{
+    double cpb[MAXSAMPLES], ghz_sum = 0, ghz;
+    int s;
+    for (s = 0; s < 2; s++)
+        op(len);                                 /* warm-up */
+    for (s = 0; s < nsamples; s++) {
+        cpb[s] = sample(op, len, bytes, &ghz);
         ghz_sum += ghz;
-        cpb[s] = (double)(t1 - t0) / ((double)calls * (double)bytes) * (ghz > 0 ? ghz : 1.0);
         printf("SAMPLE\t%s\t%zu\t%d\t%.4f\n", name, len, s, cpb[s]);
     }
-    sink = outbuf[0] ^ chain[0];
-    qsort(cpb, (size_t)nsamples, sizeof cpb[0], cmp);
-    printf("ROW\t%s\t%zu\t%.3f\t%.3f\t%.3f\n", name, len, cpb[nsamples / 2], cpb[0], ghz_sum / nsamples);
+    report(name, len, cpb, nsamples, ghz_sum);
 }
 
 #ifdef HAVE_PAIRED
@@ -266,6 +294,31 @@ static void paired_rounds(int rounds)
 }
 #endif
 
+#ifdef HAVE_RUST_SKEIN
+/* Two rows alternated sample by sample (harness/bench.c's method): round k times sample k of a,
+ * then of b, so the two samples of a round saw the same load and their ratio
+ * (tools/bench/paired.py) cancels it.  npaired samples each. */
+static void row_pair(const char *name_a, op_fn a, const char *name_b, op_fn b, size_t len, size_t bytes)
+{
+    double ca[MAXSAMPLES], cb[MAXSAMPLES], ga = 0, gb = 0, ghz;
+    int s;
+    for (s = 0; s < 2; s++) {
+        a(len);                                  /* warm-up */
+        b(len);
+    }
+    for (s = 0; s < npaired; s++) {
+        ca[s] = sample(a, len, bytes, &ghz);
+        ga += ghz;
+        cb[s] = sample(b, len, bytes, &ghz);
+        gb += ghz;
+        printf("SAMPLE\t%s\t%zu\t%d\t%.4f\n", name_a, len, s, ca[s]);
+        printf("SAMPLE\t%s\t%zu\t%d\t%.4f\n", name_b, len, s, cb[s]);
+    }
+    report(name_a, len, ca, npaired, ga);
+    report(name_b, len, cb, npaired, gb);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     static const size_t lens[] = { 64, 1024, 65536 };
@@ -278,6 +331,7 @@ int main(int argc, char **argv)
     if (quick) {
         sample_ns = 5e5;
         nsamples = 3;
+        npaired = 9;
     }
     for (i = 0; i < MANY; i++)
         for (j = 0; j < MAXLEN; j++)
@@ -333,9 +387,11 @@ int main(int argc, char **argv)
     if (check_only)
         return 0;
     for (i = 0; i < 3; i++) {
-        row("skein-512-512 c scalar (hash)", op_sk, lens[i], lens[i]);
 #ifdef HAVE_RUST_SKEIN
-        row("skein-512-512 rust scalar (hash)", op_rust, lens[i], lens[i]);
+        row_pair("skein-512-512 c scalar (hash)", op_sk, "skein-512-512 rust scalar (hash)", op_rust, lens[i],
+                 lens[i]);
+#else
+        row("skein-512-512 c scalar (hash)", op_sk, lens[i], lens[i]);
 #endif
 #ifdef HAVE_BOTAN
         if (have_botan)
@@ -352,9 +408,11 @@ int main(int argc, char **argv)
         row(name, op_many, lens[i], MANY * lens[i]);
     }
     row("threefish-512 c chained (encrypt, input = previous output)", op_tf_chained, 65536, 65536);
-    row("skein-512-512 c scalar (hash)", op_sk_big, sizeof bigbuf, sizeof bigbuf);
 #ifdef HAVE_RUST_SKEIN
-    row("skein-512-512 rust scalar (hash)", op_rust_big, sizeof bigbuf, sizeof bigbuf);
+    row_pair("skein-512-512 c scalar (hash)", op_sk_big, "skein-512-512 rust scalar (hash)", op_rust_big,
+             sizeof bigbuf, sizeof bigbuf);
+#else
+    row("skein-512-512 c scalar (hash)", op_sk_big, sizeof bigbuf, sizeof bigbuf);
 #endif
 #ifdef HAVE_BOTAN
     if (have_botan)
