@@ -448,11 +448,11 @@ def render(v, laid: dict) -> dict[str, str]:
 
 
 # Bytes per element of the locals and stackalloc scratch the kernels declare (the vector types:
-# gen/isa/dotnet.py, 8 bytes a lane).  A stackalloc'd vector (the lanes loop kernels' key table and
+# gen/isa/dotnet.py ELEMENT_BYTES, 8 bytes a lane).  A stackalloc'd vector (the lanes loop kernels' key table and
 # subkey ring: Span<Vector512<ulong>> ks = stackalloc Vector512<ulong>[n]) takes its vector's size an
 # element, like a vector local; the text scan the facts replaced counted such scratch 0 bytes, so
 # Burn left most of the Vector512/Vector256 tables of --unroll loop lanes classes in place.
-_CS_BYTES = {t: 8 * n for t, n in [("ulong", 1), *((f"{v}<ulong>", n) for v, n in VECTORS.items())]}
+_CS_BYTES = dict(dotnet.ELEMENT_BYTES)
 _CS_BYTES.update({f"stackalloc {t}": b for t, b in list(_CS_BYTES.items())})
 
 
