@@ -171,3 +171,84 @@ def test_the_printer_forms_and_the_reader_table_agree():
         mnemonic = form.split()[0]
         base = mnemonic[1:] if mnemonic.startswith("v") else mnemonic
         assert x86.NASM[base].row == op, (form, x86.NASM[base].row)
+
+
+def test_dotnet_api_rows_on_concrete_values():
+    """The portable .NET calls of dotnet.API (what the C# printer spells and the C# reader reads
+    through) on concrete lanes and a small memory."""
+    from threefish_gen.gen.isa import dotnet
+    from threefish_gen.gen.isa.common import Ints
+
+    mem = {}
+
+    class M(Ints):
+        @staticmethod
+        def load(addr, n):
+            return tuple(mem[addr + 8 * i] for i in range(n))
+
+        @staticmethod
+        def store(addr, v):
+            mem.update({addr + 8 * i: t for i, t in enumerate(v)})
+
+        @staticmethod
+        def rotl(t, k):
+            k %= 64
+            return ((t << k) | (t >> (64 - k))) & (2 ** 64 - 1)
+
+        @staticmethod
+        def unsupported(text):
+            raise ValueError(text)
+
+    def row(form, w, *args):
+        return dotnet.API[form].row(M, w, list(args))
+
+    assert row("broadcast", 4, 7) == (7, 7, 7, 7)
+    assert row("create", 4, 1, 2, 3, 4) == (1, 2, 3, 4)
+    assert row("halves", 8, (1, 2, 3, 4), (5, 6, 7, 8)) == (1, 2, 3, 4, 5, 6, 7, 8)
+    with pytest.raises(ValueError, match="half of 8"):
+        row("halves", 8, (1, 2), (5, 6, 7, 8))
+    assert row("lower", 4, (1, 2, 3, 4)) == (1, 2) and row("upper", 4, (1, 2, 3, 4)) == (3, 4)
+    assert row("lower", 8, tuple(range(8))) == (0, 1, 2, 3) and row("upper", 2, (9, 10)) == (10,)
+    assert all(row(v, 2, (9, 10)) == (9, 10) for v in ("as_ulong", "as_uint", "as_byte"))
+    mem.update({100 + 8 * i: 0x10 + i for i in range(4)})
+    assert row("load", 4, 100) == (0x10, 0x11, 0x12, 0x13) and row("load", 2, 116) == (0x12, 0x13)
+    assert row("store", 2, (5, 6), 200) is None and (mem[200], mem[208]) == (5, 6) and 216 not in mem
+    assert row("rotl", 1, 0x8000000000000001, 1) == 3 and row("rotr", 1, 3, 1) == 0x8000000000000001
+    assert row("rotl", 1, 0x0123456789ABCDEF, 8) == 0x23456789ABCDEF01
+    assert row("bswap", 1, 0x0102030405060708) == 0x0807060504030201
+    assert row("read", 1, 108) == 0x11
+    row("write", 1, 300, 0xAB)
+    assert mem[300] == 0xAB
+
+
+def test_dotnet_api_spells_and_finds_its_rows():
+    """What the printer spells (api, load, store) and which row a parsed call reads as (api_row:
+    by the method's name and its arguments' shapes)."""
+    from threefish_gen.gen.isa import dotnet
+    from threefish_gen.gen.isa.dotnet import API, VALUE, VECTOR, api, api_row
+    assert dotnet.load("Vector256", "src", 32) == "Vector256.LoadUnsafe(ref src, 32).AsUInt64()"
+    assert dotnet.store(api("lower", "s0"), "dst", 0) == "s0.GetLower().AsByte().StoreUnsafe(ref dst, 0);"
+    assert api("create", "Vector512", *(f"{i}UL" for i in range(8))).startswith("Vector512.Create(0UL, 1UL, ")
+    assert api("halves", "Vector512", "a", "b") == "Vector512.Create(a, b)"
+    assert api("rotl", None, "x", 13) == "BitOperations.RotateLeft(x, 13)"
+    assert api("read", None, "Unsafe.Add(ref k, 8)") == "Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref k, 8))"
+    assert dotnet.KINDS["scalar"]["rotr"] == "{d} = BitOperations.RotateRight({d}, {n});"
+    with pytest.raises(AssertionError):
+        api("rotl", "Vector256", "x", 13)          # a ulong row is called on its own class
+    with pytest.raises(AssertionError):
+        api("lower", "x", "y")                      # an operand too many
+    assert api_row(VECTOR, "Create", (None,), 4) is API["broadcast"]
+    assert api_row(VECTOR, "Create", (None,) * 4, 4) is API["create"]
+    assert api_row(VECTOR, "Create", (2, 2), 4) is API["halves"]
+    assert api_row(VECTOR, "Create", (None, None), 2) is API["create"]      # Vector128: two lanes
+    assert api_row(VECTOR, "Create", (1, 1), 2) is API["halves"]
+    assert api_row(VECTOR, "Create", (None,) * 3, 4) is None and api_row(VECTOR, "Create", (4, 4), 4) is None
+    assert api_row(VECTOR, "LoadUnsafe", ("ref", None), 8) is API["load"]
+    assert api_row(VECTOR, "LoadUnsafe", (None, None), 8) is None              # no ref: not read
+    assert api_row(VALUE, "StoreUnsafe", ("ref", None), 4) is API["store"]
+    assert api_row(VECTOR, "GetLower", (), 4) is None and api_row(VALUE, "GetUpper", (), 4) is API["upper"]
+    assert api_row("Unsafe", "ReadUnaligned<ulong>", ("ref",), 1) is API["read"]
+    assert api_row("BitOperations", "RotateLeft", (None, None), 1) is API["rotl"]
+    assert dotnet.api_on("Vector256") == (VECTOR, 4) and dotnet.api_on("BinaryPrimitives") == ("BinaryPrimitives", 1)
+    assert dotnet.api_on("MemoryMarshal") is None and dotnet.api_on("Avx2") is None
+    assert dotnet.api_args(API["store"], [0x40, 8], lambda r, k: r + k, receiver=(1, 2)) == [(1, 2), 0x48]

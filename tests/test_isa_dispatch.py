@@ -233,3 +233,125 @@ def test_every_vector_instruction_the_nasm_files_hold_is_in_the_x86_table():
     missing = sorted(m for m in seen | _x86_vector_mnemonics()
                      if x86.nasm_form(m[1:] if m.startswith("v") else m) is None)
     assert not missing, missing
+
+
+# The C# prove reader (gen/prove/csharp.py) reads every runtime call the printer spells through
+# gen/isa/dotnet.py (``API``: the portable vector calls and the ulong rotations, byte swap,
+# unaligned read and write; ``INTRINSICS``: the x86 methods) and spells none of them; the C#
+# printer (gen/printers/csharp.py) spells them only through that module (api, load, store, the
+# shuffles and rotations).  The words the reader may spell as string literals: C# syntax it
+# parses itself (ref arithmetic, spans, the wipe, the byte-order flag, keywords and types), the
+# public methods it proves, and its own node and state names.  A new word goes here only if it is
+# no call of the tables.
+CS_READER = GEN / "prove" / "csharp.py"
+CS_PRINTER = GEN / "printers" / "csharp.py"
+CS_READER_WORDS = {
+    # refs, spans and the wipe (C# around the calls), the byte-order flag, Overlaps (argument checks)
+    "Unsafe.Add", "MemoryMarshal.GetReference", "MemoryMarshal.AsBytes", "CryptographicOperations.ZeroMemory",
+    "BitConverter.IsLittleEndian", "Overlaps", "Span", "ReadOnlySpan",
+    # keywords and types, the literal suffixes
+    "if", "return", "throw", "ref", "byte", "int", "uint", "long", "ulong", "uUlL",
+    # the public methods proved and their directions
+    "Encrypt", "Decrypt", "EncryptBlocks", "DecryptBlocks", "encrypt", "decrypt",
+    # expression nodes, statement kinds, state names
+    "assign", "bin", "call", "cast", "cond", "expr", "index", "member", "method", "name", "neg", "not", "num",
+    "ternary", "unset", "pure", "ret", "rsp0.", "_", "_pure", "_scopes",
+}
+
+
+def cs_string_words(source: str) -> set[str]:
+    """The string literals of a module that are one C# name (``Create``, ``Vector256``,
+    ``Unsafe.ReadUnaligned<ulong>``)."""
+    return {n.value for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and re.fullmatch(r"[A-Za-z_][\w.]*(<\w+>)?", n.value)}
+
+
+def _dotnet_spellings() -> tuple[set[str], set[str]]:
+    """(method names, classes) of every call gen/isa/dotnet.py spells: the API rows' methods
+    (their static classes' qualified names too), the x86 intrinsic methods, the vector and x86
+    classes."""
+    from threefish_gen.gen.isa import dotnet
+    methods = {r.name for r in dotnet.API.values()} | set(dotnet.INTRINSICS)
+    methods |= {f"{r.on}.{r.name}" for r in dotnet.API.values() if r.on not in (dotnet.VECTOR, dotnet.VALUE)}
+    return methods, set(dotnet.VECTORS) | set(dotnet.CLASSES)
+
+
+def cs_reader_problems(source: str) -> list[str]:
+    methods, classes = _dotnet_spellings()
+    words = cs_string_words(source)
+    spelled = sorted(w for w in words if w in methods | classes or w.rsplit(".", 1)[0] in classes)
+    problems = []
+    if spelled:
+        problems.append(f"C# calls spelled in the reader: {spelled} (read them through dotnet.api_row)")
+    if unknown := sorted(words - CS_READER_WORDS):
+        problems.append(f"words not documented in CS_READER_WORDS: {unknown}")
+    return problems
+
+
+def cs_printer_problems(source: str) -> list[str]:
+    """Pieces of string literals (f-string parts too) of the printer that spell a call of the
+    tables: ``.Method(`` of a vector row, ``Class.Method(`` of a ulong row or an x86 class."""
+    from threefish_gen.gen.isa import dotnet
+    rows = dotnet.API.values()
+    pats = [re.escape(f".{r.name}(") for r in rows if r.on in (dotnet.VECTOR, dotnet.VALUE)]
+    pats += [rf"\b{re.escape(f'{r.on}.{r.name}')}\(" for r in rows if r.on not in (dotnet.VECTOR, dotnet.VALUE)]
+    pats += [rf"\b{re.escape(c)}\.\w+\(" for c in dotnet.CLASSES]
+    found = set()
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            found |= {m.group(0) for p in pats for m in re.finditer(p, n.value)}
+    return [f"C# calls spelled in the printer: {sorted(found)} (spell them through gen/isa/dotnet.py)"] if found else []
+
+
+def test_the_csharp_reader_and_printer_spell_no_call_of_the_tables():
+    assert not cs_reader_problems(CS_READER.read_text())
+    assert not cs_printer_problems(CS_PRINTER.read_text())
+
+
+def test_the_csharp_checks_are_not_vacuous():
+    """The reader and printer as they were before the portable calls moved to dotnet.py fail the
+    checks, as does one new call literal; a documented word passes."""
+    old_reader = ('def f(self, name, x, p, e):\n    if name in ("AsUInt64", "AsByte", "AsUInt32"):\n        return x\n'
+                  '    if name == "GetLower":\n        return x[:1]\n    if p == "Unsafe" and e == "Add":\n        return 0\n'
+                  '    if p in ("BitOperations.RotateLeft", "BitOperations.RotateRight"):\n        return 1\n')
+    (problem,) = [p for p in cs_reader_problems(old_reader) if "spelled" in p]
+    for name in ("AsUInt64", "GetLower", "BitOperations.RotateLeft", "Add"):
+        assert repr(name) in problem, problem
+    assert cs_reader_problems(CS_READER.read_text() + '\nX = "LoadUnsafe"\n')
+    assert cs_reader_problems(CS_READER.read_text() + '\nX = "Vector512"\n')
+    assert not cs_reader_problems(CS_READER.read_text() + '\nX = "Unsafe.Add"\n')
+    old_printer = ('def load(op, vec, ref, w0, src):\n    a = f"{op.dst} = {vec}.LoadUnsafe(ref {ref}, {8 * w0}).AsUInt64();"\n'
+                   '    b = f"{src}.GetLower().AsByte().StoreUnsafe(ref {ref}, 0);"\n'
+                   '    return f"Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref {ref}, 0))", a, b\n')
+    (problem,) = cs_printer_problems(old_printer)
+    for call in (".LoadUnsafe(", ".AsUInt64(", ".GetLower(", ".StoreUnsafe(", "Unsafe.ReadUnaligned<ulong>("):
+        assert repr(call) in problem, problem
+    assert cs_printer_problems('X = f"{a}.Create({b})"\nY = "Avx2.Permute4x64(a, 0xd8)"\n')
+    assert not cs_printer_problems('X = f"ref Unsafe.Add(ref {r}, {k})"\n')
+
+
+def test_every_call_the_csharp_files_hold_is_in_the_dotnet_tables():
+    """Each call on a vector class or an x86 class in the shipped renders (out/csharp), each
+    vector method called on a value (``x.GetLower()``, ``.AsByte()``, ``..StoreUnsafe(``) and each
+    rotation, byte swap and unaligned read or write is a row of dotnet.API or dotnet.INTRINSICS."""
+    from threefish_gen.gen.isa import dotnet
+    rows = {(r.on, r.name) for r in dotnet.API.values()}
+    seen = set()
+    for path in sorted((ROOT / "out" / "csharp").glob("*.cs")):
+        text = path.read_text()
+        for cls, name in re.findall(r"\b(Vector128|Vector256|Vector512)\.(\w+)\(", text):
+            seen.add((dotnet.VECTOR, name))
+        for cls, name in re.findall(r"\b(Avx512F\.VL|Avx512F|Avx2|Avx|Sse2)\.(\w+)\(", text):
+            seen.add(("x86", name))
+        for name in re.findall(r"[\w)](?<!Vector128)(?<!Vector256)(?<!Vector512)\.(As(?:UInt64|UInt32|Byte)|Get(?:Lower|Upper)|"
+                               r"\w+Unsafe)\(", text):
+            seen.add((dotnet.VALUE, name))
+        for cls, name in re.findall(r"\b(BitOperations|BinaryPrimitives|Unsafe)\.(Rotate\w+|ReverseEndianness|"
+                                    r"ReadUnaligned<ulong>|WriteUnaligned)\(", text):
+            seen.add((cls, name))
+    assert {(dotnet.VECTOR, "Create"), (dotnet.VECTOR, "LoadUnsafe"), (dotnet.VALUE, "GetLower"),
+            (dotnet.VALUE, "StoreUnsafe"), ("x86", "PermuteVar8x64x2"), ("BitOperations", "RotateLeft"),
+            ("Unsafe", "ReadUnaligned<ulong>")} <= seen, seen
+    missing = sorted(c for c in seen if c not in rows and not (c[0] == "x86" and c[1] in dotnet.INTRINSICS))
+    assert not missing, missing

@@ -293,3 +293,27 @@ def test_verify_prove_row_passes_csharp_and_fails_an_edit(tmp_path):
     assert bad.status == "FAIL" and f"line {line}: x0 += x2;" in bad.detail and ".Encrypt [" in bad.detail, bad
     row = vprove.check(SKEIN[1], vprove.BUILD, tmp_path)
     assert row.status == "PASS" and "not proved: the glue" in row.detail, row
+
+
+def test_rejects_a_wrong_half_and_two_swapped_lanes_of_a_create():
+    """The portable calls read through gen/isa/dotnet.py ``API``: a tweak row built with two lanes
+    swapped (``Vector512.Create`` of one word per lane) names its line; the Skein lanes kernel
+    storing the upper half (``GetUpper``: the zero lanes of its half rows) instead of the lower one
+    differs in that kernel only (its first divergence is the line that made those zeros)."""
+    src = _source(V)
+    old = next(ln.strip() for ln in src.splitlines() if ln.strip().startswith("t0 = Vector512.Create("))
+    first, second = "ref tweaks, 0))", "ref tweaks, 16))"
+    assert first in old and second in old
+    text, line = _edit(V, old, old.replace(first, "@").replace(second, first).replace("@", second), text=src)
+    bad = _bad(prove(V, text))
+    assert bad and all(re.search(rf"EncryptBlocks \[little-endian, .*Avx512F\]: DIFFERS: output word \d+ .*first "
+                                 rf"divergence at line {line}: t0 = Vector512\.Create\(", ln) for ln in bad), bad
+    v = next(v for v in SKEIN if v.spec.bits == 256)
+    text, line = _edit(v, "s3_0.GetLower().AsByte().StoreUnsafe(ref dst, 0);",
+                       "s3_0.GetUpper().AsByte().StoreUnsafe(ref dst, 0);", text=committed_source(v))
+    rep = prove(v, text)
+    bad = _bad(rep)
+    assert len(bad) == 1 and bad[0].startswith(f"{v.prefix}.UbiLanes512 [little-endian]: DIFFERS: lane 0: h[0] "), \
+        rep.lines
+    assert re.search(r"first divergence at line \d+: var s0_0 = Vector512\.Create\(Vector256\.LoadUnsafe\(ref src, 0\)"
+                     r"\.AsUInt64\(\), Vector256\.Create\(0UL\)\);", bad[0]), bad

@@ -10,8 +10,10 @@ module         holds
                and the packed XMM lane moves with their semantics
 ``neon.py``    AArch64 Advanced SIMD (C intrinsics ``v*q_u64``): the same for NEON
 ``dotnet.py``  .NET Vector128/256/512 (C#): the x86 intrinsic methods (Sse2, Avx2, Avx512F),
-               each mapped to the x86.py instruction it compiles to, the per-kind
-               rotations and the shuffles of the C# kernels
+               each mapped to the x86.py instruction it compiles to; the portable calls
+               (``API``: Create, LoadUnsafe/StoreUnsafe, GetLower/GetUpper, the As* views,
+               the word rotations, byte swap, unaligned read and write) with their
+               semantics; the per-kind rotations and the shuffles of the C# kernels
 ``common.py``  the ISA record, the lane reader semantics are written against, the
                search from a wanted lane pattern to the cheapest instruction(s)
 =============  =====================================================================

@@ -23,7 +23,8 @@ import re
 from .. import skein
 from ..dsl import Idx, Mem
 from ..errors import GenError
-from ..isa.dotnet import KINDS, OPERATORS, PACKED_VEC, VECTORS, lanes_shuffle, packed_rotate, packed_shuffle
+from ..isa import dotnet
+from ..isa.dotnet import KINDS, OPERATORS, PACKED_VEC, VECTORS, api, lanes_shuffle, packed_rotate, packed_shuffle
 from ..layouts import ir
 from . import Line, load_word, render_template
 
@@ -83,17 +84,17 @@ class CsPrinter:
     def ld(ref: str, off: str) -> str:
         """Little-endian load at any alignment (Unsafe/BinaryPrimitives are JIT intrinsics, never
         calls, whatever the method size; IsLittleEndian folds to a constant)."""
-        at = f"Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref {ref}, {off}))"
-        return f"(BitConverter.IsLittleEndian ? {at} : BinaryPrimitives.ReverseEndianness({at}))"
+        at = CsPrinter.ld_le(ref, off)
+        return f"(BitConverter.IsLittleEndian ? {at} : {api('bswap', None, at)})"
 
     @staticmethod
     def ld_le(ref: str, off: str) -> str:
-        return f"Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref {ref}, {off}))"
+        return api("read", None, f"Unsafe.Add(ref {ref}, {off})")
 
     @staticmethod
     def st(ref: str, off: str, v: str) -> str:
-        return (f"Unsafe.WriteUnaligned(ref Unsafe.Add(ref {ref}, {off}), "
-                f"BitConverter.IsLittleEndian ? {v} : BinaryPrimitives.ReverseEndianness({v}));")
+        return api("write", None, f"Unsafe.Add(ref {ref}, {off})",
+                   f"BitConverter.IsLittleEndian ? {v} : {api('bswap', None, v)}") + ";"
 
     def local(self, m: Mem) -> str:
         if m.array in self.flat:
@@ -113,7 +114,7 @@ class CsPrinter:
             return self.local(a)
         if a.scale:
             v = f"(ulong)({self.index(a)})"
-            return v if self.kind == "scalar" else f"{self.vec}.Create({v})"
+            return v if self.kind == "scalar" else api("broadcast", self.vec, v)
         return self.k["imm"].format(v=_hex(a.base))
 
     def lines(self, ops, names) -> list[str]:
@@ -230,7 +231,7 @@ class _CsLanesOps(_CsOps):
 
     def broadcast(self, op):        # a key word in every lane
         m = op.term
-        return [f"{op.dst} = {self.vec}.Create({self.p.ld_le(self.p.refs[m.array], self.p.byte_off(m))});"]
+        return [f"{op.dst} = {api('broadcast', self.vec, self.p.ld_le(self.p.refs[m.array], self.p.byte_off(m)))};"]
 
     def _half(self) -> str:
         """The vector type of half this kind's lanes (Vector512 -> Vector256, Vector256 -> Vector128)."""
@@ -242,22 +243,22 @@ class _CsLanesOps(_CsOps):
         used = [w for w in op.words if w is not None]
         if used == list(range(w0, w0 + len(used))) and op.words[len(used):] == (None,) * (len(op.words) - len(used)):
             if len(used) == len(op.words):
-                return [f"{op.dst} = {vec}.LoadUnsafe(ref {ref}, {8 * w0}).AsUInt64();"]
+                return [f"{op.dst} = {dotnet.load(vec, ref, 8 * w0)};"]
             if 2 * len(used) == len(op.words):     # a row of half the lanes (the gather form): upper half 0
                 half = self._half()
-                return [f"{op.dst} = {vec}.Create({half}.LoadUnsafe(ref {ref}, {8 * w0}).AsUInt64(), {half}.Create(0UL));"]
+                return [f"{op.dst} = {api('halves', vec, dotnet.load(half, ref, 8 * w0), api('broadcast', half, '0UL'))};"]
         # lane b: its own word (tweaks), 0 where no word; vector kernels run only where BitConverter.IsLittleEndian
-        lanes = ", ".join("0UL" if w is None else p.ld_le(ref, str(8 * w)) for w in op.words)
-        return [f"{op.dst} = {vec}.Create({lanes});"]
+        lanes = ("0UL" if w is None else p.ld_le(ref, str(8 * w)) for w in op.words)
+        return [f"{op.dst} = {api('create', vec, *lanes)};"]
 
     def store(self, op):
         ref, used = self.p.refs[op.array], [w for w in op.words if w is not None]
         w0 = used[0]
         if used == list(range(w0, w0 + len(used))) and op.words[:len(used)] == tuple(used):
             if len(used) == len(op.words):
-                return [f"{op.src}.AsByte().StoreUnsafe(ref {ref}, {8 * w0});"]
+                return [dotnet.store(op.src, ref, 8 * w0)]
             if 2 * len(used) == len(op.words):
-                return [f"{op.src}.GetLower().AsByte().StoreUnsafe(ref {ref}, {8 * w0});"]
+                return [dotnet.store(api("lower", op.src), ref, 8 * w0)]
         raise GenError(f"C# lanes printer: a store of the words {op.words}")     # pragma: no cover
 
     def block(self, op):
@@ -276,7 +277,7 @@ class _CsLanesOps(_CsOps):
     def const(self, op):
         if any(op.values):     # pragma: no cover - the scatter's only constant is its zero row
             raise GenError(f"C# lanes printer: constant {op.values}")
-        return [f"{op.dst} = {self.vec}.Create(0UL);"]
+        return [f"{op.dst} = {api('broadcast', self.vec, '0UL')};"]
 
     def shuffle(self, op):
         a, b = op.srcs
@@ -315,10 +316,10 @@ class _CsPacked:
         self.out.append(f"// {op.text}")
 
     def load(self, op):
-        self.out.append(f"{op.dst} = {self.vec}.LoadUnsafe(ref src, {8 * op.words[0]}).AsUInt64();")
+        self.out.append(f"{op.dst} = {dotnet.load(self.vec, 'src', 8 * op.words[0])};")
 
     def store(self, op):
-        self.out.append(f"{op.src}.AsByte().StoreUnsafe(ref dst, {8 * op.words[0]});")
+        self.out.append(dotnet.store(op.src, "dst", 8 * op.words[0]))
 
     def shuffle(self, op):
         rest = self.body[self.i + 1:]
@@ -327,7 +328,7 @@ class _CsPacked:
                                                if not ir.same_sources(r, op)))
 
     def insert(self, op):
-        self.expr[op.dst] = f"{self.vec}.Create({', '.join(' + '.join(_cs_term(t) for t in ts) for ts in op.terms)})"
+        self.expr[op.dst] = api("create", self.vec, *(" + ".join(_cs_term(t) for t in ts) for ts in op.terms))
 
     def arith(self, op):
         assert op.a == op.dst
@@ -447,11 +448,11 @@ def render(v, laid: dict) -> dict[str, str]:
 
 
 # Bytes per element of the locals and stackalloc scratch the kernels declare (the vector types:
-# gen/isa/dotnet.py, 8 bytes a lane).  A stackalloc'd vector (the lanes loop kernels' key table and
+# gen/isa/dotnet.py ELEMENT_BYTES, 8 bytes a lane).  A stackalloc'd vector (the lanes loop kernels' key table and
 # subkey ring: Span<Vector512<ulong>> ks = stackalloc Vector512<ulong>[n]) takes its vector's size an
 # element, like a vector local; the text scan the facts replaced counted such scratch 0 bytes, so
 # Burn left most of the Vector512/Vector256 tables of --unroll loop lanes classes in place.
-_CS_BYTES = {t: 8 * n for t, n in [("ulong", 1), *((f"{v}<ulong>", n) for v, n in VECTORS.items())]}
+_CS_BYTES = dict(dotnet.ELEMENT_BYTES)
 _CS_BYTES.update({f"stackalloc {t}": b for t, b in list(_CS_BYTES.items())})
 
 

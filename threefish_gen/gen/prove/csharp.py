@@ -11,16 +11,15 @@ terms; this module adds what C# says differently:
   addresses: ``ref Unsafe.Add(ref p, k)``, ``ref MemoryMarshal.GetReference(span)``), member
   calls (``s0.AsByte().StoreUnsafe(ref dst, 64)``), class constants and ``bool`` properties
   (``Lanes512 => BitConverter.IsLittleEndian && Avx512F.IsSupported``);
-* scalars: ``BitOperations.RotateLeft/RotateRight``, ``Unsafe.ReadUnaligned<ulong>``,
-  ``Unsafe.WriteUnaligned``, ``BinaryPrimitives.ReverseEndianness`` (the word's bytes
-  reversed);
-* vectors: ``Vector128/256/512.Create`` (one scalar broadcast, one per lane, or two half
-  vectors), ``GetLower`` (the lower half's lanes),
-  ``LoadUnsafe``/``StoreUnsafe`` on a byte ref, the views ``AsUInt64``/``AsByte``/``AsUInt32``
-  (the lanes unchanged), the operators ``+ - ^ |`` per lane, and the Avx512F/Avx2/Sse2
-  intrinsics of the printer (PermuteVar8x64x2, PermuteVar8x64, Permute4x64, Permute2x128,
-  UnpackLow/High, Shuffle on 32-bit elements, the shifts, Or, RotateLeft/Right and their
-  Variable forms), each given the SIMD C reader's meaning of the instruction it compiles to;
+* calls: every call of the runtime the printer spells is read through gen/isa/dotnet.py: a
+  call on a ``Vector128/256/512`` class, on a vector value or on the class of a ulong row
+  (``BitOperations``, ``BinaryPrimitives``, ``Unsafe.ReadUnaligned/WriteUnaligned``) is an
+  ``API`` row (vectors built, read and written through a byte ref, halves, views; rotations,
+  the byte swap, a word's read and write: which row by the method's name and its arguments'
+  shapes), an Avx512F/Avx2/Sse2 method an ``INTRINSICS`` row, given the meaning of the x86
+  instruction it compiles to (gen/isa/x86.py ``SEMANTICS``); the operators ``+ - ^ |`` act per
+  lane.  This module reads the C# around the calls (refs, spans, locals) and the byte order of
+  their memory lanes, and spells no call of the tables (tests/test_isa_dispatch.py);
 * local arrays: ``Span<ulong> ks = stackalloc ulong[76]`` (``Span<Vector512<ulong>>`` too;
   an index out of its length is a difference), a ``Span<ulong>`` parameter's elements in the
   caller's memory (Skein's state ``s``); ``CryptographicOperations.ZeroMemory`` of a stackalloc
@@ -52,10 +51,10 @@ import itertools
 import re
 
 from ..isa import dotnet
-from .c_simd import (Function, _tokens as c_tokens, Program as SimdProgram, SimdMachine, Stmt, _Parser as CParser, _split_args,
-                     heads)
+from .c_simd import (Function, LaneTerms, _tokens as c_tokens, Program as SimdProgram, SimdMachine, Stmt, _Parser as CParser,
+                     _split_args, heads)
 from .engine import ProveError, Unsupported, literal
-from .terms import MASK, Term, add, and_, bswap, const, lt, mul, or_, rotl, shr, sub, value, var, xor
+from .terms import MASK, Term, add, and_, bswap, const, lt, mul, or_, shr, sub, value, var, xor
 
 LITTLE = "BitConverter.IsLittleEndian"
 
@@ -67,8 +66,7 @@ _TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*<\w+(?
                     r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|&&|\|\||[-+*/%^|&()\[\],<>=!~?:.])")
 _COMPARE = ("<", ">", "<=", ">=", "==", "!=")
 _CASTS = {"ulong", "long", "int", "uint"}
-_LANES = dotnet.VECTORS
-_ELEM = {"ulong": 8, "byte": 1, "Vector128<ulong>": 16, "Vector256<ulong>": 32, "Vector512<ulong>": 64}
+_ELEM = {"byte": 1, **dotnet.ELEMENT_BYTES}
 
 
 
@@ -645,11 +643,11 @@ class CsMachine(SimdMachine):
                 raise ProveError(f"line {self.line.no}: {e[1]} is read before it is set")
             return self.state.regs[e[1]]
         if e[0] == "method":
-            p = _path(e[1])
+            p = f"{_path(e[1])}.{e[2]}"
             args = e[3]
-            if p == "Unsafe" and e[2] == "Add" and len(args) == 2:
+            if p == "Unsafe.Add" and len(args) == 2:
                 return add(self._ref_arg(args[0]), self._scalar(self.ev(args[1])))
-            if p == "MemoryMarshal" and e[2] == "GetReference" and len(args) == 1 and args[0][0] == "name" \
+            if p == "MemoryMarshal.GetReference" and len(args) == 1 and args[0][0] == "name" \
                     and args[0][1] in self.fn.spans:
                 return self.state.regs[args[0][1]]
         raise Unsupported(f"line {self.line.no}: a ref the reader does not know")
@@ -678,7 +676,7 @@ class CsMachine(SimdMachine):
 
     def _zero(self, a) -> None:
         """CryptographicOperations.ZeroMemory of one of the method's stackallocs."""
-        if a[0] == "method" and _path(a[1]) == "MemoryMarshal" and a[2] == "AsBytes" and len(a[3]) == 1:
+        if a[0] == "method" and f"{_path(a[1])}.{a[2]}" == "MemoryMarshal.AsBytes" and len(a[3]) == 1:
             a = a[3][0]
         if a[0] != "name" or a[1] not in self.fn.arrays or self.fn.lengths.get(a[1]) is None:
             raise ProveError(f"line {self.line.no}: ZeroMemory of memory that is not a stackalloc of the method")
@@ -706,47 +704,33 @@ class CsMachine(SimdMachine):
             if p is not None:
                 return self._static(p, name, args)
         x = self.ev(base)
-        if name in ("AsUInt64", "AsByte", "AsUInt32") and not args and isinstance(x, tuple):
-            return x            # a view: the same lanes (the compiler types the operations)
-        if name == "GetLower" and not args and isinstance(x, tuple) and len(x) > 1:
-            return x[:len(x) // 2]
-        if name == "StoreUnsafe" and len(args) == 2 and isinstance(x, tuple):
-            addr = add(self._ref_arg(args[0]), self._scalar(self.ev(args[1])))
-            self._vstore(addr, tuple(self._mem(t) for t in x))
-            return None
-        raise Unsupported(f"line {self.line.no}: the method {name} is not modelled")
+        if not isinstance(x, tuple):
+            raise Unsupported(f"line {self.line.no}: the method {name} is not modelled")
+        return self._api(dotnet.VALUE, name, args, len(x), x)
+
+    def _api(self, on: str, name: str, args, w: int, receiver=None):
+        """A call of gen/isa/dotnet.py's ``API`` (on a vector class, a vector value ``receiver``
+        or a static class; w lanes): the row found by the method's name and the shapes of its
+        arguments (a ref, a scalar, a vector's lanes), its meaning read in the path's byte order."""
+        vals = [self.ev(a) for a in args]
+        shapes = tuple("ref" if a[0] == "ref" else len(v) if isinstance(v, tuple) else None
+                       for a, v in zip(args, vals))
+        row = dotnet.api_row(on, name, shapes, w)
+        if row is None:
+            raise Unsupported(f"line {self.line.no}: {name} with these arguments is not modelled")
+        out = dotnet.api_args(row, vals, lambda ref, k: add(ref, self._scalar(k)), receiver)
+        return row.row(_CsLanes(self, name), w, out)
 
     def _static(self, cls: str, name: str, args):
         full = f"{cls}.{name}"
         no = self.line.no
-        if full == "Unsafe.ReadUnaligned<ulong>" and len(args) == 1:
-            return self._mem(self.load(self._ref_arg(args[0]), 8))
-        if full == "Unsafe.WriteUnaligned" and len(args) == 2:
-            v = self._scalar(self.ev(args[1]))
-            self.store(self._ref_arg(args[0]), 8, self._mem(v))
-            return None
         if full == "CryptographicOperations.ZeroMemory" and len(args) == 1:
             self._zero(args[0])
             return None
+        on = dotnet.api_on(cls)
+        if on is not None:
+            return self._api(on[0], name, args, on[1])
         a = [self.ev(x) for x in args]
-        if full in ("BitOperations.RotateLeft", "BitOperations.RotateRight") and len(a) == 2:
-            k = self._imm(a[1])
-            return rotl(self._scalar(a[0]), k if name == "RotateLeft" else -k)
-        if full == "BinaryPrimitives.ReverseEndianness" and len(a) == 1:
-            return bswap(self._scalar(a[0]))
-        if cls in _LANES:
-            w = _LANES[cls]
-            if name == "Create":
-                if len(a) == 1 and not isinstance(a[0], tuple):
-                    return (a[0],) * w
-                if len(a) == w and not any(isinstance(t, tuple) for t in a):
-                    return tuple(a)
-                if len(a) == 2 and all(isinstance(t, tuple) and len(t) == w // 2 for t in a):
-                    return a[0] + a[1]          # Create(lower, upper): two half vectors
-                raise Unsupported(f"line {no}: {full} with {len(a)} values")
-            if name == "LoadUnsafe" and len(a) == 2:
-                addr = add(self._ref_arg(args[0]), self._scalar(a[1]))
-                return tuple(self._mem(t) for t in self._vload(addr, w))
         form = dotnet.intrinsic(cls, name, len(a[0])) if a and isinstance(a[0], tuple) else None
         if form is None and dotnet.intrinsic(cls, name, 2) is not None:
             raise Unsupported(f"line {no}: {full} with these arguments")
@@ -756,6 +740,17 @@ class CsMachine(SimdMachine):
                 raise Unsupported(f"line {no}: {full} with these arguments")
             return self._x86(op, len(a[0]), [a[i] for i in order], full)
         raise Unsupported(f"line {no}: {full} is not modelled")
+
+
+class _CsLanes(LaneTerms):
+    """The lane reader of a vector call: memory lanes are ulongs in the path's byte order
+    (big-endian: each word's bytes reversed, as ``ReadUnaligned`` reads it)."""
+
+    def load(self, addr: Term, n: int) -> tuple:
+        return tuple(self.mach._mem(t) for t in self.mach._vload(addr, n))
+
+    def store(self, addr: Term, v: tuple) -> None:
+        self.mach._vstore(addr, tuple(self.mach._mem(t) for t in v))
 
 
 # ---------------------------------------------------------------------------- paths and jobs
