@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from .. import cpu_rules, skein
 from ..errors import GenError
+from ..layouts import lanes as llanes
 from ..layouts.lay_out import lay_out
 from ..printers.c_simd.driver import (ENV_VAR, FAMILY_MACROS, GUARDS, ISAS, LAYOUTS, family_name,
-                                      render_c_simd, skein_lanes_kernel, skein_lanes_layout)
+                                      render_c_simd, skein_lanes_kernel)
 from ..printers.c_simd.printer import packed_width
 from ..threefish import Options
 from ..variant import Variant
@@ -25,6 +26,22 @@ from .c import render_skein, skein_context
 # Skein (--primitive skein): hash_many runs messages in the lanes of these ISAs (--isa auto: all;
 # an x86 build compiles the x86 ones and picks by cpuid, an AArch64 build the NEON one).
 SKEIN_ISAS = ("avx2", "avx512", "neon")
+
+# The Skein lanes kernels' layout (layouts/lanes.lower): chaining values (``in`` block 0, ``out``) and
+# tweaks word-sliced, the message block of lane l read from the parameter m<l> (where it lies).
+SKEIN_SLICED = (("in", 0), ("tweak", 0), ("out", 0))
+SKEIN_ROWS = {("in", 1): "m"}
+
+
+def skein_lanes_layout(prog, lanes: int):
+    """gen/skein.ubi_lanes_program in the lanes layout of the SIMD C Skein kernels: ``in`` and
+    ``out`` hold the L chaining values word-sliced (word j of lane l at word j*L + l: a vector per
+    word, kept in that form from one block to the next, no transposes), ``tweaks`` the L tweaks
+    the same way (t0 of lane l at word l, t1 at word L + l), and the message block of lane l is
+    read from the parameter ``m<l>`` (loaded straight from the caller's message, then transposed
+    into words: the only transpose of the kernel)."""
+    return llanes.lower(prog, lanes, sliced=SKEIN_SLICED, rows=SKEIN_ROWS)
+
 
 ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
 # Layout packed (one block over the lanes, for single-block latency) is not a default path of the

@@ -42,8 +42,7 @@ def variants(version: str = "1.3"):
     """(scalar Skein-512, SIMD dispatcher Skein-512, scalar Threefish-512) with fixed prefixes."""
     spec = get_spec(version, 512)
     c = registry.get("c")
-    simd = next(t for t in registry.TARGETS.values()          # SIMD C: the C target with --isa
-                if t.recipe.language == c.recipe.language and t.option("isa") is not None)
+    simd = _simd_target()
     sk = c.variant(spec, c.default_options_for(spec, {"primitive": "skein"}), "bsk_", primitive="skein")
     skm = simd.variant(spec, Options("fly", "full", 1), "bskm_", isa="auto", primitive="skein")
     tf = c.variant(spec, c.default_options(spec), "btf_")
@@ -63,10 +62,17 @@ SCALAR_GOAL = ("scalar Skein-512 64 KiB <= 1.05x Threefish-512 chained", "skein-
                "threefish-512 c chained (encrypt, input = previous output)", 65536, 1.05)
 
 
+def _simd_target():
+    """SIMD C: the target of the C language with an --isa option."""
+    c = registry.get("c")
+    return next(t for t in registry.TARGETS.values()
+                if t.recipe.language == c.recipe.language and t.option("isa") is not None)
+
+
 def paired_variants(version: str = "1.3"):
     """The Threefish-512 c-simd lanes fly/full/i1 variants of the paired rounds (avx512, avx2)."""
     spec = get_spec(version, 512)
-    simd = registry.get("c-simd")
+    simd = _simd_target()
     return [simd.variant(spec, Options("fly", "full", 1), prefix, isa=isa, layout="lanes")
             for isa, prefix in PAIRED_TF]
 

@@ -436,25 +436,8 @@ def render_c_simd(v: Variant, laid, subs=(), rules=(), singles=()) -> dict[str, 
 
 # --------------------------------------------------------------------------- Skein
 
-# The Skein lanes kernels' layout (layouts/lanes.lower): chaining values (``in`` block 0, ``out``) and
-# tweaks word-sliced, the message block of lane l read from the parameter m<l> (where it lies).
-SKEIN_SLICED = (("in", 0), ("tweak", 0), ("out", 0))
-SKEIN_ROWS = {("in", 1): "m"}
-
-
-def skein_lanes_layout(prog, lanes: int) -> ir.VProgram:
-    """gen/skein.ubi_lanes_program in the lanes layout of the SIMD C Skein kernels: ``in`` and
-    ``out`` hold the L chaining values word-sliced (word j of lane l at word j*L + l: a vector per
-    word, kept in that form from one block to the next, no transposes), ``tweaks`` the L tweaks
-    the same way (t0 of lane l at word l, t1 at word L + l), and the message block of lane l is
-    read from the parameter ``m<l>`` (loaded straight from the caller's message, then transposed
-    into words: the only transpose of the kernel)."""
-    from ...layouts import lanes as llanes
-    return llanes.lower(prog, lanes, sliced=SKEIN_SLICED, rows=SKEIN_ROWS)
-
-
 def skein_lanes_kernel(prefix: str, vp: ir.VProgram, isa_name: str) -> dict:
-    """The UBI block of L messages at once (``vp``: :func:`skein_lanes_layout`, L = the ISA's
+    """The UBI block of L messages at once (``vp``: gen/targets/c_simd.py :func:`skein_lanes_layout`, L = the ISA's
     lanes): ``in`` = the L chaining values word-sliced, ``tweaks`` = the L tweaks word-sliced,
     ``m0`` .. ``m<L-1>`` = the L message blocks, ``out`` = the L new chaining values word-sliced.
     Returns dict(name, lanes, lines, isa, cost, params: the message parameters)."""
