@@ -55,13 +55,13 @@ def test_dispatcher_proves_every_path():
 
 
 def test_dispatcher_proves_its_single_block_paths():
-    """Threefish-512's dispatcher has a single-block CPU table (Intel's AVX-512 packed kernel):
-    encrypt/decrypt switch between it and the scalar kernel; both paths are proved."""
-    v = targets.get("c-simd").dispatcher(get_spec("1.3", 512))
+    """Threefish-1024's dispatcher has a single-block CPU table (Intel's AVX-512 and Zen 4's AVX2
+    packed kernels): encrypt/decrypt switch between them and the scalar kernel; every path is proved."""
+    v = targets.get("c-simd").dispatcher(get_spec("1.3", 1024))
     rep = prove(v, _source(v))
     assert not rep.failed, "\n".join(rep.lines)
     for d in ("encrypt", "decrypt"):
-        for path in ("avx512_packed", "scalar"):
+        for path in ("avx512_packed", "avx2_packed", "scalar"):
             assert any(line.startswith(f"{v.prefix}{d} [path {v.prefix}{path}_{d}]: equivalent")
                        for line in rep.lines), rep.lines
     assert all(": equivalent (" in line for line in rep.lines)
