@@ -68,7 +68,7 @@ static inline uint64_t tf512_v13_csimd_auto_fly_full_load64(const uint8_t *p)
    registers, return address) for a scalar single-block function (a word is one value, given at
    most one spill slot; arrays count twice), twice those bytes plus 1 KiB for the blocks
    functions and the packed one-block kernels (gcc on x86: twice the bytes of the locals
-   that are not constants, the rotation counts, plus 256); unoptimized (-O0, and every
+   that are not constants, the rotation counts, plus 256; not with SIMDe); unoptimized (-O0, and every
    compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
    1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
    temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
@@ -12272,8 +12272,8 @@ static void tf512_v13_csimd_auto_fly_full_avx512_packed_encrypt(const uint8_t ke
                                                                 const uint8_t in[64], uint8_t out[64])
 {
     tf512_v13_csimd_auto_fly_full_avx512_packed_encrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__)
-    tf512_v13_csimd_auto_fly_full_burn(704); /* gcc */
+#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+    tf512_v13_csimd_auto_fly_full_burn(704); /* gcc, native intrinsics */
 #elif defined(__OPTIMIZE__)
     tf512_v13_csimd_auto_fly_full_burn(1984);
 #elif defined(__clang__)
@@ -12953,8 +12953,8 @@ static void tf512_v13_csimd_auto_fly_full_avx512_packed_decrypt(const uint8_t ke
                                                                 const uint8_t in[64], uint8_t out[64])
 {
     tf512_v13_csimd_auto_fly_full_avx512_packed_decrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__)
-    tf512_v13_csimd_auto_fly_full_burn(704); /* gcc */
+#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+    tf512_v13_csimd_auto_fly_full_burn(704); /* gcc, native intrinsics */
 #elif defined(__OPTIMIZE__)
     tf512_v13_csimd_auto_fly_full_burn(1984);
 #elif defined(__clang__)
