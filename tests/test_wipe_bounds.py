@@ -106,3 +106,23 @@ def test_csharp_kernel_locals():
     for v, size in (("Vector256<ulong>", 32), ("Vector128<ulong>", 16)):
         f["lanes"][0]["arrays"] = [Line(f"Span<{v}> ks = stackalloc {v}[5];", locals=[("stackalloc " + v, "ks", 5)])]
         assert kernel_locals(f, 1)["Lanes512"] == 5 * size
+
+
+def test_one_block_kernel_bounds():
+    """Threefish's one-block kernels (gen/printers/c.py, the note above SLACK): scalar, words once
+    and arrays twice plus 256; vector (packed), the blocks functions' bound, and gcc's: twice the
+    locals that are not constants plus 256.  Unoptimized bounds are the same for every kind."""
+    lines = [decl("uint64_t", [("k0", 1), ("k1", 1)], "uint64_t k0, k1;"),
+             decl("uint64_t", [("ks", 4)], "uint64_t ks[4];"),
+             decl("__m256i", [("rc", 1)], "const __m256i rc = _mm256_set_epi64x(1, 2, 3, 4);", constant=True),
+             decl("__m256i", [("x", 1)], "__m256i x;")]
+    plain = wipe_bounds(lines, True)
+    # scalar: 16 + 2 * 32 + 32 + 32 = 144, + 256 = 400 -> 448 (plain single-block: 2 * 112 + 256 = 480 -> 512)
+    scalar = wipe_bounds(lines, True, "scalar")
+    assert plain["opt"] == 512 and scalar["opt"] == 448 and "opt_gcc" not in scalar
+    # vector: 2 * 112 + 1024 = 1248 -> 1280; gcc without the constant: 2 * 80 + 256 = 416 -> 448
+    vector = wipe_bounds(lines, True, "vector")
+    assert vector["opt"] == 1280 and vector["opt_gcc"] == 448
+    assert {k: v for k, v in scalar.items() if k != "opt"} == {k: v for k, v in plain.items() if k != "opt"}
+    assert {k: v for k, v in vector.items() if k not in ("opt", "opt_gcc")} == \
+        {k: v for k, v in plain.items() if k != "opt"}

@@ -64,9 +64,12 @@ static inline uint64_t tf1024_v13_csimd_auto_fly_full_load64(const uint8_t *p)
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills).
    The bytes cleared are a bound of that frame, per build: optimized (__OPTIMIZE__: gcc and clang
-   -O1 and up) twice the bytes of the locals declared in scopes open at the same time (locals
+   -O1 and up) the bytes of the locals declared in scopes open at the same time (locals
    of scopes not open together share their slots there) plus 256 (the 128-byte red zone, saved
-   registers, return address), 1 KiB for the blocks functions; unoptimized (-O0, and every
+   registers, return address) for a scalar single-block function (a word is one value, given at
+   most one spill slot; arrays count twice), twice those bytes plus 1 KiB for the blocks
+   functions and the packed one-block kernels (gcc on x86: twice the bytes of the locals
+   that are not constants, the rotation counts, plus 256; not with SIMDe); unoptimized (-O0, and every
    compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
    1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
    temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
@@ -2675,7 +2678,7 @@ static void tf1024_v13_csimd_auto_fly_full_scalar_encrypt(const uint8_t key[128]
 {
     tf1024_v13_csimd_auto_fly_full_scalar_encrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf1024_v13_csimd_auto_fly_full_burn(832);
+    tf1024_v13_csimd_auto_fly_full_burn(576);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(1600); /* -O0 */
     tf1024_v13_csimd_auto_fly_full_burn_top();
@@ -5191,7 +5194,7 @@ static void tf1024_v13_csimd_auto_fly_full_scalar_decrypt(const uint8_t key[128]
 {
     tf1024_v13_csimd_auto_fly_full_scalar_decrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf1024_v13_csimd_auto_fly_full_burn(832);
+    tf1024_v13_csimd_auto_fly_full_burn(576);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(1600); /* -O0 */
     tf1024_v13_csimd_auto_fly_full_burn_top();
@@ -13621,7 +13624,9 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_packed_encrypt(const uint8_t k
                                                                  const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_csimd_auto_fly_full_avx512_packed_encrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__)
+#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+    tf1024_v13_csimd_auto_fly_full_burn(1088); /* gcc, native intrinsics */
+#elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(2880);
 #elif defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(268800); /* clang -O0 */
@@ -14385,7 +14390,9 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_packed_decrypt(const uint8_t k
                                                                  const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_csimd_auto_fly_full_avx512_packed_decrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__)
+#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+    tf1024_v13_csimd_auto_fly_full_burn(1088); /* gcc, native intrinsics */
+#elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(2880);
 #elif defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(268800); /* clang -O0 */
@@ -15483,7 +15490,9 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_packed_encrypt(const uint8_t key
                                                                const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_csimd_auto_fly_full_avx2_packed_encrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__)
+#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+    tf1024_v13_csimd_auto_fly_full_burn(1088); /* gcc, native intrinsics */
+#elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(3904);
 #elif defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(325888); /* clang -O0 */
@@ -16719,7 +16728,9 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_packed_decrypt(const uint8_t key
                                                                const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_csimd_auto_fly_full_avx2_packed_decrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__)
+#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+    tf1024_v13_csimd_auto_fly_full_burn(1088); /* gcc, native intrinsics */
+#elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(3904);
 #elif defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(325888); /* clang -O0 */

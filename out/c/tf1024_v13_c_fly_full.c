@@ -43,8 +43,10 @@ static inline void tf1024_v13_c_fly_full_store64(uint8_t *p, uint64_t v)
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills).
    The bytes cleared are a bound of that frame, per build: optimized (__OPTIMIZE__: gcc and clang
-   -O1 and up) twice the bytes of the locals plus 256 (the 128-byte red zone, saved
-   registers, return address), 1 KiB for the blocks functions; unoptimized (-O0, and every
+   -O1 and up) the bytes of the locals plus 256 (the 128-byte red zone, saved
+   registers, return address) for a scalar single-block function (a word is one value, given at
+   most one spill slot; arrays count twice), twice those bytes plus 1 KiB for the blocks
+   functions; unoptimized (-O0, and every
    compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
    1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
    temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
@@ -71,7 +73,7 @@ static void *(*const volatile tf1024_v13_c_fly_full_wipe_memset)(void *, int, si
 static tf1024_v13_c_fly_full_NOINLINE void tf1024_v13_c_fly_full_burn(size_t n)
 {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
-    uint64_t stack[232]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[200]; /* its top n bytes lie where the work function's frame was */
     size_t i;
     for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
         stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
@@ -2622,7 +2624,7 @@ void tf1024_v13_c_fly_full_encrypt(const uint8_t key[128], const uint8_t tweak[1
 {
     tf1024_v13_c_fly_full_encrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf1024_v13_c_fly_full_burn(832);
+    tf1024_v13_c_fly_full_burn(576);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_c_fly_full_burn(1600); /* -O0 */
     tf1024_v13_c_fly_full_burn_top();
@@ -2636,7 +2638,7 @@ void tf1024_v13_c_fly_full_encrypt_blocks(const uint8_t key[128], const uint8_t 
 {
     tf1024_v13_c_fly_full_encrypt_blocks_work(key, tweaks, in, out, n);
 #if defined(__OPTIMIZE__)
-    tf1024_v13_c_fly_full_burn(1856);
+    tf1024_v13_c_fly_full_burn(1600);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_c_fly_full_burn(2624); /* -O0 */
     tf1024_v13_c_fly_full_burn_top();
@@ -5162,7 +5164,7 @@ void tf1024_v13_c_fly_full_decrypt(const uint8_t key[128], const uint8_t tweak[1
 {
     tf1024_v13_c_fly_full_decrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf1024_v13_c_fly_full_burn(832);
+    tf1024_v13_c_fly_full_burn(576);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_c_fly_full_burn(1600); /* -O0 */
     tf1024_v13_c_fly_full_burn_top();
@@ -5176,7 +5178,7 @@ void tf1024_v13_c_fly_full_decrypt_blocks(const uint8_t key[128], const uint8_t 
 {
     tf1024_v13_c_fly_full_decrypt_blocks_work(key, tweaks, in, out, n);
 #if defined(__OPTIMIZE__)
-    tf1024_v13_c_fly_full_burn(1856);
+    tf1024_v13_c_fly_full_burn(1600);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_c_fly_full_burn(2624); /* -O0 */
     tf1024_v13_c_fly_full_burn_top();

@@ -43,8 +43,10 @@ static inline void tf256_v13_c_fly_full_i2_store64(uint8_t *p, uint64_t v)
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills).
    The bytes cleared are a bound of that frame, per build: optimized (__OPTIMIZE__: gcc and clang
-   -O1 and up) twice the bytes of the locals plus 256 (the 128-byte red zone, saved
-   registers, return address), 1 KiB for the blocks functions; unoptimized (-O0, and every
+   -O1 and up) the bytes of the locals plus 256 (the 128-byte red zone, saved
+   registers, return address) for a scalar single-block function (a word is one value, given at
+   most one spill slot; arrays count twice), twice those bytes plus 1 KiB for the blocks
+   functions; unoptimized (-O0, and every
    compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
    1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
    temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
@@ -2748,7 +2750,7 @@ void tf256_v13_c_fly_full_i2_encrypt(const uint8_t key[32], const uint8_t tweak[
 {
     tf256_v13_c_fly_full_i2_encrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf256_v13_c_fly_full_i2_burn(448);
+    tf256_v13_c_fly_full_i2_burn(384);
 #elif defined(__GNUC__) || defined(__clang__)
     tf256_v13_c_fly_full_i2_burn(1216); /* -O0 */
     tf256_v13_c_fly_full_i2_burn_top();
@@ -5414,7 +5416,7 @@ void tf256_v13_c_fly_full_i2_decrypt(const uint8_t key[32], const uint8_t tweak[
 {
     tf256_v13_c_fly_full_i2_decrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf256_v13_c_fly_full_i2_burn(448);
+    tf256_v13_c_fly_full_i2_burn(384);
 #elif defined(__GNUC__) || defined(__clang__)
     tf256_v13_c_fly_full_i2_burn(1216); /* -O0 */
     tf256_v13_c_fly_full_i2_burn_top();

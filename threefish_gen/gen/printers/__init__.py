@@ -18,18 +18,22 @@ class Line(str):
     * ``calls``: (function name, operands) of each other function it calls (the word helpers,
       the single-block tail of a *_blocks function);
     * ``scope``: +1 where it opens a ``{ }`` block, -1 where it closes one;
-    * ``note``: a note of the description (/* round 0 */), which --annotate none leaves out.
+    * ``note``: a note of the description (/* round 0 */), which --annotate none leaves out;
+    * ``constant``: its locals are constants (``const`` with an initialiser of numbers only: the
+      rotation counts of the SIMD kernels), no key material in them.
 
     A plain ``str`` line of a function (a statement on words) has none of them.  The C printers
     (c.py, c_simd.py) record them all, the C# printer (csharp.py) ``locals``."""
 
-    def __new__(cls, text: str, locals=(), sites=(), calls=(), scope: int = 0, note: bool = False):
+    def __new__(cls, text: str, locals=(), sites=(), calls=(), scope: int = 0, note: bool = False,
+                constant: bool = False):
         ln = super().__new__(cls, text)
         ln.locals, ln.sites, ln.calls, ln.scope, ln.note = tuple(locals), tuple(sites), tuple(calls), scope, note
+        ln.constant = constant
         return ln
 
     def indented(self, n: int) -> "Line":
-        return Line(" " * n + self, self.locals, self.sites, self.calls, self.scope, self.note)
+        return Line(" " * n + self, self.locals, self.sites, self.calls, self.scope, self.note, self.constant)
 
 
 class LanesState:

@@ -29,10 +29,11 @@ def stmt(text: str, *exprs) -> Line:
     return Line(text, sites=[s for e in exprs for s in sites_of(e)])
 
 
-def decl(ctype: str, names, text: str, *exprs) -> Line:
+def decl(ctype: str, names, text: str, *exprs, constant: bool = False) -> Line:
     """A declaration line of ``names`` ((name, elements) pairs) of C type ``ctype``; ``exprs``:
-    the initialiser's expressions."""
-    return Line(text, locals=[(ctype, n, k) for n, k in names], sites=[s for e in exprs for s in sites_of(e)])
+    the initialiser's expressions; ``constant``: a ``const`` of numbers only (no key material)."""
+    return Line(text, locals=[(ctype, n, k) for n, k in names], sites=[s for e in exprs for s in sites_of(e)],
+                constant=constant)
 
 
 def open_line(text: str) -> Line:
@@ -210,9 +211,13 @@ def section(printer: CPrinter, vp, part: str = "body", exclude=()) -> dict:
 TYPE_BYTES = {"uint64_t": 8, **x86.TYPES, **neon.TYPES}
 
 
-def _declared(line) -> int:
-    """Bytes the locals declared on one line take (0 for a line that declares none)."""
-    return sum(TYPE_BYTES[t] * k for t, _, k in line.locals) if isinstance(line, Line) else 0
+def _declared(line, constants: bool = True, once: bool = False) -> int:
+    """Bytes the locals declared on one line take (0 for a line that declares none; and for a
+    line of constants, without ``constants``); ``once``: a single value's bytes once, an array's
+    twice (the bound then takes them once: scalar_bound)."""
+    if not isinstance(line, Line) or (line.constant and not constants):
+        return 0
+    return sum(TYPE_BYTES[t] * k * (2 if once and k > 1 else 1) for t, _, k in line.locals)
 
 
 # Room beyond twice the declared locals: 1 KiB, except for the single-block functions of
@@ -220,20 +225,33 @@ def _declared(line) -> int:
 # 256 bytes there, the x86-64 System V red zone (128 bytes below the stack pointer a leaf
 # function may use without moving it) plus 128 for saved registers, the return address and
 # alignment.  The frames gcc and clang -O2/-O3 give the work functions, red zone included, are
-# checked against the optimized bounds (tests/test_trust.py); a Threefish-512 single-block call
-# clears 576 bytes instead of 1344 (blocks functions keep 1 KiB of room: gcc -O3 gives the
-# Threefish-1024 blocks loop 1 KiB of frame, and their wipe is spread over n blocks).
+# checked against the optimized bounds (tests/test_trust.py; blocks functions keep 1 KiB of
+# room: gcc -O3 gives the Threefish-1024 blocks loop 1 KiB of frame, and their wipe is spread
+# over n blocks).
+#
+# Threefish's one-block kernels (issue 27: the wipe was most of the gap between the dispatcher's
+# single block and the NASM one; a Threefish-512 call's words are 64 bytes, its wipe cleared 576):
+# * scalar (words in general registers): optimized, every word is one value the register
+#   allocator gives at most one spill slot, so the words count once, arrays (--keys table's
+#   subkey table, --unroll loop's key ring) twice, plus the 256 bytes of room (Threefish-1024
+#   fly/full: 576 bytes; frames gcc 152 and clang 184 bytes at -O1 to -O3, -Os, -Og; gcc -Og
+#   gives the Threefish-1024 subkey table's function the table plus 136 bytes);
+# * vector (layout packed): clang hoists the subkey vectors out of the rounds and spills them
+#   (frames past the declared locals: Threefish-1024 AVX-512 packed decrypt 2,296 bytes), so
+#   clang and other compilers keep the blocks functions' bound; gcc builds each where it is used
+#   (frames 200 to 488 bytes at Threefish-1024) and gets twice the locals that are not constants
+#   (the rotation counts hold no key material and are never spilled by gcc), plus 256 bytes.
 SLACK = 1024
 OPTIMIZED_SLACK = 256
 RED_ZONE = 128
 
 
-def _bound(total: int, slack: int = SLACK) -> int:
+def _bound(total: int, slack: int = SLACK, factor: int = 2) -> int:
     """Bytes a wipe clears below the caller after a call (the template's PREFIXburn) where the
     compiler gives every local a slot of its own and the code calls no vector intrinsic: twice
-    the ``total`` bytes of declared locals (room for the compiler's spills and copies of them),
-    plus ``slack``, in 64-byte units."""
-    return (2 * total + slack + 63) // 64 * 64
+    (``factor``) the ``total`` bytes of declared locals (room for the compiler's spills and copies
+    of them), plus ``slack``, in 64-byte units."""
+    return (factor * total + slack + 63) // 64 * 64
 
 
 # Unoptimized builds (-O0: no __OPTIMIZE__).  gcc and clang inline the intrinsics (always_inline
@@ -280,22 +298,34 @@ def unoptimized_bounds(lines) -> dict[str, int]:
     return out
 
 
-def wipe_bounds(lines, single: bool) -> dict[str, int]:
+def wipe_bounds(lines, single: bool, kernel: str | None = None) -> dict[str, int]:
     """Bytes the wipe after a function with ``lines`` clears, by build: "opt" (__OPTIMIZE__:
     scoped_stack_bound with OPTIMIZED_SLACK for single-block functions, SLACK for blocks ones),
-    and unoptimized "gcc", "clang", "other" (unoptimized_bounds)."""
-    return {"opt": scoped_stack_bound(lines, OPTIMIZED_SLACK if single else SLACK), **unoptimized_bounds(lines)}
+    and unoptimized "gcc", "clang", "other" (unoptimized_bounds).  ``kernel``: a Threefish
+    one-block kernel (the note above SLACK), "scalar" (optimized: the locals once) or "vector"
+    (optimized: SLACK; and "opt_gcc", gcc's optimized bound: twice the locals but constants)."""
+    out = {"opt": scoped_stack_bound(lines, OPTIMIZED_SLACK if single else SLACK), **unoptimized_bounds(lines)}
+    if kernel == "scalar":
+        out["opt"] = scoped_stack_bound(lines, OPTIMIZED_SLACK, factor=1, once=True)
+    elif kernel == "vector":
+        out["opt"] = scoped_stack_bound(lines, SLACK)
+        out["opt_gcc"] = scoped_stack_bound(lines, OPTIMIZED_SLACK, constants=False)
+    elif kernel is not None:
+        raise ValueError(f"kernel {kernel!r}: scalar or vector")
+    return out
 
 
-def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK) -> int:
+def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK, factor: int = 2, constants: bool = True,
+                       once: bool = False) -> int:
     """The bound for optimized builds (``__OPTIMIZE__``: gcc and clang -O1 and up), where
     locals of scopes that are not open at the same time share their slots and intrinsics leave
     no slots of their own: the most bytes of locals declared in one chain of open scopes
-    (``{ ... }`` blocks of the emitted lines), twice, plus ``slack``.  The frames gcc and clang
-    -O2/-O3 give the work functions are checked against it (tests/test_trust.py, -fstack-usage)."""
+    (``{ ... }`` blocks of the emitted lines; without ``constants``, lines of constants count
+    nothing; ``once``: arrays count twice, _declared), twice (``factor``), plus ``slack``.  The frames gcc and clang -O2/-O3 give the work
+    functions are checked against it (tests/test_trust.py, -fstack-usage)."""
     scopes = [[0, 0]]                      # per open scope: bytes declared in it, most of any child
     for ln in lines:
-        scopes[-1][0] += _declared(ln)
+        scopes[-1][0] += _declared(ln, constants, once)
         scope = ln.scope if isinstance(ln, Line) else 0
         if scope > 0:
             scopes.append([0, 0])
@@ -305,7 +335,7 @@ def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK) -> int:
     while len(scopes) > 1:
         own, child = scopes.pop()
         scopes[-1][1] = max(scopes[-1][1], own + child)
-    return _bound(scopes[0][0] + scopes[0][1], slack)
+    return _bound(scopes[0][0] + scopes[0][1], slack, factor)
 
 
 def function_bodies(prefix: str, progs: dict, blocks_prog: dict) -> dict:

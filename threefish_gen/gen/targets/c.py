@@ -213,6 +213,7 @@ def print_c(v, laid) -> dict[str, str]:
                header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", interleave=v.options.interleave,
                fn=cprinter.function_bodies(v.prefix, laid["one"], laid["blocks"]))
     ctx["wipe"] = v.get("wipe", True)
+    ctx["kernel_wipe"] = True       # the single-block bound of a scalar kernel (templates/c/wipe.j2)
     # the blocks function's blocks through the single-block kernel, not a second copy of it
     # (issue 30), where that costs nothing (SHARED_MIN_BYTES)
     ctx["shared"] = shared = (v.options.interleave == 1 and v.options.keys == "fly" and v.options.unroll == "full"
@@ -222,7 +223,7 @@ def print_c(v, laid) -> dict[str, str]:
     # the blocks call the single-block kernel, its frame lies below theirs: its bound is added)
     ctx["burns"] = {}
     for d, f in ctx["fn"].items():
-        one = cprinter.wipe_bounds(f["setup"]["decl"] + f["body"]["decl"], True)
+        one = cprinter.wipe_bounds(f["setup"]["decl"] + f["body"]["decl"], True, "scalar")
         if not shared:
             many = cprinter.wipe_bounds(f["setup"]["decl"] + f["multi_body"]["decl"] + f["tail_body"]["decl"], False)
         else:

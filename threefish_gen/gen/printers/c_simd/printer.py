@@ -79,7 +79,7 @@ class PackedPrinter:
         T = self.w.T
         decls = self.scalar.declarations(vp.scalars, {}, False)
         decls.append(decl(T, [(n, 1) for n in vp.values], f"{T} " + ", ".join(vp.values) + ";"))
-        consts = [decl(T, [(n, 1)], f"const {T} {n} = {e};", e) for n, e in sorted(self.consts.items())]
+        consts = [decl(T, [(n, 1)], f"const {T} {n} = {e};", e, constant=True) for n, e in sorted(self.consts.items())]
         return setup["decl"] + decls + consts + setup["code"] + code
 
 
