@@ -178,6 +178,13 @@ def merge(runs: list[list[dict]]) -> list[dict]:
     return out
 
 
+def _side(row: dict, paired_samples: bool = True) -> SimpleNamespace:
+    """One side of a judged ratio (paired.judged_ratio) from a merged row: its samples (none
+    where the two rows were not alternated, so the ratio is of medians), median and spread."""
+    return SimpleNamespace(samples=row.get("samples", {}) if paired_samples else {}, cpb=row["cpb"],
+                           spread=row.get("spread"))
+
+
 def rust_goal_lines(rows: list[dict], goal: float = GOAL) -> list[dict]:
     """Per message size with both rows: the Rust scalar hash / the C scalar hash, the median of the
     per-round ratios of their alternated samples (paired.py), judged against ``goal`` at its
@@ -189,9 +196,7 @@ def rust_goal_lines(rows: list[dict], goal: float = GOAL) -> list[dict]:
         c = next((r for r in rows if r["bytes"] == n and r["name"] == C_ROW), None)
         if rust is None or c is None:
             continue
-        a = SimpleNamespace(samples=rust["samples"], cpb=rust["cpb"], spread=rust["spread"])
-        b = SimpleNamespace(samples=c["samples"], cpb=c["cpb"], spread=c["spread"])
-        got, how, judged = paired.judged_ratio(a, b, goal)
+        got, how, judged = paired.judged_ratio(_side(rust), _side(c), goal)
         line = (f"  {n:>8} B  rust scalar Skein / C scalar Skein = {got.median:.3f} ({how}; goal <= {goal:.2f}: "
                 f"{judged}) [{rust['cpb']:.2f} / {c['cpb']:.2f} c/B]")
         out.append(dict(bytes=n, ratio=round(got.median, 4), min=round(got.min, 4), spread=round(got.spread, 4),
@@ -226,9 +231,7 @@ def rate_lines(pairs: dict, rows: list[dict]) -> tuple[list[str], list[dict]]:
     a = next((r for r in rows if r["name"] == sk and r["bytes"] == skb), None)
     b = next((r for r in rows if r["name"] == tf and r["bytes"] == tfb), None)
     if a and b:
-        ra = SimpleNamespace(samples={}, cpb=a["cpb"], spread=a.get("spread"))
-        rb = SimpleNamespace(samples={}, cpb=b["cpb"], spread=b.get("spread"))
-        got, how, verdict = paired.judged_ratio(ra, rb, goal)
+        got, how, verdict = paired.judged_ratio(_side(a, False), _side(b, False), goal)
         lines.append(f"  {label:<62} {a['cpb']:5.2f} / {b['cpb']:5.2f} c/B = {got.median:.3f}x ({how})  {verdict}")
         recs.append(dict(goal=label, skein=sk, threefish=tf, skein_cpb=a["cpb"], threefish_cpb=b["cpb"],
                          ratio=round(got.median, 4), ratio_spread=round(got.spread, 4), pairs=0, limit=goal,
