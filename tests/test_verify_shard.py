@@ -427,3 +427,96 @@ def test_the_wine_prefix_is_made_once_by_concurrent_rows(tmp_path, monkeypatch):
     _, why = nasm.wine_env(tmp_path)
     assert "could not make its prefix" in why and "wine: broken" in why
     assert other not in nasm._WINE_PREFIXES
+
+
+# --------------------------------------------------------------------------- rows once per code shape
+
+def test_shape_digest_masks_only_numbers_and_version_tags():
+    from threefish_gen.verify import shapes
+    a = {"tf256_v13_c.c": "/* v1.3 */ x1 = (x1 << 14) | (x1 >> 50); k4 = UINT64_C(0x1bd11bdaa9fc1a22); TF256_V13_X"}
+    b = {"tf256_v11_c.c": "/* v1.1 */ x1 = (x1 << 5) | (x1 >> 59); k4 = UINT64_C(0x5555555555555555); TF256_V11_X"}
+    assert shapes.shape_digest(a) == shapes.shape_digest(b)
+    for other in ("x1 = _mm_shuffle_epi8(x1, r8);", "x1 = (x1 << 5) & (x1 >> 59);"):      # another instruction
+        assert shapes.shape_digest(a) != shapes.shape_digest({"tf256_v11_c.c": other})
+    # a literal's type is shape: 14u32 and 14u64 differ, 14u32 and 5u32 do not
+    assert shapes.shape_digest({"a.rs": "x.rotate_left(14u32)"}) == shapes.shape_digest({"a.rs": "x.rotate_left(5u32)"})
+    assert shapes.shape_digest({"a.rs": "x.rotate_left(14u32)"}) != shapes.shape_digest({"a.rs": "x.rotate_left(14u64)"})
+    # a number inside a name is part of the name
+    assert shapes.shape_digest({"a.c": "x13 = x1;"}) != shapes.shape_digest({"a.c": "x12 = x1;"})
+    assert shapes.rotations_in_range()
+
+
+def test_covered_rows_are_the_per_shape_rows_of_same_shaped_older_versions():
+    """On real renders: scalar C's older versions are the newest's code but for their numbers
+    (their sanitizer and ct rows are covered, their functional rows and prove are not); the v1.1
+    SSE2 lanes kernel, whose rotates by multiples of 8 are byte shuffles, is not."""
+    from threefish_gen.gen.render import render_variant
+    from threefish_gen.verify import shapes
+    specs = _specs((256,), ())
+    c = [v for v in registry.variants("all", "c", specs=specs) if v.label().endswith("fly/full/i1") and v.primitive == "threefish"]
+    simd = [v for v in registry.variants("all", "c-simd", specs=specs)
+            if v.label().startswith("c-simd sse2 lanes") and v.label().endswith("fly/full/i1")]
+    assert len(c) == len(simd) == 3
+    tasks = [(v, b) for v in c + simd for b in matrix.builds_of(v)]
+    cov = shapes.covered_by(tasks, lambda v: shapes.shape_digest(render_variant(v)))
+    got = sorted((tasks[i][0].label(), tasks[i][1].name, rep.label()) for i, (rep, b) in cov.items())
+    # v1.2 has v1.3's rotation counts (v1.3 changed only the parity constant): the SSE2 kernels of
+    # v1.2 and v1.3 are one shape; v1.1 rotates by other counts, some by a multiple of 8
+    want = sorted((v.label(), b.name, vs[-1].label()) for vs in (c, simd) for v in vs[:2] for b in matrix.builds_of(v)
+                  if shapes.per_shape(b.name) and (vs is c or v.spec.version == "1.2"))
+    assert {b for _, b, _ in want} == {"gcc asan+ubsan", "clang asan+ubsan", "ct (memcheck)", "clang simde"}
+    assert got == want
+    assert [v.spec.version for v in c] == [v.spec.version for v in simd] == ["1.1", "1.2", "1.3"]
+
+
+SHAPED = list(registry.variants("all", "c", specs=_specs((256,), ())))
+
+
+def test_covered_rows_do_not_run_and_the_newest_rows_verdict_is_the_runs(tmp_path, fake):
+    def go(name, **kw):
+        rep = matrix.run(SHAPED, random_count=2, jobs=1, workdir=tmp_path / "w", seed=5,
+                         report_path=tmp_path / f"{name}.json", stream=io.StringIO(), **kw)
+        return rep, json.loads((tmp_path / f"{name}.json").read_text())
+
+    rep, js = go("shape", by_shape=True)
+    covered = [r for r in rep.rows if r.status == "COVERED"]
+    assert covered and not any(" v1.3 " in r.variant for r in covered)
+    assert not {(r.variant, r.build) for r in covered} & set(fake.ran)          # not run
+    assert len(rep.rows) == len(js["rows"]) == js["matrix_rows"] == len(rows_of(SHAPED))   # every row reported
+    assert rep.exit_status() == 0
+    every, _ = go("every")
+    assert not any(r.status == "COVERED" for r in every.rows) and len(every.rows) == len(rep.rows)
+    # the newest version's row is the covered rows' verdict: its FAIL fails the run
+    newest = next(r.detail.split(": ", 1)[1].split(" [")[0] for r in covered)
+    fake.fail.add((newest, covered[0].build))
+    assert go("failed", by_shape=True)[0].exit_status() == 1
+    fake.fail.clear()
+    # shards of a run with covered rows merge into the unsharded report
+    paths = []
+    for k in range(1, 5):
+        go(f"s{k}", by_shape=True, shard=(k, 4))
+        paths.append(tmp_path / f"s{k}.json")
+    assert matrix.merge_reports(paths, tmp_path / "merged.json", None, io.StringIO()) == 0
+    assert json.loads((tmp_path / "merged.json").read_text())["rows"] == js["rows"]
+
+
+def test_shape_digests_are_kept_with_the_renders(tmp_path, fake, monkeypatch):
+    """The shapes are computed once per variant and kept beside its render: an unchanged re-run
+    with covered rows neither renders nor computes a shape; the same rows are covered."""
+    rendered: list = []
+    real = sources.render_variant
+    monkeypatch.setattr(sources, "render_variant", lambda v: rendered.append(v) or real(v))
+    from threefish_gen.verify import shapes
+    shaped: list = []
+    digest = shapes.shape_digest
+    monkeypatch.setattr(shapes, "shape_digest", lambda files: shaped.append(1) or digest(files))
+    cache = tmp_path / "cache"
+    kw = dict(random_count=2, jobs=1, workdir=tmp_path / "w", seed=5, stream=io.StringIO(), by_shape=True,
+              cache_dir=cache)
+    first = matrix.run(SHAPED, report_path=tmp_path / "a.json", **kw)
+    assert len(shaped) == len(SHAPED) and sorted(map(repr, rendered)) == sorted(map(repr, SHAPED))
+    rendered.clear(), shaped.clear()
+    second = matrix.run(SHAPED, report_path=tmp_path / "b.json", **kw)
+    assert rendered == [] and shaped == []
+    assert [r.status for r in second.rows] == [r.status for r in first.rows]
+    assert second.cached == sum(1 for r in first.rows if r.status == "PASS")

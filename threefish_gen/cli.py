@@ -294,9 +294,13 @@ def prove(target, size, version, keys, unroll, interleave, prefix, which, file, 
 @click.option("--no-cache", is_flag=True, help="run every row (the cache is neither read nor written)")
 @click.option("--primitive", "primitives", multiple=True, type=click.Choice(["threefish", "skein"]),
               help="restrict to the variants of this primitive (repeatable; default: both)")
+@click.option("--every-version", is_flag=True,
+              help="run the sanitizer, constant-time, SIMDe, Win64, clippy and JIT rows for every constants "
+                   "version too (default: once per code shape; an older version's row whose code is the "
+                   "newest version's but for its integer literals is COVERED)")
 @click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets, junit_path,
-           shard, merge, cache_dir, no_cache, primitives, reports):
+           shard, merge, cache_dir, no_cache, primitives, every_version, reports):
     """Build every variant and run the harness (C: gcc and clang plus ASan/UBSan; nasm: assembled
     and linked with the C harness; C#: one project run under each JIT ISA setting).
 
@@ -329,7 +333,8 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
         rep = matrix.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
                          workdir=Path(workdir), report_path=Path(report_path),
                          junit_path=Path(junit_path) if junit_path else None, prove=which == "all",
-                         shard=part, cache_dir=None if no_cache else Path(cache_dir))
+                         shard=part, cache_dir=None if no_cache else Path(cache_dir),
+                         by_shape=not every_version)
     sys.exit(rep.exit_status())
 
 

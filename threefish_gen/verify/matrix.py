@@ -28,7 +28,7 @@ from . import csharp, ct, nasm, rust, simd
 from . import prove as vprove
 from . import skein_c_abi as skein_checker
 from . import skein_csharp
-from . import objstore, proc, sources
+from . import objstore, proc, shapes, sources
 from . import shard as vshard
 from .proc import Timeout
 from .junit import write_junit
@@ -100,13 +100,15 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
         jobs: int | None = None, workdir: Path = Path("build/verify"),
         report_path: Path | None = Path("build/verify-report.json"), stream=sys.stdout,
         thorough: bool = True, junit_path: Path | None = None, prove: bool = False,
-        shard: tuple[int, int] | None = None, cache_dir: Path | None = None) -> Report:
+        shard: tuple[int, int] | None = None, cache_dir: Path | None = None, by_shape: bool = False) -> Report:
     """``thorough=False`` (check's default): native builds only -- no sanitizer, emulated, cross or
     other-ABI rows (``build.thorough``), and a variant whose ISA the CPU lacks is SKIPPED instead of
     emulated.  ``prove``: also the translation-validation row (verify/prove.py; `verify --set all`
     and `check --thorough`: minutes for the nasm sets).  ``junit_path``: also write the rows as
     JUnit XML.  ``shard`` (K, N): only the rows of shard K of N (verify/shard.py); ``cache_dir``:
-    reuse PASS rows whose key is unchanged (None: run everything)."""
+    reuse PASS rows whose key is unchanged (None: run everything).  ``by_shape``: an older
+    version's per-shape rows whose code is the newest version's but for its integer literals are
+    COVERED by the newest version's rows (verify/shapes.py) instead of run again."""
     # build steps the run's rows share (content-keyed, verify/objstore.py), open for this run only
     objstore.reset(Path(workdir).resolve() / "objects")
     # renders: once per variant in memory; with a result cache, kept between runs (verify/sources.py)
@@ -114,7 +116,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     _DIGESTS.clear()
     try:
         return _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path,
-                         prove, shard, cache_dir)
+                         prove, shard, cache_dir, by_shape)
     finally:
         objstore.reset(None)
         sources.render_cache(None, in_run=False)
@@ -122,7 +124,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
 
 
 def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path, prove, shard,
-              cache_dir) -> Report:
+              cache_dir, by_shape=False) -> Report:
     seed = random.SystemRandom().randrange(1 << 32) if seed is None else seed
     jobs = jobs or os.cpu_count() or 1
     workdir = Path(workdir).resolve()
@@ -135,13 +137,23 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
     sources.stage(workdir / "input")          # the user's files (check DIR): one copy on disk
     # a variant none of whose rows is in this run (check's fast default) still gets a row: it is never silently left out
     left_out = [v for v in variants if not any(tv is v for tv, _ in tasks)]
-    full = [(v.label(), b.name) for v, b in tasks] + [(v.label(), "(none)") for v in left_out]
+    # an older version's per-shape rows that the newest version's rows cover (verify/shapes.py)
+    cover = shapes.covered_by(tasks, lambda v: sources.derived(v, "shape", shapes.shape_digest)) if by_shape else {}
+    covered = [(tasks[i], cover[i]) for i in sorted(cover)]
+    tasks = [t for i, t in enumerate(tasks) if i not in cover]
+    # the matrix, in the report's order: the rows that run, the covered rows, the left-out variants
+    full = [(v.label(), b.name) for v, b in tasks] + [(v.label(), b.name) for (v, b), _ in covered] + \
+        [(v.label(), "(none)") for v in left_out]
+    costs = [vshard.cost(*r) for r in full[:len(tasks)]] + [0.0] * len(covered) + \
+        [vshard.cost(*r) for r in full[len(tasks) + len(covered):]]
     positions = list(range(len(full)))
     if shard:
-        split = vshard.partition(full, shard[1])
+        split = vshard.partition(full, shard[1], costs)
         positions = [i for i in positions if split[i] == shard[0] - 1]
-        tasks = [tasks[i] for i in positions if i < len(tasks)]
-        left_out = [left_out[i - len(full) + len(left_out)] for i in positions if i >= len(full) - len(left_out)]
+        n_run, n_cov = len(tasks), len(covered)
+        tasks = [tasks[i] for i in positions if i < n_run]
+        covered = [covered[i - n_run] for i in positions if n_run <= i < n_run + n_cov]
+        left_out = [left_out[i - n_run - n_cov] for i in positions if i >= n_run + n_cov]
         variants = list(dict.fromkeys(v for v, _ in tasks))
     cache = vshard.Cache(cache_dir) if cache_dir else None
     for kind, checker in CHECKERS.items():
@@ -152,6 +164,10 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
         print(f"verify: shard {shard[0]}/{shard[1]}: {len(positions)} of the matrix's {len(full)} rows", file=stream)
     print(f"verify: {len(variants)} variant(s), {len(tasks)} build(s); "
           f"{random_count} random vectors per size (seed {seed}); {jobs} job(s)", file=stream)
+    if covered:
+        print(f"verify: {len(covered)} row(s) of older constants versions COVERED by the newest version's: "
+              f"the same code but for its integer literals, a build that checks the code's shape "
+              f"(verify/shapes.py; --every-version runs them)", file=stream)
     print(f"verify: {proc.sandbox_note()}; every build and run under CPU-time, memory, file-size and "
           f"no-core limits", file=stream)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -210,8 +226,10 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
             proc.stop_all("interrupted")     # the running builds too: the pool waits for them
             raise
         cached = sum(1 for r in rows if r.cached)
-        report.rows = rows + [Row(v.label(), "(none)", "SKIPPED", "every row of this variant is a --thorough row")
-                              for v in left_out]
+        report.rows = rows + [Row(v.label(), b.name, shapes.COVERED, f"not run: {rep.label()} [{b.name}] checks the "
+                                  f"same code but for its constants' integer literals")
+                              for (v, b), (rep, _) in covered] + \
+            [Row(v.label(), "(none)", "SKIPPED", "every row of this variant is a --thorough row") for v in left_out]
     if report_path:
         Path(report_path).parent.mkdir(parents=True, exist_ok=True)
         extra = {"shard": f"{shard[0]}/{shard[1]}", "positions": positions} if shard else {}
@@ -315,11 +333,13 @@ def print_matrix(report: Report, stream=sys.stdout) -> None:
         if r.status in ("FAIL", "TIMEOUT"):
             print(f"{r.status} {r.variant} [{r.build}]: {r.detail}", file=stream)
     n = {s: sum(1 for r in report.rows if r.status.split()[0] == s)
-         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED", "ASSEMBLED", "BUILT")}
+         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED", "ASSEMBLED", "BUILT", shapes.COVERED)}
     emulated = sum(1 for r in report.rows if r.status == "PASS (emulated)")
     timeouts = f", {n['TIMEOUT']} timed out" if n["TIMEOUT"] else ""
     assembled = f", {n['ASSEMBLED']} only assembled (not run)" if n["ASSEMBLED"] else ""
     assembled += f", {n['BUILT']} only built (not run)" if n["BUILT"] else ""
+    assembled += (f", {n[shapes.COVERED]} covered by the newest version's row (same code but for its "
+                  f"constants; not run)") if n[shapes.COVERED] else ""
     print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed{timeouts}, "
           f"{n['SKIPPED']} skipped{assembled}", file=stream)
     print(f"verify: {report.verdict()[1]}", file=stream)

@@ -107,7 +107,8 @@ BIG_ENDIAN_BUILDS = (
 class Row:
     variant: str
     build: str
-    status: str                 # PASS, PASS (emulated), FAIL, TIMEOUT, SKIPPED, ASSEMBLED or BUILT (not run)
+    status: str                 # PASS, PASS (emulated), FAIL, TIMEOUT, SKIPPED, ASSEMBLED or BUILT (not run),
+    #                             COVERED (not run: verify/shapes.py)
     detail: str = ""
     seconds: float = 0.0
     checks: int = 0

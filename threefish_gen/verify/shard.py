@@ -69,14 +69,16 @@ def parse_shard(text: str) -> tuple[int, int]:
     return k, n
 
 
-def partition(rows: list[tuple[str, str]], n: int) -> list[int]:
-    """The shard (0-based) of every row: greedy longest-processing-time over :func:`cost`."""
+def partition(rows: list[tuple[str, str]], n: int, costs: list[float] | None = None) -> list[int]:
+    """The shard (0-based) of every row: greedy longest-processing-time over :func:`cost` (or the
+    ``costs`` given, one per row: a COVERED row, which runs nothing, costs 0)."""
+    costs = [cost(*r) for r in rows] if costs is None else costs
     load = [0.0] * n
     shard = [0] * len(rows)
-    for i in sorted(range(len(rows)), key=lambda i: (-cost(*rows[i]), i)):
+    for i in sorted(range(len(rows)), key=lambda i: (-costs[i], i)):
         s = min(range(n), key=lambda j: (load[j], j))
         shard[i] = s
-        load[s] += cost(*rows[i])
+        load[s] += costs[i]
     return shard
 
 

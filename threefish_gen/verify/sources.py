@@ -136,21 +136,45 @@ def render_cache(folder: Path | None, in_run: bool = True) -> None:
         _IN_RUN[0] = in_run
 
 
+def _render_path(variant: Variant) -> Path | None:
+    folder = _RENDER_DIR[0]
+    if folder is None:
+        return None
+    import hashlib
+    from .shard import code_version
+    key = hashlib.sha256(f"{code_version()}\0{variant!r}".encode()).hexdigest()
+    return Path(folder) / key[:2] / f"{key}.json"
+
+
+def derived(variant: Variant, tag: str, compute) -> str:
+    """``compute(files)`` of ``variant``'s render, a short string (verify/shapes.py: the shape
+    digest), kept beside the render on disk under the same key, so an unchanged re-run neither
+    renders nor reads the texts for it.  Not for check's given files (computed every time)."""
+    path = None if variant in _GIVEN or not _IN_RUN[0] else _render_path(variant)
+    if path is not None:
+        try:
+            return path.with_suffix(f".{tag}").read_text()
+        except OSError:
+            pass
+    value = compute(sources(variant))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{tag}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(value)
+        tmp.replace(path.with_suffix(f".{tag}"))
+    return value
+
+
 def _rendered(variant: Variant) -> dict[str, str]:
     if not _IN_RUN[0]:
         return render_variant(variant)
     with _LOCK:
         if variant in _MEMO:
             return _MEMO[variant]
-    folder = _RENDER_DIR[0]
-    path = None
+    path = _render_path(variant)
     files = None
-    if folder is not None:
-        import hashlib
+    if path is not None:
         import json
-        from .shard import code_version
-        key = hashlib.sha256(f"{code_version()}\0{variant!r}".encode()).hexdigest()
-        path = Path(folder) / key[:2] / f"{key}.json"
         try:
             files = json.loads(path.read_text())
         except (OSError, ValueError):
