@@ -82,9 +82,9 @@ test: setup
 # The tests' long matrices (every size, optimization level, compiler or variant of a check whose
 # representative case make test runs; tests/conftest.py MATRIX says which): part of make verify.
 # Its result cache: a matrix test that passed with every input unchanged is reported "cached",
-# not run (NO_CACHE=1 or THREEFISH_GEN_NO_TEST_CACHE=1: run them all).
+# not run (NO_CACHE=1 or THREEFISH_GEN_NO_TEST_CACHE=1: run them all).  The 15 longest are listed.
 test-matrix: setup
-	@$(call pytest,-m matrix $(if $(NO_CACHE),--no-result-cache,--result-cache=build/test-cache))
+	@$(call pytest,-m matrix --durations=15 $(if $(NO_CACHE),--no-result-cache,--result-cache=build/test-cache))
 
 # The edit-run loop: the tests marked fast (no toolchain, no prover matrix; about a minute).
 # `pytest -m "not toolchain"` adds the pure-Python slow tests; tests/conftest.py says which is which.
