@@ -221,6 +221,9 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
                 dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True), scoped_wipe=True, kernel_wipe=True,
                 packed_wipe=any(f.get("vector") for r in regions for f in r["functions"]),
+                # the x86 dispatcher's optimized wipe stores 32 bytes a step from this level (AVX) up
+                # (templates/c/wipe.j2; the level in use, which $THREEFISH_GEN_ISA caps)
+                wide_wipe=X86_ISAS["avx"].level if dispatch and any(g["family"] == "x86" for g in dispatch["groups"]) else None,
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 burn_opt=max(f["burn"]["opt"] for r in regions for f in r["functions"]),
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
