@@ -100,6 +100,11 @@ static void *(*const volatile tf256_v13_csimd_auto_fly_full_i2_wipe_memset)(void
 #if defined(THREEFISH_GEN_X86) && !defined(THREEFISH_GEN_SIMDE) && defined(__x86_64__) && \
     (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
 #define tf256_v13_csimd_auto_fly_full_i2_WIDE_WIPE 1 /* 32-byte stores where the level in use has AVX */
+
+static inline int tf256_v13_csimd_auto_fly_full_i2_level_unknown(void)
+{
+    return __atomic_load_n(&tf256_v13_csimd_auto_fly_full_i2_level_cache, __ATOMIC_RELAXED) < 0;
+}
 #endif
 
 static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_burn(size_t n)
@@ -885,7 +890,7 @@ static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_f
     }
 }
 
-static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_encrypt_wiped(const uint8_t key[32], const uint8_t tweak[16],
+static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(const uint8_t key[32], const uint8_t tweak[16],
                                                                                                      const uint8_t in[32], uint8_t out[32])
 {
     tf256_v13_csimd_auto_fly_full_i2_encrypt_work(key, tweak, in, out);
@@ -904,11 +909,14 @@ static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_f
    stack, below every frame a wipe clears); the wipe's store width depends on it.  The first call
    takes a function of its own, so that every later one is a load, a test and a jump. */
 #if defined(tf256_v13_csimd_auto_fly_full_i2_WIDE_WIPE)
-static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_encrypt_first(const uint8_t key[32], const uint8_t tweak[16],
+static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_first_encrypt(const uint8_t key[32], const uint8_t tweak[16],
                                                                                                      const uint8_t in[32], uint8_t out[32])
 {
-    (void)tf256_v13_csimd_auto_fly_full_i2_level();
-    tf256_v13_csimd_auto_fly_full_i2_encrypt_wiped(key, tweak, in, out);
+    switch (tf256_v13_csimd_auto_fly_full_i2_level()) {
+    default:
+        break;
+    }
+    tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweak, in, out);
 }
 #endif
 
@@ -916,12 +924,15 @@ void tf256_v13_csimd_auto_fly_full_i2_encrypt(const uint8_t key[32], const uint8
                                               const uint8_t in[32], uint8_t out[32])
 {
 #if defined(tf256_v13_csimd_auto_fly_full_i2_WIDE_WIPE)
-    if (__atomic_load_n(&tf256_v13_csimd_auto_fly_full_i2_level_cache, __ATOMIC_RELAXED) < 0) {
-        tf256_v13_csimd_auto_fly_full_i2_encrypt_first(key, tweak, in, out);
+    switch (tf256_v13_csimd_auto_fly_full_i2_level_unknown()) {
+    case 1:
+        tf256_v13_csimd_auto_fly_full_i2_first_encrypt(key, tweak, in, out);
         return;
+    default:
+        break;
     }
 #endif
-    tf256_v13_csimd_auto_fly_full_i2_encrypt_wiped(key, tweak, in, out);
+    tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweak, in, out);
 }
 
 static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_decrypt_work(const uint8_t key[32], const uint8_t tweak[16],
@@ -1612,7 +1623,7 @@ static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_f
     }
 }
 
-static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_decrypt_wiped(const uint8_t key[32], const uint8_t tweak[16],
+static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(const uint8_t key[32], const uint8_t tweak[16],
                                                                                                      const uint8_t in[32], uint8_t out[32])
 {
     tf256_v13_csimd_auto_fly_full_i2_decrypt_work(key, tweak, in, out);
@@ -1631,11 +1642,14 @@ static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_f
    stack, below every frame a wipe clears); the wipe's store width depends on it.  The first call
    takes a function of its own, so that every later one is a load, a test and a jump. */
 #if defined(tf256_v13_csimd_auto_fly_full_i2_WIDE_WIPE)
-static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_decrypt_first(const uint8_t key[32], const uint8_t tweak[16],
+static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_first_decrypt(const uint8_t key[32], const uint8_t tweak[16],
                                                                                                      const uint8_t in[32], uint8_t out[32])
 {
-    (void)tf256_v13_csimd_auto_fly_full_i2_level();
-    tf256_v13_csimd_auto_fly_full_i2_decrypt_wiped(key, tweak, in, out);
+    switch (tf256_v13_csimd_auto_fly_full_i2_level()) {
+    default:
+        break;
+    }
+    tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweak, in, out);
 }
 #endif
 
@@ -1643,12 +1657,15 @@ void tf256_v13_csimd_auto_fly_full_i2_decrypt(const uint8_t key[32], const uint8
                                               const uint8_t in[32], uint8_t out[32])
 {
 #if defined(tf256_v13_csimd_auto_fly_full_i2_WIDE_WIPE)
-    if (__atomic_load_n(&tf256_v13_csimd_auto_fly_full_i2_level_cache, __ATOMIC_RELAXED) < 0) {
-        tf256_v13_csimd_auto_fly_full_i2_decrypt_first(key, tweak, in, out);
+    switch (tf256_v13_csimd_auto_fly_full_i2_level_unknown()) {
+    case 1:
+        tf256_v13_csimd_auto_fly_full_i2_first_decrypt(key, tweak, in, out);
         return;
+    default:
+        break;
     }
 #endif
-    tf256_v13_csimd_auto_fly_full_i2_decrypt_wiped(key, tweak, in, out);
+    tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweak, in, out);
 }
 
 static void tf256_v13_csimd_auto_fly_full_i2_scalar_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
@@ -5244,7 +5261,7 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_encrypt(key, tweaks, in, out);
+        tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -7449,7 +7466,7 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_decrypt(key, tweaks, in, out);
+        tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweaks, in, out);
     }
 }
 
@@ -7990,7 +8007,7 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_encrypt(key, tweaks, in, out);
+        tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -8521,7 +8538,7 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_decrypt(key, tweaks, in, out);
+        tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweaks, in, out);
     }
 }
 
@@ -9024,7 +9041,7 @@ static void tf256_v13_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uin
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_encrypt(key, tweaks, in, out);
+        tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -9525,7 +9542,7 @@ static void tf256_v13_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uin
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_decrypt(key, tweaks, in, out);
+        tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweaks, in, out);
     }
 }
 
@@ -13069,7 +13086,7 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_encrypt_bl
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_encrypt(key, tweaks, in, out);
+        tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -16599,7 +16616,7 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_decrypt_bl
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_decrypt(key, tweaks, in, out);
+        tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweaks, in, out);
     }
 }
 

@@ -100,6 +100,11 @@ static void *(*const volatile tf512_v13_csimd_auto_fly_full_wipe_memset)(void *,
 #if defined(THREEFISH_GEN_X86) && !defined(THREEFISH_GEN_SIMDE) && defined(__x86_64__) && \
     (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
 #define tf512_v13_csimd_auto_fly_full_WIDE_WIPE 1 /* 32-byte stores where the level in use has AVX */
+
+static inline int tf512_v13_csimd_auto_fly_full_level_unknown(void)
+{
+    return __atomic_load_n(&tf512_v13_csimd_auto_fly_full_level_cache, __ATOMIC_RELAXED) < 0;
+}
 #endif
 
 static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_burn(size_t n)
@@ -1410,7 +1415,7 @@ static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full
     }
 }
 
-static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_encrypt_wiped(const uint8_t key[64], const uint8_t tweak[16],
+static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_wiped_encrypt(const uint8_t key[64], const uint8_t tweak[16],
                                                                                                const uint8_t in[64], uint8_t out[64])
 {
     tf512_v13_csimd_auto_fly_full_encrypt_work(key, tweak, in, out);
@@ -1429,11 +1434,14 @@ static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full
    stack, below every frame a wipe clears); the wipe's store width depends on it.  The first call
    takes a function of its own, so that every later one is a load, a test and a jump. */
 #if defined(tf512_v13_csimd_auto_fly_full_WIDE_WIPE)
-static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_encrypt_first(const uint8_t key[64], const uint8_t tweak[16],
+static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_first_encrypt(const uint8_t key[64], const uint8_t tweak[16],
                                                                                                const uint8_t in[64], uint8_t out[64])
 {
-    (void)tf512_v13_csimd_auto_fly_full_level();
-    tf512_v13_csimd_auto_fly_full_encrypt_wiped(key, tweak, in, out);
+    switch (tf512_v13_csimd_auto_fly_full_level()) {
+    default:
+        break;
+    }
+    tf512_v13_csimd_auto_fly_full_wiped_encrypt(key, tweak, in, out);
 }
 #endif
 
@@ -1441,12 +1449,15 @@ void tf512_v13_csimd_auto_fly_full_encrypt(const uint8_t key[64], const uint8_t 
                                            const uint8_t in[64], uint8_t out[64])
 {
 #if defined(tf512_v13_csimd_auto_fly_full_WIDE_WIPE)
-    if (__atomic_load_n(&tf512_v13_csimd_auto_fly_full_level_cache, __ATOMIC_RELAXED) < 0) {
-        tf512_v13_csimd_auto_fly_full_encrypt_first(key, tweak, in, out);
+    switch (tf512_v13_csimd_auto_fly_full_level_unknown()) {
+    case 1:
+        tf512_v13_csimd_auto_fly_full_first_encrypt(key, tweak, in, out);
         return;
+    default:
+        break;
     }
 #endif
-    tf512_v13_csimd_auto_fly_full_encrypt_wiped(key, tweak, in, out);
+    tf512_v13_csimd_auto_fly_full_wiped_encrypt(key, tweak, in, out);
 }
 
 static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_decrypt_work(const uint8_t key[64], const uint8_t tweak[16],
@@ -2662,7 +2673,7 @@ static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full
     }
 }
 
-static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_decrypt_wiped(const uint8_t key[64], const uint8_t tweak[16],
+static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_wiped_decrypt(const uint8_t key[64], const uint8_t tweak[16],
                                                                                                const uint8_t in[64], uint8_t out[64])
 {
     tf512_v13_csimd_auto_fly_full_decrypt_work(key, tweak, in, out);
@@ -2681,11 +2692,14 @@ static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full
    stack, below every frame a wipe clears); the wipe's store width depends on it.  The first call
    takes a function of its own, so that every later one is a load, a test and a jump. */
 #if defined(tf512_v13_csimd_auto_fly_full_WIDE_WIPE)
-static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_decrypt_first(const uint8_t key[64], const uint8_t tweak[16],
+static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_first_decrypt(const uint8_t key[64], const uint8_t tweak[16],
                                                                                                const uint8_t in[64], uint8_t out[64])
 {
-    (void)tf512_v13_csimd_auto_fly_full_level();
-    tf512_v13_csimd_auto_fly_full_decrypt_wiped(key, tweak, in, out);
+    switch (tf512_v13_csimd_auto_fly_full_level()) {
+    default:
+        break;
+    }
+    tf512_v13_csimd_auto_fly_full_wiped_decrypt(key, tweak, in, out);
 }
 #endif
 
@@ -2693,12 +2707,15 @@ void tf512_v13_csimd_auto_fly_full_decrypt(const uint8_t key[64], const uint8_t 
                                            const uint8_t in[64], uint8_t out[64])
 {
 #if defined(tf512_v13_csimd_auto_fly_full_WIDE_WIPE)
-    if (__atomic_load_n(&tf512_v13_csimd_auto_fly_full_level_cache, __ATOMIC_RELAXED) < 0) {
-        tf512_v13_csimd_auto_fly_full_decrypt_first(key, tweak, in, out);
+    switch (tf512_v13_csimd_auto_fly_full_level_unknown()) {
+    case 1:
+        tf512_v13_csimd_auto_fly_full_first_decrypt(key, tweak, in, out);
         return;
+    default:
+        break;
     }
 #endif
-    tf512_v13_csimd_auto_fly_full_decrypt_wiped(key, tweak, in, out);
+    tf512_v13_csimd_auto_fly_full_wiped_decrypt(key, tweak, in, out);
 }
 
 static void tf512_v13_csimd_auto_fly_full_scalar_encrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
@@ -6489,7 +6506,7 @@ static void tf512_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uint
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_wiped_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -10253,7 +10270,7 @@ static void tf512_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uint
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_wiped_decrypt(key, tweaks, in, out);
     }
 }
 
@@ -10642,7 +10659,7 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_wiped_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -11013,7 +11030,7 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_wiped_decrypt(key, tweaks, in, out);
     }
 }
 
@@ -11380,7 +11397,7 @@ static void tf512_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8_
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_wiped_encrypt(key, tweaks, in, out);
     }
 }
 
@@ -11737,7 +11754,7 @@ static void tf512_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8_
         }
     }
     for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
-        tf512_v13_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+        tf512_v13_csimd_auto_fly_full_wiped_decrypt(key, tweaks, in, out);
     }
 }
 

@@ -342,6 +342,10 @@ def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, 
         scalar = [blocks_function(laid, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes",
                                   annotate=_annotate(v)) for d in ("encrypt", "decrypt")]
     regions = [dict(isa=None, functions=public + scalar)]
+    # the SIMD paths' tails: the scalar single-block wrapper; where it is public and the x86 wipe
+    # asks for the level first (templates/c/wipe.j2 wrapper), the wiping function behind it
+    primed = v.get("wipe", True) and not singles and any(family_name(ISAS[s.get("isa")]) == "x86" for s in every)
+    tails = {d: f"{v.prefix}wiped_{d}" if primed else f"{single_pfx}{d}" for d in ("encrypt", "decrypt")}
     paths, used = {}, set()
     for s in every:
         isa, layout = s.get("isa"), s.get("layout", "lanes")
@@ -351,7 +355,7 @@ def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, 
             pfx += f"{s.options.keys}_{s.options.unroll}_i{s.options.interleave}_"
         used.add(pfx)
         fns = [blocks_function(laid, pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None,
-                               tail=f"{single_pfx}{d}", annotate=_annotate(v)) for d in ("encrypt", "decrypt")]
+                               tail=tails[d], annotate=_annotate(v)) for d in ("encrypt", "decrypt")]
         fam = family_name(ISAS[isa])
         regions.append(dict(isa=ISAS[isa], functions=fns, guard=fam))
         o_ = s.options
@@ -419,6 +423,7 @@ def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, 
     ctx = _ctx(v, notes, regions, dispatch=dispatch,
                simde_headers=sorted({p["isa"].simde for p in paths.values() if p["family"] == "x86"})
                or ["simde/x86/sse2.h"])
+    ctx["wipe_primed"] = primed        # public single-block wrappers that ask for the level (level_unknown)
     # the public *_blocks dispatch, then wipe below it: the deepest path's frame (paths that are
     # not inlined lie below the dispatching function's own frame: 1 KiB more)
     blocks = [f for r in regions for f in r["functions"] if f["kind"] != "one"]
