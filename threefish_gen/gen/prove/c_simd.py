@@ -708,15 +708,27 @@ def jobs(text: str, kind) -> list:
     exported = [f for f in prog.functions.values() if kind(f.name) and not _is_path(prog, f.name)]
     for fn in exported:
         targets = [(fn.name, fn)] if fn.paths is None else \
-            [(f"{fn.name} [path {p}]", prog.functions[p]) for p in fn.paths]
+            [(f"{fn.name} [path {' > '.join(chain)}]", prog.functions[chain[-1]]) for chain in _chains(prog, fn)]
         for label, body in targets:
-            if body.paths is not None:
-                raise Unsupported(f"{label}: a dispatcher that calls a dispatcher")
 
             def make(args, body=body):
                 m = SimdMachine(prog, body)
                 return m, m.enter(args), heads(body), lambda pc: f"line {body.stmts[pc].no}"
             out.append((label, kind(fn.name), make))
+    return out
+
+
+def _chains(prog: Program, fn: Function, seen: tuple = ()) -> list[tuple]:
+    """The calls a dispatcher's paths lead to, down to functions that are not dispatchers: a path
+    may dispatch again (the x86 dispatcher's public single-block function: its first call asks
+    for the ISA level, then takes the wiping function the later calls take); each chain's last
+    function is proved as the public function."""
+    out = []
+    for p in fn.paths:
+        if p in seen:
+            raise Unsupported(f"{fn.name}: dispatchers that call each other in a cycle")
+        callee = prog.functions[p]
+        out += [(p,)] if callee.paths is None else [(p,) + c for c in _chains(prog, callee, seen + (fn.name, p))]
     return out
 
 

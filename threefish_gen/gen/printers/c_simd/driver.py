@@ -221,6 +221,9 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
                 dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True), scoped_wipe=True, kernel_wipe=True,
                 packed_wipe=any(f.get("vector") for r in regions for f in r["functions"]),
+                # the x86 dispatcher's optimized wipe stores 32 bytes a step from this level (AVX) up
+                # (templates/c/wipe.j2; the level in use, which $THREEFISH_GEN_ISA caps)
+                wide_wipe=X86_ISAS["avx"].level if dispatch and any(g["family"] == "x86" for g in dispatch["groups"]) else None,
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 burn_opt=max(f["burn"]["opt"] for r in regions for f in r["functions"]),
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
@@ -339,6 +342,10 @@ def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, 
         scalar = [blocks_function(laid, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes",
                                   annotate=_annotate(v)) for d in ("encrypt", "decrypt")]
     regions = [dict(isa=None, functions=public + scalar)]
+    # the SIMD paths' tails: the scalar single-block wrapper; where it is public and the x86 wipe
+    # asks for the level first (templates/c/wipe.j2 wrapper), the wiping function behind it
+    primed = v.get("wipe", True) and not singles and any(family_name(ISAS[s.get("isa")]) == "x86" for s in every)
+    tails = {d: f"{v.prefix}wiped_{d}" if primed else f"{single_pfx}{d}" for d in ("encrypt", "decrypt")}
     paths, used = {}, set()
     for s in every:
         isa, layout = s.get("isa"), s.get("layout", "lanes")
@@ -348,7 +355,7 @@ def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, 
             pfx += f"{s.options.keys}_{s.options.unroll}_i{s.options.interleave}_"
         used.add(pfx)
         fns = [blocks_function(laid, pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None,
-                               tail=f"{single_pfx}{d}", annotate=_annotate(v)) for d in ("encrypt", "decrypt")]
+                               tail=tails[d], annotate=_annotate(v)) for d in ("encrypt", "decrypt")]
         fam = family_name(ISAS[isa])
         regions.append(dict(isa=ISAS[isa], functions=fns, guard=fam))
         o_ = s.options
@@ -416,6 +423,7 @@ def _render_dispatch(v: Variant, subs, laid, rules=(), singles=()) -> dict[str, 
     ctx = _ctx(v, notes, regions, dispatch=dispatch,
                simde_headers=sorted({p["isa"].simde for p in paths.values() if p["family"] == "x86"})
                or ["simde/x86/sse2.h"])
+    ctx["wipe_primed"] = primed        # public single-block wrappers that ask for the level (level_unknown)
     # the public *_blocks dispatch, then wipe below it: the deepest path's frame (paths that are
     # not inlined lie below the dispatching function's own frame: 1 KiB more)
     blocks = [f for r in regions for f in r["functions"] if f["kind"] != "one"]
