@@ -242,6 +242,15 @@ def row_key(kind: str, build, texts: list[dict] | str, vectors: Path | str, cpu:
     return h.hexdigest()
 
 
+def write_kept(path: Path, text: str) -> None:
+    """Write a kept file of the cache whole or not at all (a temporary file of this process and
+    thread, then renamed): concurrent rows and runs never read half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
 class Cache:
     """PASS rows by key, one small JSON file each under ``root``; ``renders/`` (verify/sources.py)
     and ``vectors/`` (:meth:`vector_file`) beside them."""
@@ -280,8 +289,4 @@ class Cache:
     def put(self, key: str, row: dict) -> None:
         if not row["status"].startswith("PASS"):
             return
-        p = self._path(key)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(row))
-        tmp.replace(p)
+        write_kept(self._path(key), json.dumps(row))

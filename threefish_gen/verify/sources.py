@@ -158,10 +158,8 @@ def derived(variant: Variant, tag: str, compute) -> str:
             pass
     value = compute(sources(variant))
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{tag}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(value)
-        tmp.replace(path.with_suffix(f".{tag}"))
+        from .shard import write_kept
+        write_kept(path.with_suffix(f".{tag}"), value)
     return value
 
 
@@ -183,10 +181,8 @@ def _rendered(variant: Variant) -> dict[str, str]:
         files = render_variant(variant)
         if path is not None:
             import json
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps(files))
-            tmp.replace(path)
+            from .shard import write_kept
+            write_kept(path, json.dumps(files))
     with _LOCK:
         _MEMO[variant] = files
         while len(_MEMO) > _MEMO_SIZE:
