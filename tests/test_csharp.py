@@ -91,14 +91,15 @@ needs_dotnet = pytest.mark.skipif(not HAVE_DOTNET, reason="dotnet (.NET 10 SDK) 
 
 
 @needs_dotnet
-@pytest.mark.parametrize("versions, sizes", [(("1.3",), (256,)), (("1.3",), (512, 1024)), (("1.1", "1.2"), SIZES)],
-                         ids=["v13-256", "v13-512-1024", "v11-v12"])
+@pytest.mark.parametrize("versions, sizes", [(("1.3",), (256,)), (("1.3",), (512, 1024))], ids=["v13-256", "v13-512-1024"])
 def test_verify_matrix(versions, sizes, tmp_path):
     """The recommended C# variants (one per version and size) and, for v1.3, the scalar and packed
     layouts, one project built once, run under every JIT setting: KATs, random vectors vs the
     reference, misaligned, in place, guards, batches n=0..33, argument checks, the expected kernel,
-    and the disasm check.  make test runs v1.3 at 256 bits, make verify the other sizes and
-    versions (tests/conftest.py MATRIX)."""
+    and the disasm check.  make test runs v1.3 at 256 bits, make verify the other sizes
+    (tests/conftest.py MATRIX).  Versions 1.1 and 1.2 are make verify's own rows: the same
+    projects under the same JIT settings, each row failing on a kernel other than the expected one
+    (verify/csharp.py), so a copy here ran them twice."""
     from threefish_gen.verify import csharp as vcs
     from threefish_gen.verify import matrix, runner
     assert len([v for v in variants("recommended", "csharp", [get_spec(v, b) for v in VERSIONS for b in SIZES])

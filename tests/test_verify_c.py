@@ -17,12 +17,13 @@ from threefish_gen.verify.runner import HARNESS, vector_file
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 
 
-@pytest.mark.parametrize("versions, sizes", [(("1.3",), (256,)), (("1.3",), (512, 1024)),
-                                            (("1.1", "1.2"), (256, 512, 1024))], ids=["v13-256", "v13-512-1024", "v11-v12"])
+@pytest.mark.parametrize("versions, sizes", [(("1.3",), (256,))], ids=["v13-256"])
 def test_fast_verify_of_the_recommended_scalar_c(versions, sizes, tmp_path):
     """Recommended options, gcc and clang (-O2, ASan+UBSan), big-endian: no FAIL; the builds whose
-    compiler exists PASS; the JSON report says the same as the matrix.  make test runs version
-    1.3 at 256 bits, make verify the other sizes and versions (tests/conftest.py MATRIX)."""
+    compiler exists PASS; the JSON report says the same as the matrix.  Version 1.3 at 256 bits:
+    the other sizes and versions are make verify's own rows (the same variants, set all holds the
+    recommended ones, with these builds and these assertions: every row PASS, checks counted), so a
+    copy of them here ran the same builds twice in make verify (131 s + 36 s on Zen 4)."""
     chosen = [v for v in variants("recommended", "c") if v.spec.version in versions and v.spec.bits in sizes]
     assert len(variants("recommended", "c")) == 18       # 9 Threefish + 9 Skein (--primitive skein)
     assert len(chosen) == 2 * len(versions) * len(sizes)

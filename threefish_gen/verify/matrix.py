@@ -16,6 +16,7 @@ import os
 import random
 import sys
 import time
+from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
@@ -28,7 +29,7 @@ from . import csharp, ct, nasm, rust, simd
 from . import prove as vprove
 from . import skein_c_abi as skein_checker
 from . import skein_csharp
-from . import objstore, proc, shapes, sources
+from . import objstore, proc, shapes, sources, workers
 from . import shard as vshard
 from .proc import Timeout
 from .junit import write_junit
@@ -96,6 +97,9 @@ def builds_of(v: Variant):
     return tuple(checker_of(v).builds(get_target(v.target), v)) + extra
 
 
+POOL_FROM = 8      # variants in a run from which its Python work goes to worker processes
+
+
 def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,
         jobs: int | None = None, workdir: Path = Path("build/verify"),
         report_path: Path | None = Path("build/verify-report.json"), stream=sys.stdout,
@@ -114,9 +118,15 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     # renders: once per variant in memory; with a result cache, kept between runs (verify/sources.py)
     sources.render_cache(Path(cache_dir) / "renders" if cache_dir else None)
     _DIGESTS.clear()
+    jobs = jobs or os.cpu_count() or 1
+    # the run's Python work (renders, shape digests, prove) in processes, beside the threads' builds
+    # (verify/workers.py); a small run (a test's few variants) or check's given files: in process
+    python_work = workers.pool(jobs, sources.render_dir()) \
+        if jobs > 1 and len(variants) >= POOL_FROM and not sources.only_given() else nullcontext()
     try:
-        return _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path,
-                         prove, shard, cache_dir, by_shape)
+        with python_work:
+            return _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path,
+                             prove, shard, cache_dir, by_shape)
     finally:
         objstore.reset(None)
         sources.render_cache(None, in_run=False)
@@ -138,7 +148,9 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
     # a variant none of whose rows is in this run (check's fast default) still gets a row: it is never silently left out
     left_out = [v for v in variants if not any(tv is v for tv, _ in tasks)]
     # an older version's per-shape rows that the newest version's rows cover (verify/shapes.py)
-    cover = shapes.covered_by(tasks, lambda v: sources.derived(v, "shape", shapes.shape_digest)) if by_shape else {}
+    digests = _prepare(list(dict.fromkeys(v for v, _ in tasks)), by_shape)
+    cover = shapes.covered_by(tasks, lambda v: digests.get(v) or sources.derived(v, "shape", shapes.shape_digest)) \
+        if by_shape else {}
     covered = [(tasks[i], cover[i]) for i in sorted(cover)]
     tasks = [t for i, t in enumerate(tasks) if i not in cover]
     # the matrix, in the report's order: the rows that run, the covered rows, the left-out variants
@@ -250,6 +262,24 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
               f"every row)", file=stream)
     print_matrix(report, stream)        # last: its last line is the verdict
     return report
+
+
+def _prepare(variants: list, by_shape: bool) -> dict:
+    """Before the rows: where the run keeps renders on disk, every variant rendered (and a nasm
+    System V variant's Win64 form, which its rows build too), spread over the run's worker processes:
+    {variant: its shape digest (verify/shapes.py)}; elsewhere {} (the rows render as they go)."""
+    if not workers.active() or sources.render_dir() is None:
+        return {}
+    return dict(zip(variants, workers.map_(_render_kept, variants)))
+
+
+def _render_kept(v: Variant) -> str:
+    """(In a worker process) ``v``'s render and its Win64 form kept on disk; its shape digest."""
+    if kind_of(v) == "nasm" and get_target(v.target).recipe.word_bits == 64 and v.get("abi", "sysv") == "sysv":
+        win = nasm.win64_form(v)
+        if win is not None:
+            sources.sources(win)
+    return sources.derived(v, "shape", shapes.shape_digest)
 
 
 # digests of this run's texts (by variant) and vector files (by path), each computed once: a

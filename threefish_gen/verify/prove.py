@@ -6,7 +6,8 @@ first differing line, SKIPPED (with the reason) for what the prover does not mod
 
 The user's files (`check --thorough`) are proved in a child process under proc's limits
 (PROVE_LIMIT seconds, CPU time alike, 8 GiB of address space): a TIMEOUT row past them, whatever
-the input makes the prover do; verify's own renders are proved in process."""
+the input makes the prover do; verify's own renders are proved in the run's worker processes
+(verify/workers.py; in process outside a run)."""
 from __future__ import annotations
 
 import json
@@ -22,7 +23,7 @@ from threefish_gen.gen.prove import SOURCE_SUFFIX, proves, prove_text, source_of
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.variant import Variant
 
-from . import proc
+from . import proc, workers
 from .runner import Row
 from .sources import NotGiven, is_given, sources
 
@@ -55,8 +56,7 @@ def check(variant: Variant, build: ProveBuild, workdir: Path, vectors: Path = No
         if is_given(variant):       # the user's text (check DIR): in a child process, bounded
             failed, lines, note = _prove_in_child(variant, recipe.language, recipe.word_bits, text, workdir)
         else:                       # this threefish-gen's own render (verify): in process
-            rep = prove_text(variant, recipe.language, recipe.word_bits, text)
-            failed, lines, note = rep.failed, rep.lines, rep.note
+            failed, lines, note = workers.call(_prove, variant, recipe.language, recipe.word_bits, text)
     except (GenError, IndexError, KeyError, ValueError) as e:
         return Row(label, build.name, "FAIL", f"cannot read the program: {e}", time.monotonic() - t0)
     if failed:
@@ -65,6 +65,12 @@ def check(variant: Variant, build: ProveBuild, workdir: Path, vectors: Path = No
     note = f"; not proved: {note}" if note else ""
     return Row(label, build.name, "PASS", f"{len(lines)} function(s) proved equivalent to the description{note}",
                time.monotonic() - t0, checks=len(lines))
+
+
+def _prove(variant: Variant, language: str, word_bits: int, text: str) -> tuple:
+    """prove_text's verdict, lines and note (in a worker process of the run: verify/workers.py)."""
+    rep = prove_text(variant, language, word_bits, text)
+    return rep.failed, list(rep.lines), rep.note
 
 
 PROVE_LIMIT = 900        # seconds per variant (times THREEFISH_GEN_TIMEOUT_SCALE); CPU time alike

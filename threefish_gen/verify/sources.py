@@ -136,6 +136,11 @@ def render_cache(folder: Path | None, in_run: bool = True) -> None:
         _IN_RUN[0] = in_run
 
 
+def render_dir() -> Path | None:
+    """Where this run keeps renders between runs (None: nowhere, or outside a run)."""
+    return _RENDER_DIR[0]
+
+
 def _render_path(variant: Variant) -> Path | None:
     folder = _RENDER_DIR[0]
     if folder is None:
