@@ -1,3 +1,4 @@
 from .cli import main
 
-main()
+if __name__ == "__main__":      # not when multiprocessing imports it as __mp_main__ (verify/workers.py)
+    main()
