@@ -110,14 +110,25 @@ def _prove_threefish(v: Variant, language: str, word_bits: int, text: str) -> Re
     rep = Report()
     spec, nw = v.spec, v.spec.nw
     key = key_vars(nw)
+    # the output terms of a block, by (direction, stems, block): each path of each function asks
+    # again (csharp: 232 asks, 80 blocks), and a rerun of the description makes no new term (its
+    # every add, xor and rotate is a memo or table hit): the same list, without the run
+    outputs: dict = {}
 
     def exp_for(direction, steps=False):
         def f(tw_stem, in_stem, blk):
+            if not steps:
+                out = outputs.get((direction, tw_stem, in_stem, blk))
+                if out is not None:
+                    return out
             seen: set = set()
             out = expected(spec, v.options, direction, key,
                            [var(f"{tw_stem}[{2 * blk + j}]") for j in range(2)],
                            [var(f"{in_stem}[{blk * nw + i}]") for i in range(nw)], seen if steps else None)
-            return seen if steps else out
+            if steps:
+                return seen
+            outputs[direction, tw_stem, in_stem, blk] = out
+            return out
         return f
 
     try:
