@@ -30,7 +30,6 @@ runs on them unchanged and yields the description's term of every output word.
 from __future__ import annotations
 
 import contextvars
-from bisect import bisect_left
 from operator import attrgetter
 from contextlib import contextmanager
 
@@ -316,12 +315,18 @@ def _add(a: Term, b: Term) -> Term:
 
 def _merge(pa: tuple, pb: tuple) -> list:
     """The pairs of the sum of two sums' pairs (each sorted by term id, coefficients nonzero mod
-    2^64), sorted alike: pb's pairs placed into a copy of pa by bisection.  In a Threefish round a
-    word's sum grows by one addend (tens of pairs), so this is a copy, not a sort of the whole."""
+    2^64), sorted alike: pb's pairs placed into a copy of pa by binary search.  In a Threefish
+    round a word's sum grows by one addend (tens of pairs): a copy, not a sort of the whole."""
     out = list(pa)
     i = 0
-    for t, k in pb:
-        i = bisect_left(out, t.id, i, key=_pair_id)
+    for t, k in pb:                 # pb ascends: each search starts where the last one ended
+        tid, hi = t.id, len(out)
+        while i < hi:               # the first pair of out whose term id is >= tid (bisect_left
+            mid = (i + hi) // 2     # on ids; its key= needs Python 3.10, the package runs on 3.9)
+            if out[mid][0].id < tid:
+                i = mid + 1
+            else:
+                hi = mid
         if i < len(out) and out[i][0] is t:
             k = (out[i][1] + k) & MASK
             if k:
