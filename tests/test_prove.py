@@ -224,3 +224,49 @@ def test_x86_loop_proves_equivalent():
             "--interleave", "1")
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.count(": equivalent (") == 4
+
+
+def test_sums_made_by_merge_are_the_terms_of_the_sorting_normal_form():
+    """add and mul build a sum's pairs by merging the operands' sorted pairs (gen/prove/terms.py
+    _merge, _lin_sorted) where no shr or and term is in them: each result must be the very term
+    (``is``: same id, same hash-cons entry) that the general path (a dict of coefficients, the
+    rotate fusions, a sort by term id) makes of the same operands, and its value the sum's.  Random
+    chains of adds, subs and multiplies (0, -1, 2^63, shifts) over words, rotates, xors, shr and
+    and terms, so that both paths, cancellations and fusions all happen."""
+    import random
+
+    from threefish_gen.gen.prove import terms as T
+    rnd = random.Random(5)
+    with T.scope():
+        xs = [T.var(f"x{i}") for i in range(6)]
+        pool = xs + [T.rotl(xs[0], 7), T.xor(xs[1], xs[2]), T.shr(xs[3], 5), T.and_(xs[4], 0xff00), T.const(3)]
+        env = {f"x{i}": rnd.getrandbits(64) for i in range(6)}
+        merged = 0
+        for _ in range(4000):
+            a, b = rnd.choice(pool), rnd.choice(pool)
+            if rnd.random() < 0.7:
+                if rnd.random() < 0.3:
+                    b = T.neg(b)
+                plain = T._plain(a.scope, a) and T._plain(b.scope, b)
+                r = T.add(a, b)
+                ca, ka = T._lin_parts(a)
+                for t, k in T._lin_parts(b)[0].items():
+                    ca[t] = ca.get(t, 0) + k
+                ref = T._lin(ca, ka + T._lin_parts(b)[1])
+                want = (T.evaluate(a, env) + T.evaluate(b, env)) & T.MASK
+            else:
+                k = rnd.choice([0, 1, -1, 3, 1 << 63, 1 << 59, 1 << 5, rnd.getrandbits(64)])
+                plain = T._plain(a.scope, a)
+                r = T.mul(a, k)
+                ca, c = T._lin_parts(a)
+                ref = T._lin({t: v * k for t, v in ca.items()}, c * k)
+                want = T.evaluate(a, env) * k & T.MASK
+            assert r is ref, (T.show(r), T.show(ref))
+            assert T.evaluate(r, env) == want
+            if r.op == "lin":
+                ids = [t.id for t, _ in r.args[0]]
+                assert ids == sorted(set(ids)) and all(0 < k <= T.MASK for _, k in r.args[0])
+            merged += plain
+            if r.op != "const" and len(pool) < 400:
+                pool.append(r)
+        assert merged > 400 and 4000 - merged > 400     # both paths ran, many times

@@ -310,7 +310,10 @@ def interpret(ops, memory: dict[str, list[int]], env: dict[str, int] | None = No
             else:  # pragma: no cover - the builder cannot produce other kinds
                 raise ValueError(f"unknown op {kind}")
 
-    run(ops, 0)
+    try:
+        run(ops, 0)
+    finally:
+        del run     # it refers to itself (its closure): no cycle left holding env for the collector
     return env
 
 

@@ -121,6 +121,8 @@ API = {
     "write": Api("WriteUnaligned", ("ref", "scalar"), lambda m, w, a: m.store(a[0], (a[1],)), "Unsafe"),
 }
 
+_API_ON = frozenset(r.on for r in API.values())     # what API rows are called on (api_on: a set, not a scan per call)
+
 
 def api(form: str, on: str | None, *args) -> str:
     """The C# call of the ``API`` row ``form`` on ``on`` (the vector class, or the value of a
@@ -196,7 +198,7 @@ def api_on(cls: str) -> tuple | None:
     other class."""
     if cls in VECTORS:
         return VECTOR, VECTORS[cls]
-    return (cls, 1) if any(r.on == cls for r in API.values()) else None
+    return (cls, 1) if cls in _API_ON else None
 
 
 def api_names() -> set[str]:

@@ -48,7 +48,7 @@ class ScopeError(RuntimeError):
 class Scope:
     """One proof's terms: the hash-cons table ((op, args) -> term; a term's id is its index in it,
     so ids are dense and ordered by creation) and the caches keyed by its terms."""
-    __slots__ = ("table", "caches", "memo")
+    __slots__ = ("table", "caches", "memo", "fused")
 
     def __init__(self):
         self.table: dict = {}
@@ -57,6 +57,8 @@ class Scope:
         # hash-consed operands, so a repeated operation (the prover's runs repeat most of them)
         # returns the term it made before instead of re-normalising (same terms, same ids)
         self.memo: dict = {}
+        # the sums (lin terms) that hold a shr or and term (see _plain)
+        self.fused: set = set()
 
     def cache(self, name: str) -> dict:
         """The scope's cache called name (made empty on first use)."""
@@ -82,6 +84,7 @@ def scope():
         s.table.clear()         # its terms are garbage now (no cycle through the table to collect)
         s.caches.clear()
         s.memo.clear()
+        s.fused.clear()
 
 
 def current() -> Scope:
@@ -186,6 +189,26 @@ def _lin_parts(t: Term) -> tuple[dict, int]:
     return {t: 1}, 0
 
 
+def _pairs(t: Term) -> tuple[tuple, int]:
+    """A term as a linear sum: its (term, coefficient) pairs, sorted by term id with nonzero
+    coefficients (a lin's own), and its constant."""
+    if t.op == "lin":
+        return t.args
+    if t.op == "const":
+        return (), t.args[0]
+    return ((t, 1),), 0
+
+
+_FUSED = ("shr", "and")     # the terms _fuse_rotates works on
+
+
+def _plain(s: Scope, t: Term) -> bool:
+    """Whether the sum of t holds no shr or and term (a lin that does is in the scope's ``fused``
+    set): a sum of plain terms needs no _fuse_rotates, which only rewrites shr and and terms."""
+    op = t.op
+    return t not in s.fused if op == "lin" else op not in _FUSED
+
+
 def _lin(coefs: dict, c: int) -> Term:
     coefs = {t: k & MASK for t, k in coefs.items() if k & MASK}
     _fuse_rotates(coefs)
@@ -196,7 +219,22 @@ def _lin(coefs: dict, c: int) -> Term:
         (t, k), = coefs.items()
         if k == 1:
             return t
-    return _made("lin", (tuple(sorted(coefs.items(), key=_pair_id)), c))
+    pairs = tuple(sorted(coefs.items(), key=_pair_id))
+    t = _made("lin", (pairs, c))
+    if any(u.op in _FUSED for u, _ in pairs):
+        t.scope.fused.add(t)
+    return t
+
+
+def _lin_sorted(pairs, c: int) -> Term:
+    """_lin of pairs already sorted by term id, with nonzero coefficients (mod 2^64) and no shr or
+    and term (nothing for _fuse_rotates to do): the same term, made without a sort."""
+    c &= MASK
+    if not pairs:
+        return const(c)
+    if c == 0 and len(pairs) == 1 and pairs[0][1] == 1:
+        return pairs[0][0]
+    return _made("lin", (tuple(pairs), c))
 
 
 def _fuse_rotates(coefs: dict) -> None:
@@ -233,7 +271,7 @@ def _memo(op: str, a, b, make) -> Term:
     the sums and xors it makes (:func:`_made`) hold only the operands, their parts (checked when
     they were made) and terms made since in this scope, so they need not be checked part by part
     (Term's check walks every pair: most of a long proof's time went there)."""
-    s = current()
+    s = _CURRENT.get() or current()     # current(): the ScopeError outside a scope
     memo = s.memo
     key = (op, a, b)
     t = memo.get(key)
@@ -245,14 +283,14 @@ def _memo(op: str, a, b, make) -> Term:
 
 
 def _made(op: str, args: tuple) -> Term:
-    """Term(op, args) for the sums and xors of add/mul/xor, whose operands _memo checked."""
+    """Term(op, args) for the sums and xors of add/mul/xor, whose operands _memo checked.  One
+    table look-up (setdefault with a fresh object): the key of a long sum hashes all its pairs."""
     s = _CURRENT.get()
-    key = (op, args)
-    t = s.table.get(key)
-    if t is None:
-        t = object.__new__(Term)
-        t.op, t.args, t.id, t.scope = op, args, len(s.table), s
-        s.table[key] = t
+    table = s.table
+    new = object.__new__(Term)
+    t = table.setdefault((op, args), new)
+    if t is new:
+        t.op, t.args, t.id, t.scope = op, args, len(table) - 1, s
     return t
 
 
@@ -261,6 +299,13 @@ def add(a: Term, b: Term) -> Term:
 
 
 def _add(a: Term, b: Term) -> Term:
+    s = a.scope
+    if _plain(s, a) and _plain(s, b):
+        pa, ka = _pairs(a)
+        pb, kb = _pairs(b)
+        if len(pa) < len(pb):
+            pa, pb = pb, pa
+        return _lin_sorted(_merge(pa, pb), ka + kb)
     ca, ka = _lin_parts(a)
     cb, kb = _lin_parts(b)
     for t, k in cb.items():
@@ -268,11 +313,39 @@ def _add(a: Term, b: Term) -> Term:
     return _lin(ca, ka + kb)
 
 
+def _merge(pa: tuple, pb: tuple) -> list:
+    """The pairs of the sum of two sums' pairs (each sorted by term id, coefficients nonzero mod
+    2^64), sorted alike: pb's pairs placed into a copy of pa by binary search.  In a Threefish
+    round a word's sum grows by one addend (tens of pairs): a copy, not a sort of the whole."""
+    out = list(pa)
+    i = 0
+    for t, k in pb:                 # pb ascends: each search starts where the last one ended
+        tid, hi = t.id, len(out)
+        while i < hi:               # the first pair of out whose term id is >= tid (bisect_left
+            mid = (i + hi) // 2     # on ids; its key= needs Python 3.10, the package runs on 3.9)
+            if out[mid][0].id < tid:
+                i = mid + 1
+            else:
+                hi = mid
+        if i < len(out) and out[i][0] is t:
+            k = (out[i][1] + k) & MASK
+            if k:
+                out[i] = (t, k)
+            else:
+                del out[i]
+        else:
+            out.insert(i, (t, k))
+    return out
+
+
 def mul(a: Term, k: int) -> Term:
     return _memo("*", a, k, _mul)
 
 
 def _mul(a: Term, k: int) -> Term:
+    if _plain(a.scope, a):       # the same terms: still sorted, only the zero products drop out
+        pa, c = _pairs(a)
+        return _lin_sorted([(t, v * k & MASK) for t, v in pa if v * k & MASK], c * k)
     ca, c = _lin_parts(a)
     return _lin({t: v * k for t, v in ca.items()}, c * k)
 
