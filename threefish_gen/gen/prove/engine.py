@@ -615,7 +615,7 @@ def first_divergence(m, got: Term, want: Term, steps=frozenset()) -> str:
     if not cands:
         where = m.origin.get(got)
         return f"line {where[0]}: {where[1]}" if where else "?"
-    where, t = min(cands, key=lambda c: c[0])
+    where, t = min(cands, key=lambda c: (c[0], c[1].id))     # a tie on one line: the first term made, not set order
     moved = getattr(m, "moves", {}).get(t) if t.op == "var" else None
     extra = (f" ({show(t)}, which the description's word does not read, moved by line(s) "
              f"{', '.join(map(str, moved))})" if moved else "")
