@@ -32,7 +32,7 @@ from .sources import NotGiven, is_given, sources
 class ProveBuild:
     name: str = "prove"
     run: bool = False
-    thorough: bool = True        # thorough runs only: the nasm-x64 recommended set takes ~290 s on a loaded 2-core host (c: 4.5 s; c-simd --set all, 207 Threefish variants: ~440 s; csharp --set all, 72 variants, 822 method paths: ~700 s)
+    thorough: bool = True        # thorough runs only: minutes for a target's --set all (docs/verify.md has the measured times)
 
 
 BUILD = ProveBuild()
