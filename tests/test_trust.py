@@ -356,7 +356,7 @@ def test_wipe_leaves_no_key_word_on_the_stack(args, bits, tmp_path):
     assert_no_words(scan_stack(tmp_path / "wipe", args, bits, cc))
 
 
-@pytest.mark.parametrize("cc,opt", [("gcc", "-O2"), ("clang", "-O0")])
+@pytest.mark.parametrize("cc,opt", [("gcc", "-O2"), ("clang", "-O0"), ("clang", "-O2")])
 def test_wipe_after_the_dispatchers_packed_single_block_path(cc, opt, tmp_path):
     """The dispatcher's single-block CPU table: built for a fake Zen 4 (cpuid), Threefish-1024's
     encrypt/decrypt take the AVX2 packed kernel, whose wrapper wipes that kernel's frame bound
@@ -926,6 +926,50 @@ def test_optimized_wipe_covers_the_frames(cc, opt, bits, extra, tmp_path):
     d, stem = render(tmp_path, *extra, "--size", str(bits), "--version", "1.3")
     for name, (wiped, need) in wipes_and_needs(d, stem, [cc], [opt, "-std=c99"], RED_ZONE).items():
         assert need > RED_ZONE and need <= wiped, f"{name}: frames of the work function and its callees {need} > {wiped}"
+
+
+# clang's bound of the packed one-block kernels (gen/printers/c.py, the note above SLACK): every
+# optimization level, every x86 ISA with a packed layout, every size, and the dispatcher (whose
+# single-block paths at 1024 bits are the AVX2 and AVX-512 packed kernels).
+PACKED_CLANG_CASES = [(opt, bits, ("--target", "c-simd", "--isa", isa, "--layout", "packed"))
+                      for opt in ("-O1", "-O2", "-O3", "-Os", "-Og") for isa in ("sse2", "avx", "avx2", "avx512")
+                      for bits in (256, 512, 1024)] + [
+    (opt, 1024, ("--target", "c-simd", "--isa", "auto")) for opt in ("-O1", "-O2", "-O3", "-Os", "-Og")]
+
+
+@pytest.mark.parametrize("opt,bits,extra", PACKED_CLANG_CASES, ids=lambda x: "-".join(x[1::2]) if isinstance(x, tuple) else str(x))
+def test_clang_wipe_covers_the_packed_frames(opt, bits, extra, tmp_path):
+    """clang builds of the packed one-block kernels take their own bound (burn after the
+    "clang, native intrinsics" line where it is below the generic one): the bytes each wrapper
+    wipes in clang's branch cover the frame clang gives its work function plus the red zone; the
+    clang line's bytes are the ones wiped, and they are below the generic optimized bound."""
+    from threefish_gen.gen.printers.c import RED_ZONE
+    if shutil.which("clang") is None:
+        pytest.skip("clang not installed")
+    d, stem = render(tmp_path, *extra, "--size", str(bits), "--version", "1.3")
+    text = (d / f"{stem}.c").read_text()
+    # {wrapper: (clang's bytes, the generic optimized bytes)}; clang's is gcc's plus a slot for
+    # each distinct subkey vector the work function builds (both rounded up to 64 bytes)
+    clang_lines = {}
+    for name, gcc, c, g in re.findall(
+            r"(\w+)_work\(key, tweak, in, out\);\n#if [^\n]*\n\s*\w+burn\((\d+)\); /\* gcc, native intrinsics \*/\n"
+            r"#elif [^\n]*defined\(__clang__\)[^\n]*\n\s*\w+burn\((\d+)\); /\* clang, native intrinsics \*/\n"
+            r"#elif defined\(__OPTIMIZE__\)\n\s*\w+burn\((\d+)\);", text):
+        body = re.search(rf"\nstatic \w+ void {name}_work\(.*?\n\}}\n", text, re.S).group(0)
+        built = re.findall(r"_mm(|256|512)_set_epi64x?\(((?:\(long long\)\([^()]*(?:\([^()]*\))?[^()]*\)(?:, )?)+)\)", body)
+        hoisted = sum({"": 16, "256": 32, "512": 64}[w] for w, _ in set(built))
+        assert hoisted and abs(int(c) - int(gcc) - hoisted) < 64, (name, gcc, c, hoisted)
+        clang_lines[name] = (int(c), int(g))
+    assert all(c < g for c, g in clang_lines.values()), clang_lines
+    got = wipes_and_needs(d, stem, ["clang"], [opt, "-std=c99"], RED_ZONE)
+    single = {n: v for n, v in got.items() if n.endswith(("_encrypt", "_decrypt")) and (
+        "packed" in n or "--layout" in extra)}
+    assert len(single) in (2, 4) and set(clang_lines) <= set(single), (sorted(got), sorted(clang_lines))
+    for name, (wiped, need) in got.items():
+        assert need > RED_ZONE and need <= wiped, f"{name}: clang {opt} frames of the work function and its callees {need} > {wiped}"
+        if name in clang_lines:
+            assert wiped == clang_lines[name][0], (name, wiped, clang_lines[name])
+    print({name: f"{need}/{wiped}" for name, (wiped, need) in single.items()})
 
 
 # -O0: every SIMD file shape (128-, 256- and 512-bit intrinsics x lanes, hybrid, packed; AVX is

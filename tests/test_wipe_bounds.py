@@ -111,7 +111,8 @@ def test_csharp_kernel_locals():
 def test_one_block_kernel_bounds():
     """Threefish's one-block kernels (gen/printers/c.py, the note above SLACK): scalar, words once
     and arrays twice plus 256; vector (packed), the blocks functions' bound, and gcc's: twice the
-    locals that are not constants plus 256.  Unoptimized bounds are the same for every kind."""
+    locals that are not constants plus 256; clang's, gcc's plus the distinct subkey vectors, at
+    most the generic one.  Unoptimized bounds are the same for every kind."""
     lines = [decl("uint64_t", [("k0", 1), ("k1", 1)], "uint64_t k0, k1;"),
              decl("uint64_t", [("ks", 4)], "uint64_t ks[4];"),
              decl("__m256i", [("rc", 1)], "const __m256i rc = _mm256_set_epi64x(1, 2, 3, 4);", constant=True),
@@ -123,6 +124,12 @@ def test_one_block_kernel_bounds():
     # vector: 2 * 112 + 1024 = 1248 -> 1280; gcc without the constant: 2 * 80 + 256 = 416 -> 448
     vector = wipe_bounds(lines, True, "vector")
     assert vector["opt"] == 1280 and vector["opt_gcc"] == 448
+    # clang: gcc's plus the hoisted subkey vectors (none: gcc's); 2 * 80 + 256 + 5 * 32 = 576;
+    # never above the generic bound (2 * 80 + 256 + 40 * 32 = 1696 -> 1280)
+    assert vector["opt_clang"] == 448
+    assert wipe_bounds(lines, True, "vector", 5 * 32)["opt_clang"] == 576
+    assert wipe_bounds(lines, True, "vector", 40 * 32)["opt_clang"] == 1280
+    assert "opt_clang" not in scalar and "opt_clang" not in plain
     assert {k: v for k, v in scalar.items() if k != "opt"} == {k: v for k, v in plain.items() if k != "opt"}
-    assert {k: v for k, v in vector.items() if k not in ("opt", "opt_gcc")} == \
+    assert {k: v for k, v in vector.items() if k not in ("opt", "opt_gcc", "opt_clang")} == \
         {k: v for k, v in plain.items() if k != "opt"}

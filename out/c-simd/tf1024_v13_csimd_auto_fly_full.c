@@ -15521,6 +15521,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_packed_encrypt(const uint8_t key
     tf1024_v13_csimd_auto_fly_full_avx2_packed_encrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
     tf1024_v13_csimd_auto_fly_full_burn(1088); /* gcc, native intrinsics */
+#elif defined(__OPTIMIZE__) && defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+    tf1024_v13_csimd_auto_fly_full_burn(3008); /* clang, native intrinsics */
 #elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(3904);
 #elif defined(__clang__)
@@ -16759,6 +16761,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_packed_decrypt(const uint8_t key
     tf1024_v13_csimd_auto_fly_full_avx2_packed_decrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
     tf1024_v13_csimd_auto_fly_full_burn(1088); /* gcc, native intrinsics */
+#elif defined(__OPTIMIZE__) && defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+    tf1024_v13_csimd_auto_fly_full_burn(3008); /* clang, native intrinsics */
 #elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(3904);
 #elif defined(__clang__)

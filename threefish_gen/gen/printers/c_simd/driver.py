@@ -89,10 +89,12 @@ def packed_single(laid, prefix: str, helpers: str, spec, options, direction: str
         stats.update(pr.cost)
         stats["vector bits"] = pr.w.bits
         stats["vectors"] = 2 * pr.G
-    # gcc's bound of the vector kernels (gen/printers/c.py, the note above SLACK) was measured on
-    # x86 (-fstack-usage); AArch64 keeps the bound of every compiler
+    # gcc's and clang's bounds of the vector kernels (gen/printers/c.py, the note above SLACK) were
+    # measured on x86 (-fstack-usage); AArch64 keeps the bound of every compiler.  ``hoisted``:
+    # bytes of the distinct subkey vectors (clang's bound)
     return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False, helpers=pr.scalar.used,
-                vector=True, gcc_bound=family_name(ISAS[isa_name]) == "x86")
+                vector=True, native_bounds=family_name(ISAS[isa_name]) == "x86",
+                hoisted=len(pr.subkey_vectors) * pr.w.bits // 8)
 
 
 def blocks_function(laid, prefix: str, helpers: str, spec, options, direction: str,
@@ -239,12 +241,14 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
 def _burn(f: dict) -> int:
     """Bytes the wipe after function ``f`` clears per build (gen/printers/c.py wipe_bounds), recorded
     on it; the largest (the array of compilers other than gcc and clang)."""
-    # one-block kernels: scalar, or vector (packed; gcc's bound on x86 only): gen/printers/c.py,
-    # the note above SLACK (tests/test_trust.py test_optimized_wipe_covers_the_frames)
+    # one-block kernels: scalar, or vector (packed; gcc's and clang's bounds on x86 only):
+    # gen/printers/c.py, the note above SLACK (tests/test_trust.py test_optimized_wipe_covers_the_frames,
+    # test_clang_wipe_covers_the_packed_frames)
     kernel = ("vector" if f.get("vector") else "scalar") if f["kind"] == "one" else None
-    f["burn"] = wipe_bounds(f["lines"], f["kind"] == "one", kernel)
-    if not f.get("gcc_bound"):
+    f["burn"] = wipe_bounds(f["lines"], f["kind"] == "one", kernel, f.get("hoisted", 0))
+    if not f.get("native_bounds"):
         f["burn"].pop("opt_gcc", None)
+        f["burn"].pop("opt_clang", None)
     return f["burn"]["other"]
 
 

@@ -52,6 +52,10 @@ class PackedPrinter:
         self.scalar = CPrinter(helpers, {"key": "key", "tweak": "tweak", "in": "in", "out": "out"})
         self.consts: dict[str, str] = {}
         self.cost: dict[str, int] = {}
+        # the distinct subkey vectors the kernel builds from key and tweak words (insert): what
+        # an optimizer may compute once, ahead of the rounds, and hold (gen/printers/c.py, the
+        # note above SLACK: clang's bound)
+        self.subkey_vectors: set[tuple[str, ...]] = set()
 
     def count(self, kind, n=1):
         self.cost[kind] = self.cost.get(kind, 0) + n
@@ -136,6 +140,7 @@ class _PackedLines:
     def insert(self, op):
         vals = ["(long long)(" + " + ".join(self.pp.term(t) for t in ts) + ")" for ts in op.terms]
         self.pp.count("subkey insert", self.pp.L)
+        self.pp.subkey_vectors.add(tuple(vals))
         self.assign(op.dst, self.w.setv(vals))
 
     def arith(self, op):
