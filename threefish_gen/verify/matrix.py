@@ -275,11 +275,18 @@ def _prepare(variants: list, by_shape: bool) -> dict:
 
 def _render_kept(v: Variant) -> str:
     """(In a worker process) ``v``'s render and its Win64 form kept on disk; its shape digest."""
-    if kind_of(v) == "nasm" and get_target(v.target).recipe.word_bits == 64 and v.get("abi", "sysv") == "sysv":
-        win = nasm.win64_form(v)
-        if win is not None:
-            sources.sources(win)
+    win = _win64_form(v)
+    if win is not None:
+        sources.sources(win)
     return sources.derived(v, "shape", shapes.shape_digest)
+
+
+def _win64_form(v: Variant):
+    """The Win64 form of a nasm x86-64 System V variant, which its win64 rows build beside it, or
+    None (a Win64 variant's elf64 rows are SKIPPED, run by its ms_abi row: its own text decides)."""
+    if kind_of(v) != "nasm" or get_target(v.target).recipe.word_bits != 64 or v.get("abi", "sysv") != "sysv":
+        return None
+    return nasm.win64_form(v)
 
 
 # digests of this run's texts (by variant) and vector files (by path), each computed once: a
@@ -294,12 +301,9 @@ def _row_key(v: Variant, b, vectors: Path) -> str:
     texts = _DIGESTS.get(("texts", v))
     if texts is None:
         both = [sources.sources(v)]
-        if kind == "nasm" and get_target(v.target).recipe.word_bits == 64 and not sources.only_given():
-            # the rows of a System V variant also build its Win64 form; a Win64 variant's elf64 rows
-            # are SKIPPED (run by its ms_abi row), so its own text decides them
-            win = nasm.win64_form(v) if v.get("abi", "sysv") == "sysv" else None
-            if win is not None:
-                both.append(sources.sources(win))
+        win = None if sources.only_given() else _win64_form(v)
+        if win is not None:
+            both.append(sources.sources(win))
         texts = _DIGESTS[("texts", v)] = vshard.texts_digest(both)
     digest = _DIGESTS.get(("vectors", vectors))
     if digest is None:
