@@ -285,7 +285,7 @@ def prove(target, size, version, keys, unroll, interleave, prefix, which, file, 
 @click.option("--junit", "junit_path", default=None, type=click.Path(dir_okay=False),
               help="also write the results as JUnit XML (for CI systems)")
 @click.option("--shard", "shard", default=None, metavar="K/N",
-              help="run only shard K of N (a deterministic split balanced by a static cost model)")
+              help="run only shard K of N (a deterministic split balanced by measured row costs)")
 @click.option("--merge", "merge", is_flag=True,
               help="build nothing: combine the JSON reports of the shards of one run (REPORT...) into one "
                    "verdict, matrix and report (--report, --junit)")

@@ -2,8 +2,8 @@
 result cache.
 
 * **Shards.**  A run's rows (variant x build, in the order verify builds them) are split into N
-  shards by a static cost model (:func:`cost`: a weight per build kind, a built-in table below,
-  never a measurement of this machine), so every runner of a CI matrix computes the same split
+  shards by a fixed cost model (:func:`cost`: each build's mean row time from a full run, a
+  built-in table below, never a measurement of this machine), so every runner of a CI matrix computes the same split
   from the same matrix: the split is a pure function of the row list and the table.  Longest
   processing time first: rows by falling cost (ties by position), each into the lightest shard
   (ties: the lowest number).  Every row lands in exactly one shard; a shard's cost is at most
@@ -32,28 +32,67 @@ from pathlib import Path
 
 # --------------------------------------------------------------------------- cost model
 
-# (substring of the build name, weight): the first that matches; seconds-like units, from the
-# shape of the per-row times of earlier full runs on the 2-core VM (sanitizer builds and emulated
-# runs are the slow ones, the prover and the constant-time check between).
-WEIGHTS = (
-    ("asan", 4.0),          # sanitizer builds: -O1 + ASan/UBSan runtime, slow harness runs
-    ("aarch64", 3.0),       # cross builds run under qemu-user
-    ("s390x", 3.0),
-    ("ct (memcheck)", 3.0),  # valgrind
-    ("prove", 2.5),
-    ("wine", 2.5),
-    ("simde", 2.0),
-    ("dotnet", 1.5), ("no AVX", 1.5), ("no HWIntrinsic", 1.5), ("TC=0", 1.5), ("jit disasm", 1.5),
+# A row's cost: the measured mean seconds of its build (relative to a `gcc -O2` row of a 512-bit
+# variant that is not a dispatcher), times SIZE_FACTOR for its block size and AUTO_FACTOR for a SIMD
+# dispatcher file (--isa auto: every kernel in one file, run per path).  Fitted to the row times of
+# a full `make verify` (fresh clone of 7b78b43, 2026-11-27, 2-core Zen 4: 3,555 rows run; sizes and
+# the dispatcher factor are medians over the builds that have both); docs/verify.md.  A build not
+# in the table gets the first WEIGHTS pattern that matches, else 1.
+MEASURED = {
+    'aarch64 gcc asan+ubsan': 4.65,
+    'cargo digest+zeroize+std': 2.90,
+    'clang -m32 asan+ubsan': 1.98,
+    'gcc asan+ubsan': 1.76,
+    'clang asan+ubsan': 1.74,
+    'valgrind memcheck': 1.73,
+    'cargo std avx512': 1.68,
+    'gcc -m32 asan+ubsan': 1.63,
+    'clippy -D warnings': 1.60,
+    'clang simde': 1.53,
+    'cargo debug': 1.49,
+    'cargo std forced scalar': 1.43,
+    'cargo zeroize+std': 1.29,
+    'cargo release': 1.23,
+    'cargo aarch64 neon (qemu)': 1.21,
+    'cargo no-std +avx2': 1.18,
+    'aarch64 gcc -O2': 1.07,
+    'gcc -O2': 1.00,
+    'aarch64 clang -O2': 0.96,
+    'clang -O2': 0.83,
+    'clang -m32 -O2': 0.74,
+    'cargo no simd': 0.73,
+    'gcc -m32 -O2': 0.69,
+    's390x gcc -O2': 0.68,
+    'win64 under wine': 0.58,
+    'dotnet default': 0.33,
+    'no AVX-512': 0.28,
+    'no HWIntrinsic': 0.27,
+    'prove': 0.26,
+    'ct (memcheck)': 0.23,
+    'nasm elf32 + gcc -m32': 0.22,
+    'nasm elf64 + asan+ubsan': 0.20,
+    'nasm elf64 + gcc -O2': 0.19,
+    'TC=0': 0.16,
+    'no AVX2': 0.14,
+    'jit disasm': 0.12,
+    'win64 ABI via ms_abi': 0.12,
+    'nasm win64 (assemble)': 0.02,
+}
+SIZE_FACTOR = {256: 0.77, 512: 1.0, 1024: 1.66}
+AUTO_FACTOR = 1.9
+WEIGHTS = (                 # builds the table does not name (new builds: until the next fit)
+    ("asan", 1.8), ("aarch64", 1.1), ("s390x", 0.7), ("ct (memcheck)", 0.25), ("prove", 0.3),
+    ("wine", 0.6), ("simde", 1.5), ("cargo", 1.3), ("dotnet", 0.3), ("no AVX", 0.3), ("no HWIntrinsic", 0.3),
+    ("TC=0", 0.2), ("jit disasm", 0.15),
 )
-AUTO_FACTOR = 3.0           # SIMD dispatcher (--isa auto) files: every kernel in one file, run per path
 
 
 def cost(variant_label: str, build_name: str) -> float:
-    w = 1.0
-    for pattern, weight in WEIGHTS:
-        if pattern in build_name:
-            w = weight
-            break
+    w = MEASURED.get(build_name)
+    if w is None:
+        w = next((weight for pattern, weight in WEIGHTS if pattern in build_name), 1.0)
+    size = next((b for b in SIZE_FACTOR if f" {b} " in f" {variant_label} "), 512)
+    w *= SIZE_FACTOR[size]
     if "isa=auto" in variant_label or " auto" in variant_label:
         w *= AUTO_FACTOR
     return w
