@@ -520,3 +520,13 @@ def test_shape_digests_are_kept_with_the_renders(tmp_path, fake, monkeypatch):
     assert rendered == [] and shaped == []
     assert [r.status for r in second.rows] == [r.status for r in first.rows]
     assert second.cached == sum(1 for r in first.rows if r.status == "PASS")
+
+
+def test_the_cost_table_names_every_build_of_the_matrix():
+    """Every build of `make verify`'s matrix has its measured weight (verify/shard.py MEASURED): a
+    new build falls back to a guessed pattern weight until the table is fitted again."""
+    builds = {b.name for t in registry.names() for v in registry.variants("all", t, specs=_specs((), ()))
+              for b in matrix.builds_of(v)}
+    assert builds - set(shard.MEASURED) == set()
+    assert shard.cost("c-simd auto 1024 v1.3 fly/full/i1", "gcc -O2") == pytest.approx(1.9 * 1.66)
+    assert shard.cost("c 256 v1.3 fly/full/i1", "prove") == pytest.approx(0.26 * 0.77)
