@@ -136,7 +136,6 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
 def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, thorough, junit_path, prove, shard,
               cache_dir, by_shape=False) -> Report:
     seed = random.SystemRandom().randrange(1 << 32) if seed is None else seed
-    jobs = jobs or os.cpu_count() or 1
     workdir = Path(workdir).resolve()
     report = Report(seed=seed, random_vectors=random_count)
     specs = sorted({(vectors_of(v), v.spec) for v in variants},
@@ -148,7 +147,7 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
     # a variant none of whose rows is in this run (check's fast default) still gets a row: it is never silently left out
     left_out = [v for v in variants if not any(tv is v for tv, _ in tasks)]
     # an older version's per-shape rows that the newest version's rows cover (verify/shapes.py)
-    digests = _prepare(list(dict.fromkeys(v for v, _ in tasks)), by_shape)
+    digests = _prepare(list(dict.fromkeys(v for v, _ in tasks)))
     cover = shapes.covered_by(tasks, lambda v: digests.get(v) or sources.derived(v, "shape", shapes.shape_digest)) \
         if by_shape else {}
     covered = [(tasks[i], cover[i]) for i in sorted(cover)]
@@ -264,7 +263,7 @@ def _run_rows(variants, random_count, seed, jobs, workdir, report_path, stream, 
     return report
 
 
-def _prepare(variants: list, by_shape: bool) -> dict:
+def _prepare(variants: list) -> dict:
     """Before the rows: where the run keeps renders on disk, every variant rendered (and a nasm
     System V variant's Win64 form, which its rows build too), spread over the run's worker processes:
     {variant: its shape digest (verify/shapes.py)}; elsewhere {} (the rows render as they go)."""

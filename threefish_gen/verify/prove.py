@@ -55,7 +55,7 @@ def check(variant: Variant, build: ProveBuild, workdir: Path, vectors: Path = No
         name, text = source_of(files, recipe.language)
         if is_given(variant):       # the user's text (check DIR): in a child process, bounded
             failed, lines, note = _prove_in_child(variant, recipe.language, recipe.word_bits, text, workdir)
-        else:                       # this threefish-gen's own render (verify): in process
+        else:                       # this threefish-gen's own render (verify): in the run's workers
             failed, lines, note = workers.call(_prove, variant, recipe.language, recipe.word_bits, text)
     except (GenError, IndexError, KeyError, ValueError) as e:
         return Row(label, build.name, "FAIL", f"cannot read the program: {e}", time.monotonic() - t0)

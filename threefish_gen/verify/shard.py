@@ -3,8 +3,8 @@ result cache.
 
 * **Shards.**  A run's rows (variant x build, in the order verify builds them) are split into N
   shards by a fixed cost model (:func:`cost`: each build's mean row time from a full run, a
-  built-in table below, never a measurement of this machine), so every runner of a CI matrix computes the same split
-  from the same matrix: the split is a pure function of the row list and the table.  Longest
+  built-in table below, never a measurement of this machine), so every runner of a CI matrix
+  computes the same split from the same matrix: the split is a pure function of the row list and the table.  Longest
   processing time first: rows by falling cost (ties by position), each into the lightest shard
   (ties: the lowest number).  Every row lands in exactly one shard; a shard's cost is at most
   ``total / N + the largest row cost`` (the LPT bound the tests check).

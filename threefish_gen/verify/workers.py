@@ -24,8 +24,9 @@ from pathlib import Path
 
 _POOL: list = [None]
 _LOCK = threading.Lock()
-_PRELOAD = ["threefish_gen.gen.prove", "threefish_gen.gen.render", "threefish_gen.verify.sources",
-            "threefish_gen.verify.shapes"]
+# the modules whose functions run in the workers (matrix._render_kept, prove._prove) and with them
+# the renderer and the prover: imported once in the fork server, not in every worker
+_PRELOAD = ["threefish_gen.verify.matrix", "threefish_gen.verify.prove"]
 
 
 def _init(render_dir: str | None) -> None:

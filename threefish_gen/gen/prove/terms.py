@@ -212,29 +212,23 @@ def _plain(s: Scope, t: Term) -> bool:
 def _lin(coefs: dict, c: int) -> Term:
     coefs = {t: k & MASK for t, k in coefs.items() if k & MASK}
     _fuse_rotates(coefs)
-    c &= MASK
-    if not coefs:
-        return const(c)
-    if c == 0 and len(coefs) == 1:
-        (t, k), = coefs.items()
-        if k == 1:
-            return t
-    pairs = tuple(sorted(coefs.items(), key=_pair_id))
-    t = _made("lin", (pairs, c))
-    if any(u.op in _FUSED for u, _ in pairs):
-        t.scope.fused.add(t)
-    return t
+    pairs = sorted(coefs.items(), key=_pair_id)
+    return _lin_sorted(pairs, c, any(u.op in _FUSED for u, _ in pairs))
 
 
-def _lin_sorted(pairs, c: int) -> Term:
-    """_lin of pairs already sorted by term id, with nonzero coefficients (mod 2^64) and no shr or
-    and term (nothing for _fuse_rotates to do): the same term, made without a sort."""
+def _lin_sorted(pairs, c: int, fused: bool = False) -> Term:
+    """The sum of pairs already sorted by term id, with nonzero coefficients (mod 2^64), whose
+    rotate fusions are done (_lin: ``fused`` where a shr or and term is among them; add and mul
+    merge sums of plain terms, which have none): a constant, a single term, or the lin."""
     c &= MASK
     if not pairs:
         return const(c)
     if c == 0 and len(pairs) == 1 and pairs[0][1] == 1:
         return pairs[0][0]
-    return _made("lin", (tuple(pairs), c))
+    t = _made("lin", (tuple(pairs), c))
+    if fused:
+        t.scope.fused.add(t)
+    return t
 
 
 def _fuse_rotates(coefs: dict) -> None:
