@@ -11,9 +11,11 @@ Options (see :class:`Options`):
   words (k[(s+i) mod (Nw+1)] + t[..] + s), ``table`` precomputes the whole
   subkey table first and adds table words.
 * ``unroll``: ``full`` unrolls every round (the permutation is free renaming),
-  ``loop`` loops over 8-round cycles (two subkey injections per cycle, key-ring
-  indices affine in the loop counter; the three tweak words rotate through their
-  values once per cycle, so no tweak ring is stored and read).
+  ``loop`` loops over passes of LOOP_CYCLES = 3 8-round cycles, 24 rounds (six
+  subkey injections per pass, key-ring indices affine in the loop counter; after
+  six subkeys the tweak words are back in their places, so a pass reads them
+  where they are: no tweak ring, no moves); the cycles a pass does not fill
+  (Threefish-1024's tenth) follow the loop unrolled.
 * ``interleave``: how many independent blocks ``encrypt_blocks`` processes per
   pass (their rounds interleaved for instruction-level parallelism).
 """
@@ -27,6 +29,10 @@ from .spec import Spec
 
 KEYS = ("fly", "table")
 UNROLL = ("full", "loop")
+# 8-round cycles per pass of the loop form: 3, so that the tweak index s mod 3 of every subkey is
+# the same in every pass (docs/bench.md, "Compact kernels": passes of one cycle rotated the tweak
+# words through moves at every pass, 2-14% slower under gcc than passes of three).
+LOOP_CYCLES = 3
 DIRECTIONS = ("encrypt", "decrypt")
 
 
@@ -77,9 +83,6 @@ class _Schedule:
         t2 ^= t1
         self.tweak = [t0, t1, t2]
         self.table = f"ks{'abcd'[block]}" if blocks > 1 else "ks"
-        # the loop form (keys fly) rotates the tweak words through a spare value, defined here,
-        # before the loop (a value first defined inside a loop is refused by some printers)
-        self.spare = b.val(f"{tn}s", t0) if opts.unroll == "loop" and opts.keys == "fly" else None
         if opts.keys == "table":
             # Precompute every subkey word of this block into the table ks[s*Nw + i].
             tmp = b.val(f"{tn}k", key[0])
@@ -94,23 +97,10 @@ class _Schedule:
                         tmp += s
                     b.store(Mem(self.table, s * nw + i), tmp)
 
-    def rotate(self, step: int) -> None:
-        """The loop form's tweak words, rotated by one place through a spare value (moves, no
-        arithmetic): step +1, t[i] <- t[i-1 mod 3] (the next 8-round cycle of encrypt), step -1,
-        t[i] <- t[i+1 mod 3] (decrypt's cycles run backwards)."""
-        t, b, spare = self.tweak, self.b, self.spare
-        b.emit(Op("mov", spare.name, t[0].name))
-        dst = 0
-        while (src := (dst - step) % 3) != 0:
-            b.emit(Op("mov", t[dst].name, t[src].name))
-            dst = src
-        b.emit(Op("mov", t[dst].name, spare.name))
-
     def inject(self, x: list[Val], s: int | Idx, sign: int, pos: int | None = None) -> None:
-        """x += subkey s (sign = +1) or x -= subkey s (sign = -1).  pos (the loop form, keys
-        fly): the subkey's place in its 8-round cycle; the tweak words then hold
-        t[s-pos mod 3], t[s-pos+1 mod 3], t[s-pos+2 mod 3] (rotated once per cycle), so the
-        subkey adds tweak values pos and pos+1."""
+        """x += subkey s (sign = +1) or x -= subkey s (sign = -1).  pos (the loop form): the
+        subkey's place in its pass; a pass is 6 subkeys, so s = pos mod 3 and the subkey adds
+        tweak words pos mod 3 and pos + 1 mod 3."""
         nw = self.spec.nw
 
         def acc(v: Val, operand) -> None:
@@ -124,8 +114,8 @@ class _Schedule:
             for i in range(nw):
                 acc(x[i], Mem(self.table, Idx(si.base * nw + i, si.scale * nw)))
             return
-        tw = (s % 3, (s + 1) % 3) if pos is None else (pos, pos + 1)
-        if isinstance(s, Idx):  # loop: key ring kr[s+i], counter ring kc[s], the rotated tweak words
+        tw = (s % 3, (s + 1) % 3) if pos is None else (pos % 3, (pos + 1) % 3)
+        if isinstance(s, Idx):  # loop: key ring kr[s+i], counter ring kc[s], the tweak words in place
             for i in range(nw - 1):
                 acc(x[i], Mem("kr", Idx(s.base + i, s.scale)))
             acc(x[nw - 1], Mem("kc", s))
@@ -181,6 +171,8 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
             sb.store(Mem("kc", s), kt)
 
     # ---- body: per block, tweak words, state words, rounds
+    cycles, per = rounds // 8, LOOP_CYCLES
+    passes = cycles // per             # the loop form: passes of `per` cycles, then the rest unrolled
     b = Builder()
     sched, state = [], []
     for blk in range(blocks):
@@ -191,19 +183,16 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
         src = "in"
         state.append([b.val(f"{xn}{i}", Mem(src, blk * nw + i)) for i in range(nw)])
 
-    # The loop form with keys on the fly rotates the tweak words once per cycle (_Schedule.rotate)
-    rotating = options.unroll == "loop" and options.keys == "fly"
-
     def inject(s, sign, pos=None):
         b.tag = ("key", s)
         b.note(f"{'add' if sign > 0 else 'subtract'} subkey {s}")
         for blk in range(blocks):
-            sched[blk].inject(state[blk], s, sign, pos if rotating else None)
+            sched[blk].inject(state[blk], s, sign, pos if options.unroll == "loop" else None)
         b.tag = ()
 
     def mix_round(d: int, rd: int) -> None:
         """Round d (rotation row rd = d mod 8): MIX every pair, then permute by renaming."""
-        b.note(f"round {d}" if isinstance(d, int) else f"round 8*c + {rd}")
+        b.note(f"round {d}" if isinstance(d, int) else "round " + d.replace("c+", "*c + "))
         for j in range(nw // 2):
             b.tag = ("mix", rd, j)
             for st in state:
@@ -216,7 +205,7 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
             state[blk] = [st[perm[i]] for i in range(nw)]
 
     def unmix_round(d, rd: int) -> None:
-        b.note(f"inverse round {d}" if isinstance(d, int) else f"inverse round 8*c' + {rd}")
+        b.note(f"inverse round {d}" if isinstance(d, int) else "inverse round " + d.replace("c'+", "*c' + "))
         for blk, st in enumerate(state):
             state[blk] = [st[inv[i]] for i in range(nw)]
         for j in range(nw // 2):
@@ -228,7 +217,6 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
                 x0 -= x1
         b.tag = ()
 
-    cycles = rounds // 8
     if direction == "encrypt":
         if options.unroll == "full":
             for d in range(rounds):
@@ -237,17 +225,19 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
                 mix_round(d, d % 8)
         else:
             names_before = [[v.name for v in st] for st in state]
-            with b.loop(cycles):
+            with b.loop(passes):
+                for cyc in range(per):
+                    for d in range(8):
+                        if d % 4 == 0:
+                            inject(Idx(2 * cyc + d // 4, 2 * per), +1, 2 * cyc + d // 4)
+                        mix_round(f"{8 * per}c+{8 * cyc + d}", d)
+                _check_identity(state, names_before)
+            for cyc in range(per * passes, cycles):
                 for d in range(8):
                     if d % 4 == 0:
-                        inject(Idx(d // 4, 2), +1, d // 4)
-                    mix_round(f"8c+{d}", d)
-                _check_identity(state, names_before)
-                if rotating:
-                    b.note("next cycle's tweak words: t[i] <- t[i-1 mod 3]")
-                    for sc in sched:
-                        sc.rotate(+1)
-        inject(rounds // 4, +1, 0)
+                        inject(2 * cyc + d // 4, +1)
+                    mix_round(8 * cyc + d, d)
+        inject(rounds // 4, +1)
     else:
         inject(rounds // 4, -1)
         if options.unroll == "full":
@@ -256,23 +246,21 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
                 if d % 4 == 0:
                     inject(d // 4, -1)
         else:
-            names_before = [[v.name for v in st] for st in state]
-            if rotating:
-                # the last cycle's tweak words: t[i] <- t[(2*(cycles-1) + i) mod 3]
-                for _ in range(2 * (cycles - 1) % 3):
-                    for sc in sched:
-                        sc.rotate(-1)
-            with b.loop(cycles):
-                # counter c' = 0.. runs cycles backwards: cycle = cycles-1-c'
+            for cyc in reversed(range(per * passes, cycles)):
                 for d in reversed(range(8)):
-                    unmix_round(f"8c'+{d}", d)
+                    unmix_round(8 * cyc + d, d)
                     if d % 4 == 0:
-                        inject(Idx(2 * (cycles - 1) + d // 4, -2), -1, d // 4)
+                        inject(2 * cyc + d // 4, -1)
+            names_before = [[v.name for v in st] for st in state]
+            with b.loop(passes):
+                # counter c' = 0.. runs the passes backwards: pass = passes-1-c'
+                for cyc in reversed(range(per)):
+                    for d in reversed(range(8)):
+                        unmix_round(f"{8 * per}c'+{8 * cyc + d}", d)
+                        if d % 4 == 0:
+                            p = 2 * cyc + d // 4
+                            inject(Idx(2 * per * (passes - 1) + p, -2 * per), -1, p)
                 _check_identity(state, names_before)
-                if rotating:
-                    b.note("previous cycle's tweak words: t[i] <- t[i+1 mod 3]")
-                    for sc in sched:
-                        sc.rotate(-1)
 
     b.note("store the block(s)")
     for blk, st in enumerate(state):
@@ -282,7 +270,7 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
 
 
 def _check_identity(state, names_before) -> None:
-    """An 8-round loop body must leave every word in the value it started in."""
+    """A loop pass (whole 8-round cycles) must leave every word in the value it started in."""
     after = [[v.name for v in st] for st in state]
     if after != names_before:  # pragma: no cover - holds for every Threefish permutation
         raise GenError("8-round permutation is not the identity; loop form unavailable")

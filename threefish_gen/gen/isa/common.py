@@ -48,6 +48,8 @@ class Isa:
     rol: bool             # vprolq / vprolvq (AVX-512F + VL)
     vl: bool = False
     family: object = None  # instruction family (Width, shuffles, rotations); None: x86
+    splat_load: bool = True  # a broadcast from memory is one load (vpbroadcastq, embedded
+    #                          {1toN}, vmovddup, ld1r): rings are read in the loop, not broadcast
 
 
 class CExpr(str):

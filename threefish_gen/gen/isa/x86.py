@@ -30,7 +30,7 @@ from ..errors import GenError
 from .common import A, B, CExpr, Isa, Scalar, intrinsic, lane_sources, shuffle
 
 ISAS = {
-    "sse2": Isa("sse2", 1, 128, "sse2", ("sse2",), "simde/x86/sse2.h", False, False),
+    "sse2": Isa("sse2", 1, 128, "sse2", ("sse2",), "simde/x86/sse2.h", False, False, splat_load=False),
     "avx": Isa("avx", 2, 128, "avx", ("avx",), "simde/x86/avx.h", True, False),
     "avx2": Isa("avx2", 3, 256, "avx2", ("avx2",), "simde/x86/avx2.h", True, False),
     "avx512": Isa("avx512", 4, 512, "avx512f,avx512vl", ("avx512f", "avx512vl"),

@@ -127,6 +127,8 @@ def blocks_function(laid, prefix: str, helpers: str, spec, options, direction: s
             decls = vpr.declarations()
             for op in vp.prologue:       # key words broadcast once per call, shared by the loops
                 is_value, name = ir.broadcast_dst(op)
+                if not is_value and name in vpr.splat:
+                    continue             # a ring read by broadcast loads (LanesPrinter.splat)
                 (bvals if is_value else barrs).setdefault(name, op)
             per = vp.blocks
             if scalar_blocks:

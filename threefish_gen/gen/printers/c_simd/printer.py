@@ -168,12 +168,19 @@ class LanesPrinter(LanesState):
     def __init__(self, isa: Isa, vp: ir.VProgram, prefix: str, block_bytes: int):
         super().__init__(isa, vp, "width")
         self.prefix, self.bb = prefix, block_bytes
+        # {vector ring: its word ring} read by a broadcast load at each use (isa.splat_load), not
+        # broadcast into a vector array once per call: the prologue's ring loop is left out
+        self.splat = {op.body[0].dst.array: op.body[0].term.array for op in vp.prologue
+                      if isa.splat_load and not ir.broadcast_dst(op)[0]}
 
     def operand(self, a) -> str:
         if isinstance(a, str):
             return a
         if isinstance(a, Mem):
-            return f"{a.array}[{str(a.index).replace('*', ' * ')}]"
+            index = str(a.index).replace('*', ' * ')
+            if a.array in self.splat:
+                return self.w.set1(f"{self.splat[a.array]}[{index}]")
+            return f"{a.array}[{index}]"
         if a.scale:
             return self.w.set1(str(a).replace("*", " * "))
         return self.w.set1(f"UINT64_C({a.base:#x})")
