@@ -281,15 +281,16 @@ def test_cli_packed_bad_combination_exit_2(args, pattern, tmp_path):
 @needs_nasm
 @pytest.mark.parametrize("bits,abi", [(256, "sysv"), (512, "sysv"), (1024, "sysv"), (512, "win64")])
 def test_x64_loop_harness(bits, abi, tmp_path, vectors):
-    """--unroll loop (words in GPRs): the 8-round cycle loop reading the key, counter and tweak
+    """--unroll loop (words in GPRs): the loop over 24-round passes reading the key and counter
     rings by its counter passes the harness (System V natively; Win64 through gcc's ms_abi), and
-    its file is less than half the fully unrolled one."""
+    its file is less than two thirds of the fully unrolled one (a pass is 24 of the 72 or 80
+    rounds)."""
     v = get_target("nasm-x64").variant(get_spec("1.3", bits), Options("fly", "loop", 1), "", abi=abi)
     run_check(v, vnasm.X64_BUILDS[0] if abi == "sysv" else vnasm.WIN64_BUILDS[1], tmp_path, vectors)
     loop = render_variant(v)[f"{v.stem}.asm"]
     full = render_variant(variant("nasm-x64", bits, abi=abi))
     assert loop.count("jne .cycle") == 2          # encrypt_blocks, decrypt_blocks (the one-block functions call them)
-    assert 2 * len(loop) < len(next(t for n, t in full.items() if n.endswith(".asm")))
+    assert 3 * len(loop) < 2 * len(next(t for n, t in full.items() if n.endswith(".asm")))
 
 
 @needs_nasm

@@ -33,6 +33,7 @@ UNROLL = ("full", "loop")
 # the same in every pass (docs/bench.md, "Compact kernels": passes of one cycle rotated the tweak
 # words through moves at every pass, 2-14% slower under gcc than passes of three).
 LOOP_CYCLES = 3
+assert LOOP_CYCLES % 3 == 0, "a pass must bring the tweak words back to their places"
 DIRECTIONS = ("encrypt", "decrypt")
 
 

@@ -288,9 +288,10 @@ class LanesPrinter(LanesState):
     vectors of an ISA, x86 or NEON (an IR visitor: one method per kind of op, each returning its
     lines).  Spellings: the ISA family's module (``rust_width``, shuffle candidates, rotations)."""
 
-    def __init__(self, isa, vp: ir.VProgram, nw: int, notes: bool = True):
+    def __init__(self, isa, vp: ir.VProgram, nw: int, notes: bool = True, splat: dict | None = None):
         super().__init__(isa, vp, "rust_width")
         self.nw, self.notes = nw, notes
+        self.splat = splat or {}           # {vector ring: its word ring} read by broadcast loads
         self.dead = ir.dead_first_writes(vp.body)
         self.again = {d for d, k in assigned_counts(vp.body).items() if k - self._dead_of(d) > 1}
 
@@ -300,8 +301,12 @@ class LanesPrinter(LanesState):
     def operand(self, a) -> str:
         """A vector operand: a value, an element of a vector array, or a constant in every lane
         (affine in the loop counter: a usize expression)."""
-        if isinstance(a, (str, Mem)):
-            return a if isinstance(a, str) else f"{a.array}[{index(a.index)}]"
+        if isinstance(a, str):
+            return a
+        if isinstance(a, Mem):
+            if a.array in self.splat:
+                return self.w.set1(f"{self.splat[a.array]}[{index(a.index)}]")
+            return f"{a.array}[{index(a.index)}]"
         if a.scale:
             return self.w.set1_index(index(a))
         return self.w.set1(f"{a.base:#x}" if a.base > 0xFFFF else str(a.base))
@@ -408,20 +413,6 @@ def simd_path(isa, passes: list, own, schedule: dict, setup, notes: bool = True)
     barrs: dict[str, None] = {}
     arrays: dict[str, int] = {}
     loops, consts, cost = [], {}, None
-    for vp in passes:
-        if vp.lanes != L:
-            raise GenError(f"internal: a {vp.lanes}-lane program for {isa.name}'s {L} lanes")
-        lp = LanesPrinter(isa, vp, vp.nw, notes)
-        for op in vp.prologue:
-            is_value, name = ir.broadcast_dst(op)
-            (bvals if is_value else barrs).setdefault(name, None)
-        for a, n in vp.arrays.items():
-            arrays[a] = max(arrays.get(a, 0), n)
-        code = lp.declarations() + lp.lines(vp.body)
-        consts.update(lp.consts)
-        if cost is None:
-            cost = {k: v / vp.blocks for k, v in lp.cost.items()}
-        loops.append((vp.blocks, code))
     # the key words and rings: the struct's, or (rings the scalar options lack) made here from the
     # struct's words by the rest of this path's setup
     suffix = setup_suffix(setup, own.setup)
@@ -431,6 +422,27 @@ def simd_path(isa, passes: list, own, schedule: dict, setup, notes: bool = True)
                 if v in read_names(suffix)]
     prologue += [f"let mut {a} = [0u64; {n}];" for a, n in made.items()]
     prologue += RustPrinter({}, notes).lines(suffix, own.setup_values, schedule["words"])
+    for vp in passes:
+        if vp.lanes != L:
+            raise GenError(f"internal: a {vp.lanes}-lane program for {isa.name}'s {L} lanes")
+        # rings read by a broadcast load at each use where the ISA has one (isa.splat_load), not
+        # broadcast into a vector array once per call
+        splat = {}
+        for op in vp.prologue:
+            is_value, name = ir.broadcast_dst(op)
+            if not is_value and isa.splat_load:
+                ring = name[1:]
+                splat[name] = ring if ring in made else f"tf.{ring}"
+                continue
+            (bvals if is_value else barrs).setdefault(name, None)
+        lp = LanesPrinter(isa, vp, vp.nw, notes, splat)
+        for a, n in vp.arrays.items():
+            arrays[a] = max(arrays.get(a, 0), n)
+        code = lp.declarations() + lp.lines(vp.body)
+        consts.update(lp.consts)
+        if cost is None:
+            cost = {k: v / vp.blocks for k, v in lp.cost.items()}
+        loops.append((vp.blocks, code))
     for name in bvals:             # bk0 = <k0, k0, ...>: a key word
         v = name[1:]
         src = f"tf.k[{schedule['words'].index(v)}]" if v in schedule["words"] else v

@@ -265,7 +265,8 @@ def simd_context(v, laid_simd: dict, schedule: dict, setup, notes: bool) -> dict
         fns = {d: printer.simd_path(isa, laid_simd[isa_name][d]["lanes"], laid_simd[isa_name][d]["scalar"][0],
                                     schedule, setup, notes) for d in DIRECTIONS}
         paths.append(dict(name=isa_name, feature=isa.target or neon_isa.RUST_FEATURE, features=features, fns=fns,
-                          min_blocks=min(p for p, _ in fns["encrypt"]["loops"]), isa=isa))
+                          min_blocks=min(p for p, _ in fns["encrypt"]["loops"]), isa=isa,
+                          wipes_vectors=any(f["wiped"] for f in fns.values())))
         cost = fns["encrypt"]["cost"]
         out_notes.append(f"SIMD path {isa_name} ({'+'.join(features)}): *_blocks_with_tweaks in lanes, "
                          f"{isa.bits // 64} blocks word-sliced in {isa.bits}-bit vectors, passes of "
