@@ -6,13 +6,13 @@
  * runtime dispatcher: single blocks -> scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
  * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path); dispatch_path(n) names the path and the rule that chose it
  * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
- * path avx512: c-simd avx512 lanes 256 v1.3 fly/full/i2 (n >= 8; default)
+ * path avx512: c-simd avx512 lanes 256 v1.3 fly/loop/i4 (n >= 8; default)
  * path avx2: c-simd avx2 lanes 256 v1.3 fly/loop/i2 (n >= 4; default)
  * path neon: c-simd neon lanes 256 v1.3 fly/loop/i2 (n >= 2; default)
- * CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; threefish-gen tune on Intel Xeon family 6 model 0xcf (Emerald Rapids), 2026-11-25: shared/profiles/intel-emr.json): avx512 lanes fly/full/i4
+ * CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; threefish-gen tune on Intel Xeon family 6 model 0xcf (Emerald Rapids), 2026-11-25: shared/profiles/intel-emr.json): avx512 lanes fly/loop/i4
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; paired bench of the c-simd AVX2 lanes kernels on AMD EPYC (Zen 3, family 0x19 model 0x01), 2026-11-27, two runs with every other process stopped): avx2 lanes fly/loop/i2
- * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i4
- * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i4
+ * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/loop/i4
+ * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/loop/i4
  */
 #define TF256_V13_CSIMD_AUTO_FLY_FULL_I2_IMPLEMENTATION /* this file defines the functions: no argument-check macros (the header) */
 #include "tf256_v13_csimd_auto_fly_full_i2.h"
@@ -85,7 +85,7 @@ static inline uint64_t tf256_v13_csimd_auto_fly_full_i2_load64(const uint8_t *p)
    frame (__builtin_alloca: the wipe needs no more stack than it clears), then burn_top clears
    256 bytes right below the caller, over the slots of burn's own frame that -O0 leaves unwritten
    (padding, alignment of the allocation).  Other compilers: memset through a volatile function
-   pointer over an array of the largest bound (1856704 bytes). */
+   pointer over an array of the largest bound (862976 bytes). */
 #if defined(__GNUC__) || defined(__clang__)
 #define tf256_v13_csimd_auto_fly_full_i2_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -110,7 +110,7 @@ static inline int tf256_v13_csimd_auto_fly_full_i2_level_unknown(void)
 static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_burn(size_t n)
 {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
-    uint64_t stack[1248]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[1312]; /* its top n bytes lie where the work function's frame was */
     size_t i;
 #if defined(tf256_v13_csimd_auto_fly_full_i2_WIDE_WIPE)
     if (n != 0 && __atomic_load_n(&tf256_v13_csimd_auto_fly_full_i2_level_cache, __ATOMIC_RELAXED) >= 2) { /* AVX: 32-byte stores */
@@ -143,7 +143,7 @@ static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_f
         __asm__ __volatile__("" : : "r"(stack + i) : "memory");
     }
 #else
-    uint64_t stack[232088]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[107872]; /* its top n bytes lie where the work function's frame was */
     tf256_v13_csimd_auto_fly_full_i2_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
@@ -3063,7 +3063,9 @@ static void tf256_v13_csimd_auto_fly_full_i2_scalar_decrypt_blocks(const uint8_t
 static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
                                                                          const uint8_t *in, uint8_t *out, size_t n)
 {
-    uint64_t k0, k1, k2, k3, k4;
+    uint64_t k0, k1, k2, k3, k4, kt;
+    uint64_t kr[21];
+    uint64_t kc[19];
     if (n == 0) /* before any load: n = 0 touches no pointer */
         return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -3076,6516 +3078,94 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
     k4 ^= k1;
     k4 ^= k2;
     k4 ^= k3;
+    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
+    kr[0] = k0;
+    kr[1] = k1;
+    kr[2] = k2;
+    kr[3] = k3;
+    kr[4] = k4;
+    kr[5] = k0;
+    kr[6] = k1;
+    kr[7] = k2;
+    kr[8] = k3;
+    kr[9] = k4;
+    kr[10] = k0;
+    kr[11] = k1;
+    kr[12] = k2;
+    kr[13] = k3;
+    kr[14] = k4;
+    kr[15] = k0;
+    kr[16] = k1;
+    kr[17] = k2;
+    kr[18] = k3;
+    kr[19] = k4;
+    kr[20] = k0;
+    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
+    kc[0] = k3;
+    kt = k4;
+    kt += 1;
+    kc[1] = kt;
+    kt = k0;
+    kt += 2;
+    kc[2] = kt;
+    kt = k1;
+    kt += 3;
+    kc[3] = kt;
+    kt = k2;
+    kt += 4;
+    kc[4] = kt;
+    kt = k3;
+    kt += 5;
+    kc[5] = kt;
+    kt = k4;
+    kt += 6;
+    kc[6] = kt;
+    kt = k0;
+    kt += 7;
+    kc[7] = kt;
+    kt = k1;
+    kt += 8;
+    kc[8] = kt;
+    kt = k2;
+    kt += 9;
+    kc[9] = kt;
+    kt = k3;
+    kt += 10;
+    kc[10] = kt;
+    kt = k4;
+    kt += 11;
+    kc[11] = kt;
+    kt = k0;
+    kt += 12;
+    kc[12] = kt;
+    kt = k1;
+    kt += 13;
+    kc[13] = kt;
+    kt = k2;
+    kt += 14;
+    kc[14] = kt;
+    kt = k3;
+    kt += 15;
+    kc[15] = kt;
+    kt = k4;
+    kt += 16;
+    kc[16] = kt;
+    kt = k0;
+    kt += 17;
+    kc[17] = kt;
+    kt = k1;
+    kt += 18;
+    kc[18] = kt;
     if (n >= 8) {
         const __m512i bk0 = _mm512_set1_epi64((long long)(k0));
         const __m512i bk1 = _mm512_set1_epi64((long long)(k1));
-        const __m512i bk2 = _mm512_set1_epi64((long long)(k2));
-        const __m512i bk3 = _mm512_set1_epi64((long long)(k3));
-        const __m512i bk4 = _mm512_set1_epi64((long long)(k4));
-        for (; n >= 16; n -= 16, tweaks += 256, in += 512, out += 512) {
-            __m512i vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
-            __m512i vxb0, vxb1, vxb2, vxb3;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                vta0 = s3_0;
-                vta1 = s3_1;
-            }
-            vta2 = vta0;
-            vta2 = _mm512_xor_si512(vta2, vta1);
-            /* block 1: tweak t2 = t0 ^ t1 */
-            {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 128)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 144)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 160)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 176)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 192)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 208)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 224)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 240)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                vtb0 = s3_0;
-                vtb1 = s3_1;
-            }
-            vtb2 = vtb0;
-            vtb2 = _mm512_xor_si512(vtb2, vtb1);
-            {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 0)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 32)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 64)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 96)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 128)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 160)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 192)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 224)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                vxa0 = s3_0;
-                vxa1 = s3_1;
-                vxa2 = s3_2;
-                vxa3 = s3_3;
-            }
-            {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 256)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 288)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 320)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 352)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 384)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 416)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 448)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 480)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                vxb0 = s3_0;
-                vxb1 = s3_1;
-                vxb2 = s3_2;
-                vxb3 = s3_3;
-            }
-            /* add subkey 0 */
-            vxa0 = _mm512_add_epi64(vxa0, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, bk1);
-            vxa2 = _mm512_add_epi64(vxa2, bk2);
-            vxa3 = _mm512_add_epi64(vxa3, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxb0 = _mm512_add_epi64(vxb0, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, bk1);
-            vxb2 = _mm512_add_epi64(vxb2, bk2);
-            vxb3 = _mm512_add_epi64(vxb3, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            /* round 0 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 1 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 2 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 3 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 1 */
-            vxa0 = _mm512_add_epi64(vxa0, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, bk2);
-            vxa2 = _mm512_add_epi64(vxa2, bk3);
-            vxa3 = _mm512_add_epi64(vxa3, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            vxb0 = _mm512_add_epi64(vxb0, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, bk2);
-            vxb2 = _mm512_add_epi64(vxb2, bk3);
-            vxb3 = _mm512_add_epi64(vxb3, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            /* round 4 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 5 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 6 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 7 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 2 */
-            vxa0 = _mm512_add_epi64(vxa0, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, bk3);
-            vxa2 = _mm512_add_epi64(vxa2, bk4);
-            vxa3 = _mm512_add_epi64(vxa3, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            vxb0 = _mm512_add_epi64(vxb0, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, bk3);
-            vxb2 = _mm512_add_epi64(vxb2, bk4);
-            vxb3 = _mm512_add_epi64(vxb3, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            /* round 8 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 9 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 10 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 11 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 3 */
-            vxa0 = _mm512_add_epi64(vxa0, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, bk4);
-            vxa2 = _mm512_add_epi64(vxa2, bk0);
-            vxa3 = _mm512_add_epi64(vxa3, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            vxb0 = _mm512_add_epi64(vxb0, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, bk4);
-            vxb2 = _mm512_add_epi64(vxb2, bk0);
-            vxb3 = _mm512_add_epi64(vxb3, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            /* round 12 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 13 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 14 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 15 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 4 */
-            vxa0 = _mm512_add_epi64(vxa0, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, bk0);
-            vxa2 = _mm512_add_epi64(vxa2, bk1);
-            vxa3 = _mm512_add_epi64(vxa3, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            vxb0 = _mm512_add_epi64(vxb0, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, bk0);
-            vxb2 = _mm512_add_epi64(vxb2, bk1);
-            vxb3 = _mm512_add_epi64(vxb3, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            /* round 16 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 17 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 18 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 19 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 5 */
-            vxa0 = _mm512_add_epi64(vxa0, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, bk1);
-            vxa2 = _mm512_add_epi64(vxa2, bk2);
-            vxa3 = _mm512_add_epi64(vxa3, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            vxb0 = _mm512_add_epi64(vxb0, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, bk1);
-            vxb2 = _mm512_add_epi64(vxb2, bk2);
-            vxb3 = _mm512_add_epi64(vxb3, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            /* round 20 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 21 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 22 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 23 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 6 */
-            vxa0 = _mm512_add_epi64(vxa0, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, bk2);
-            vxa2 = _mm512_add_epi64(vxa2, bk3);
-            vxa3 = _mm512_add_epi64(vxa3, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            vxb0 = _mm512_add_epi64(vxb0, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, bk2);
-            vxb2 = _mm512_add_epi64(vxb2, bk3);
-            vxb3 = _mm512_add_epi64(vxb3, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            /* round 24 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 25 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 26 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 27 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 7 */
-            vxa0 = _mm512_add_epi64(vxa0, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, bk3);
-            vxa2 = _mm512_add_epi64(vxa2, bk4);
-            vxa3 = _mm512_add_epi64(vxa3, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            vxb0 = _mm512_add_epi64(vxb0, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, bk3);
-            vxb2 = _mm512_add_epi64(vxb2, bk4);
-            vxb3 = _mm512_add_epi64(vxb3, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            /* round 28 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 29 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 30 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 31 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 8 */
-            vxa0 = _mm512_add_epi64(vxa0, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, bk4);
-            vxa2 = _mm512_add_epi64(vxa2, bk0);
-            vxa3 = _mm512_add_epi64(vxa3, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            vxb0 = _mm512_add_epi64(vxb0, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, bk4);
-            vxb2 = _mm512_add_epi64(vxb2, bk0);
-            vxb3 = _mm512_add_epi64(vxb3, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            /* round 32 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 33 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 34 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 35 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 9 */
-            vxa0 = _mm512_add_epi64(vxa0, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, bk0);
-            vxa2 = _mm512_add_epi64(vxa2, bk1);
-            vxa3 = _mm512_add_epi64(vxa3, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            vxb0 = _mm512_add_epi64(vxb0, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, bk0);
-            vxb2 = _mm512_add_epi64(vxb2, bk1);
-            vxb3 = _mm512_add_epi64(vxb3, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            /* round 36 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 37 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 38 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 39 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 10 */
-            vxa0 = _mm512_add_epi64(vxa0, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, bk1);
-            vxa2 = _mm512_add_epi64(vxa2, bk2);
-            vxa3 = _mm512_add_epi64(vxa3, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            vxb0 = _mm512_add_epi64(vxb0, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, bk1);
-            vxb2 = _mm512_add_epi64(vxb2, bk2);
-            vxb3 = _mm512_add_epi64(vxb3, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            /* round 40 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 41 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 42 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 43 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 11 */
-            vxa0 = _mm512_add_epi64(vxa0, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, bk2);
-            vxa2 = _mm512_add_epi64(vxa2, bk3);
-            vxa3 = _mm512_add_epi64(vxa3, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            vxb0 = _mm512_add_epi64(vxb0, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, bk2);
-            vxb2 = _mm512_add_epi64(vxb2, bk3);
-            vxb3 = _mm512_add_epi64(vxb3, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            /* round 44 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 45 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 46 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 47 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 12 */
-            vxa0 = _mm512_add_epi64(vxa0, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, bk3);
-            vxa2 = _mm512_add_epi64(vxa2, bk4);
-            vxa3 = _mm512_add_epi64(vxa3, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            vxb0 = _mm512_add_epi64(vxb0, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, bk3);
-            vxb2 = _mm512_add_epi64(vxb2, bk4);
-            vxb3 = _mm512_add_epi64(vxb3, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            /* round 48 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 49 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 50 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 51 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 13 */
-            vxa0 = _mm512_add_epi64(vxa0, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, bk4);
-            vxa2 = _mm512_add_epi64(vxa2, bk0);
-            vxa3 = _mm512_add_epi64(vxa3, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            vxb0 = _mm512_add_epi64(vxb0, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, bk4);
-            vxb2 = _mm512_add_epi64(vxb2, bk0);
-            vxb3 = _mm512_add_epi64(vxb3, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            /* round 52 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 53 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 54 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 55 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 14 */
-            vxa0 = _mm512_add_epi64(vxa0, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, bk0);
-            vxa2 = _mm512_add_epi64(vxa2, bk1);
-            vxa3 = _mm512_add_epi64(vxa3, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            vxb0 = _mm512_add_epi64(vxb0, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, bk0);
-            vxb2 = _mm512_add_epi64(vxb2, bk1);
-            vxb3 = _mm512_add_epi64(vxb3, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            /* round 56 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 57 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 58 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 59 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 15 */
-            vxa0 = _mm512_add_epi64(vxa0, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, bk1);
-            vxa2 = _mm512_add_epi64(vxa2, bk2);
-            vxa3 = _mm512_add_epi64(vxa3, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            vxb0 = _mm512_add_epi64(vxb0, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, bk1);
-            vxb2 = _mm512_add_epi64(vxb2, bk2);
-            vxb3 = _mm512_add_epi64(vxb3, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            /* round 60 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 61 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 62 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 63 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 16 */
-            vxa0 = _mm512_add_epi64(vxa0, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, bk2);
-            vxa2 = _mm512_add_epi64(vxa2, bk3);
-            vxa3 = _mm512_add_epi64(vxa3, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            vxb0 = _mm512_add_epi64(vxb0, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, bk2);
-            vxb2 = _mm512_add_epi64(vxb2, bk3);
-            vxb3 = _mm512_add_epi64(vxb3, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            /* round 64 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 65 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 66 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 67 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 17 */
-            vxa0 = _mm512_add_epi64(vxa0, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, bk3);
-            vxa2 = _mm512_add_epi64(vxa2, bk4);
-            vxa3 = _mm512_add_epi64(vxa3, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            vxb0 = _mm512_add_epi64(vxb0, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, bk3);
-            vxb2 = _mm512_add_epi64(vxb2, bk4);
-            vxb3 = _mm512_add_epi64(vxb3, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            /* round 68 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 69 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* round 70 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            /* round 71 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            /* add subkey 18 */
-            vxa0 = _mm512_add_epi64(vxa0, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, bk4);
-            vxa2 = _mm512_add_epi64(vxa2, bk0);
-            vxa3 = _mm512_add_epi64(vxa3, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x12))));
-            vxb0 = _mm512_add_epi64(vxb0, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, bk4);
-            vxb2 = _mm512_add_epi64(vxb2, bk0);
-            vxb3 = _mm512_add_epi64(vxb3, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x12))));
-            /* store the block(s) */
-            {
-                const __m512i zero = _mm512_setzero_si512();
-                const __m512i s1_0 = _mm512_unpacklo_epi64(vxa0, vxa1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(vxa0, vxa1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(vxa2, vxa3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(vxa2, vxa3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 128), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 160), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 192), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 224), _mm512_castsi512_si256(s3_7));
-            }
-            {
-                const __m512i zero = _mm512_setzero_si512();
-                const __m512i s1_0 = _mm512_unpacklo_epi64(vxb0, vxb1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(vxb0, vxb1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(vxb2, vxb3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(vxb2, vxb3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 256), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 288), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 320), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 352), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 384), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 416), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 448), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 480), _mm512_castsi512_si256(s3_7));
-            }
-        }
-        for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
-            __m512i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                vt0 = s3_0;
-                vt1 = s3_1;
-            }
-            vt2 = vt0;
-            vt2 = _mm512_xor_si512(vt2, vt1);
-            {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 0)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 32)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 64)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 96)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 128)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 160)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 192)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 224)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                vx0 = s3_0;
-                vx1 = s3_1;
-                vx2 = s3_2;
-                vx3 = s3_3;
-            }
-            /* add subkey 0 */
-            vx0 = _mm512_add_epi64(vx0, bk0);
-            vx1 = _mm512_add_epi64(vx1, bk1);
-            vx2 = _mm512_add_epi64(vx2, bk2);
-            vx3 = _mm512_add_epi64(vx3, bk3);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            /* round 0 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 1 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 2 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 3 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 1 */
-            vx0 = _mm512_add_epi64(vx0, bk1);
-            vx1 = _mm512_add_epi64(vx1, bk2);
-            vx2 = _mm512_add_epi64(vx2, bk3);
-            vx3 = _mm512_add_epi64(vx3, bk4);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            /* round 4 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 5 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 6 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 7 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 2 */
-            vx0 = _mm512_add_epi64(vx0, bk2);
-            vx1 = _mm512_add_epi64(vx1, bk3);
-            vx2 = _mm512_add_epi64(vx2, bk4);
-            vx3 = _mm512_add_epi64(vx3, bk0);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            /* round 8 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 9 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 10 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 11 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 3 */
-            vx0 = _mm512_add_epi64(vx0, bk3);
-            vx1 = _mm512_add_epi64(vx1, bk4);
-            vx2 = _mm512_add_epi64(vx2, bk0);
-            vx3 = _mm512_add_epi64(vx3, bk1);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            /* round 12 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 13 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 14 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 15 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 4 */
-            vx0 = _mm512_add_epi64(vx0, bk4);
-            vx1 = _mm512_add_epi64(vx1, bk0);
-            vx2 = _mm512_add_epi64(vx2, bk1);
-            vx3 = _mm512_add_epi64(vx3, bk2);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            /* round 16 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 17 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 18 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 19 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 5 */
-            vx0 = _mm512_add_epi64(vx0, bk0);
-            vx1 = _mm512_add_epi64(vx1, bk1);
-            vx2 = _mm512_add_epi64(vx2, bk2);
-            vx3 = _mm512_add_epi64(vx3, bk3);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            /* round 20 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 21 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 22 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 23 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 6 */
-            vx0 = _mm512_add_epi64(vx0, bk1);
-            vx1 = _mm512_add_epi64(vx1, bk2);
-            vx2 = _mm512_add_epi64(vx2, bk3);
-            vx3 = _mm512_add_epi64(vx3, bk4);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            /* round 24 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 25 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 26 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 27 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 7 */
-            vx0 = _mm512_add_epi64(vx0, bk2);
-            vx1 = _mm512_add_epi64(vx1, bk3);
-            vx2 = _mm512_add_epi64(vx2, bk4);
-            vx3 = _mm512_add_epi64(vx3, bk0);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            /* round 28 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 29 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 30 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 31 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 8 */
-            vx0 = _mm512_add_epi64(vx0, bk3);
-            vx1 = _mm512_add_epi64(vx1, bk4);
-            vx2 = _mm512_add_epi64(vx2, bk0);
-            vx3 = _mm512_add_epi64(vx3, bk1);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            /* round 32 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 33 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 34 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 35 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 9 */
-            vx0 = _mm512_add_epi64(vx0, bk4);
-            vx1 = _mm512_add_epi64(vx1, bk0);
-            vx2 = _mm512_add_epi64(vx2, bk1);
-            vx3 = _mm512_add_epi64(vx3, bk2);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            /* round 36 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 37 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 38 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 39 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 10 */
-            vx0 = _mm512_add_epi64(vx0, bk0);
-            vx1 = _mm512_add_epi64(vx1, bk1);
-            vx2 = _mm512_add_epi64(vx2, bk2);
-            vx3 = _mm512_add_epi64(vx3, bk3);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            /* round 40 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 41 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 42 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 43 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 11 */
-            vx0 = _mm512_add_epi64(vx0, bk1);
-            vx1 = _mm512_add_epi64(vx1, bk2);
-            vx2 = _mm512_add_epi64(vx2, bk3);
-            vx3 = _mm512_add_epi64(vx3, bk4);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            /* round 44 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 45 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 46 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 47 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 12 */
-            vx0 = _mm512_add_epi64(vx0, bk2);
-            vx1 = _mm512_add_epi64(vx1, bk3);
-            vx2 = _mm512_add_epi64(vx2, bk4);
-            vx3 = _mm512_add_epi64(vx3, bk0);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            /* round 48 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 49 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 50 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 51 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 13 */
-            vx0 = _mm512_add_epi64(vx0, bk3);
-            vx1 = _mm512_add_epi64(vx1, bk4);
-            vx2 = _mm512_add_epi64(vx2, bk0);
-            vx3 = _mm512_add_epi64(vx3, bk1);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            /* round 52 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 53 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 54 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 55 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 14 */
-            vx0 = _mm512_add_epi64(vx0, bk4);
-            vx1 = _mm512_add_epi64(vx1, bk0);
-            vx2 = _mm512_add_epi64(vx2, bk1);
-            vx3 = _mm512_add_epi64(vx3, bk2);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            /* round 56 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 57 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 58 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 59 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 15 */
-            vx0 = _mm512_add_epi64(vx0, bk0);
-            vx1 = _mm512_add_epi64(vx1, bk1);
-            vx2 = _mm512_add_epi64(vx2, bk2);
-            vx3 = _mm512_add_epi64(vx3, bk3);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            /* round 60 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 61 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 62 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 63 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 16 */
-            vx0 = _mm512_add_epi64(vx0, bk1);
-            vx1 = _mm512_add_epi64(vx1, bk2);
-            vx2 = _mm512_add_epi64(vx2, bk3);
-            vx3 = _mm512_add_epi64(vx3, bk4);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            /* round 64 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 65 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 66 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 67 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 17 */
-            vx0 = _mm512_add_epi64(vx0, bk2);
-            vx1 = _mm512_add_epi64(vx1, bk3);
-            vx2 = _mm512_add_epi64(vx2, bk4);
-            vx3 = _mm512_add_epi64(vx3, bk0);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            /* round 68 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 69 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 70 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 71 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 18 */
-            vx0 = _mm512_add_epi64(vx0, bk3);
-            vx1 = _mm512_add_epi64(vx1, bk4);
-            vx2 = _mm512_add_epi64(vx2, bk0);
-            vx3 = _mm512_add_epi64(vx3, bk1);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x12))));
-            /* store the block(s) */
-            {
-                const __m512i zero = _mm512_setzero_si512();
-                const __m512i s1_0 = _mm512_unpacklo_epi64(vx0, vx1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(vx0, vx1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(vx2, vx3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(vx2, vx3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 128), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 160), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 192), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 224), _mm512_castsi512_si256(s3_7));
-            }
-        }
-    }
-    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweaks, in, out);
-    }
-}
-
-static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
-                                                                         const uint8_t *in, uint8_t *out, size_t n)
-{
-    uint64_t k0, k1, k2, k3, k4;
-    if (n == 0) /* before any load: n = 0 touches no pointer */
-        return;
-    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    k0 = tf256_v13_csimd_auto_fly_full_i2_load64(key);
-    k1 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 8);
-    k2 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 16);
-    k3 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 24);
-    k4 = UINT64_C(0x1bd11bdaa9fc1a22);
-    k4 ^= k0;
-    k4 ^= k1;
-    k4 ^= k2;
-    k4 ^= k3;
-    if (n >= 8) {
-        const __m512i bk0 = _mm512_set1_epi64((long long)(k0));
-        const __m512i bk1 = _mm512_set1_epi64((long long)(k1));
-        const __m512i bk2 = _mm512_set1_epi64((long long)(k2));
-        const __m512i bk3 = _mm512_set1_epi64((long long)(k3));
-        const __m512i bk4 = _mm512_set1_epi64((long long)(k4));
-        for (; n >= 16; n -= 16, tweaks += 256, in += 512, out += 512) {
-            __m512i vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
-            __m512i vxb0, vxb1, vxb2, vxb3;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                vta0 = s3_0;
-                vta1 = s3_1;
-            }
-            vta2 = vta0;
-            vta2 = _mm512_xor_si512(vta2, vta1);
-            /* block 1: tweak t2 = t0 ^ t1 */
-            {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 128)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 144)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 160)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 176)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 192)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 208)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 224)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 240)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                vtb0 = s3_0;
-                vtb1 = s3_1;
-            }
-            vtb2 = vtb0;
-            vtb2 = _mm512_xor_si512(vtb2, vtb1);
-            {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 0)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 32)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 64)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 96)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 128)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 160)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 192)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 224)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                vxa0 = s3_0;
-                vxa1 = s3_1;
-                vxa2 = s3_2;
-                vxa3 = s3_3;
-            }
-            {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 256)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 288)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 320)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 352)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 384)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 416)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 448)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 480)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                vxb0 = s3_0;
-                vxb1 = s3_1;
-                vxb2 = s3_2;
-                vxb3 = s3_3;
-            }
-            /* subtract subkey 18 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, bk4);
-            vxa2 = _mm512_sub_epi64(vxa2, bk0);
-            vxa3 = _mm512_sub_epi64(vxa3, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x12))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, bk4);
-            vxb2 = _mm512_sub_epi64(vxb2, bk0);
-            vxb3 = _mm512_sub_epi64(vxb3, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x12))));
-            /* inverse round 71 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 70 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 69 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 68 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 17 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, bk3);
-            vxa2 = _mm512_sub_epi64(vxa2, bk4);
-            vxa3 = _mm512_sub_epi64(vxa3, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, bk3);
-            vxb2 = _mm512_sub_epi64(vxb2, bk4);
-            vxb3 = _mm512_sub_epi64(vxb3, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            /* inverse round 67 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 66 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 65 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 64 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 16 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, bk2);
-            vxa2 = _mm512_sub_epi64(vxa2, bk3);
-            vxa3 = _mm512_sub_epi64(vxa3, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, bk2);
-            vxb2 = _mm512_sub_epi64(vxb2, bk3);
-            vxb3 = _mm512_sub_epi64(vxb3, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            /* inverse round 63 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 62 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 61 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 60 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 15 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, bk1);
-            vxa2 = _mm512_sub_epi64(vxa2, bk2);
-            vxa3 = _mm512_sub_epi64(vxa3, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, bk1);
-            vxb2 = _mm512_sub_epi64(vxb2, bk2);
-            vxb3 = _mm512_sub_epi64(vxb3, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            /* inverse round 59 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 58 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 57 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 56 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 14 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, bk0);
-            vxa2 = _mm512_sub_epi64(vxa2, bk1);
-            vxa3 = _mm512_sub_epi64(vxa3, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, bk0);
-            vxb2 = _mm512_sub_epi64(vxb2, bk1);
-            vxb3 = _mm512_sub_epi64(vxb3, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            /* inverse round 55 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 54 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 53 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 52 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 13 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, bk4);
-            vxa2 = _mm512_sub_epi64(vxa2, bk0);
-            vxa3 = _mm512_sub_epi64(vxa3, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, bk4);
-            vxb2 = _mm512_sub_epi64(vxb2, bk0);
-            vxb3 = _mm512_sub_epi64(vxb3, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            /* inverse round 51 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 50 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 49 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 48 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 12 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, bk3);
-            vxa2 = _mm512_sub_epi64(vxa2, bk4);
-            vxa3 = _mm512_sub_epi64(vxa3, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, bk3);
-            vxb2 = _mm512_sub_epi64(vxb2, bk4);
-            vxb3 = _mm512_sub_epi64(vxb3, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            /* inverse round 47 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 46 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 45 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 44 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 11 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, bk2);
-            vxa2 = _mm512_sub_epi64(vxa2, bk3);
-            vxa3 = _mm512_sub_epi64(vxa3, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, bk2);
-            vxb2 = _mm512_sub_epi64(vxb2, bk3);
-            vxb3 = _mm512_sub_epi64(vxb3, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            /* inverse round 43 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 42 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 41 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 40 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 10 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, bk1);
-            vxa2 = _mm512_sub_epi64(vxa2, bk2);
-            vxa3 = _mm512_sub_epi64(vxa3, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, bk1);
-            vxb2 = _mm512_sub_epi64(vxb2, bk2);
-            vxb3 = _mm512_sub_epi64(vxb3, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            /* inverse round 39 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 38 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 37 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 36 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 9 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, bk0);
-            vxa2 = _mm512_sub_epi64(vxa2, bk1);
-            vxa3 = _mm512_sub_epi64(vxa3, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, bk0);
-            vxb2 = _mm512_sub_epi64(vxb2, bk1);
-            vxb3 = _mm512_sub_epi64(vxb3, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            /* inverse round 35 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 34 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 33 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 32 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 8 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, bk4);
-            vxa2 = _mm512_sub_epi64(vxa2, bk0);
-            vxa3 = _mm512_sub_epi64(vxa3, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, bk4);
-            vxb2 = _mm512_sub_epi64(vxb2, bk0);
-            vxb3 = _mm512_sub_epi64(vxb3, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            /* inverse round 31 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 30 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 29 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 28 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 7 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, bk3);
-            vxa2 = _mm512_sub_epi64(vxa2, bk4);
-            vxa3 = _mm512_sub_epi64(vxa3, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, bk3);
-            vxb2 = _mm512_sub_epi64(vxb2, bk4);
-            vxb3 = _mm512_sub_epi64(vxb3, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            /* inverse round 27 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 26 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 25 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 24 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 6 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, bk2);
-            vxa2 = _mm512_sub_epi64(vxa2, bk3);
-            vxa3 = _mm512_sub_epi64(vxa3, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, bk2);
-            vxb2 = _mm512_sub_epi64(vxb2, bk3);
-            vxb3 = _mm512_sub_epi64(vxb3, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            /* inverse round 23 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 22 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 21 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 20 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 5 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, bk1);
-            vxa2 = _mm512_sub_epi64(vxa2, bk2);
-            vxa3 = _mm512_sub_epi64(vxa3, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, bk1);
-            vxb2 = _mm512_sub_epi64(vxb2, bk2);
-            vxb3 = _mm512_sub_epi64(vxb3, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            /* inverse round 19 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 18 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 17 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 16 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 4 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, bk0);
-            vxa2 = _mm512_sub_epi64(vxa2, bk1);
-            vxa3 = _mm512_sub_epi64(vxa3, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, bk0);
-            vxb2 = _mm512_sub_epi64(vxb2, bk1);
-            vxb3 = _mm512_sub_epi64(vxb3, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            /* inverse round 15 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 14 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 13 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 12 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 3 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, bk4);
-            vxa2 = _mm512_sub_epi64(vxa2, bk0);
-            vxa3 = _mm512_sub_epi64(vxa3, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, bk4);
-            vxb2 = _mm512_sub_epi64(vxb2, bk0);
-            vxb3 = _mm512_sub_epi64(vxb3, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            /* inverse round 11 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 10 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 9 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 8 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 2 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, bk3);
-            vxa2 = _mm512_sub_epi64(vxa2, bk4);
-            vxa3 = _mm512_sub_epi64(vxa3, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, bk3);
-            vxb2 = _mm512_sub_epi64(vxb2, bk4);
-            vxb3 = _mm512_sub_epi64(vxb3, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            /* inverse round 7 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 6 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 5 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 4 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 1 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, bk2);
-            vxa2 = _mm512_sub_epi64(vxa2, bk3);
-            vxa3 = _mm512_sub_epi64(vxa3, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, bk2);
-            vxb2 = _mm512_sub_epi64(vxb2, bk3);
-            vxb3 = _mm512_sub_epi64(vxb3, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            /* inverse round 3 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 2 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* inverse round 1 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            /* inverse round 0 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            /* subtract subkey 0 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, bk1);
-            vxa2 = _mm512_sub_epi64(vxa2, bk2);
-            vxa3 = _mm512_sub_epi64(vxa3, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxb0 = _mm512_sub_epi64(vxb0, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, bk1);
-            vxb2 = _mm512_sub_epi64(vxb2, bk2);
-            vxb3 = _mm512_sub_epi64(vxb3, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            /* store the block(s) */
-            {
-                const __m512i zero = _mm512_setzero_si512();
-                const __m512i s1_0 = _mm512_unpacklo_epi64(vxa0, vxa1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(vxa0, vxa1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(vxa2, vxa3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(vxa2, vxa3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 128), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 160), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 192), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 224), _mm512_castsi512_si256(s3_7));
-            }
-            {
-                const __m512i zero = _mm512_setzero_si512();
-                const __m512i s1_0 = _mm512_unpacklo_epi64(vxb0, vxb1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(vxb0, vxb1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(vxb2, vxb3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(vxb2, vxb3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 256), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 288), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 320), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 352), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 384), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 416), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 448), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 480), _mm512_castsi512_si256(s3_7));
-            }
-        }
-        for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
-            __m512i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                vt0 = s3_0;
-                vt1 = s3_1;
-            }
-            vt2 = vt0;
-            vt2 = _mm512_xor_si512(vt2, vt1);
-            {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 0)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 32)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 64)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 96)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 128)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 160)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 192)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 224)));
-                const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(s0_2, s0_3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(s0_4, s0_5);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(s0_4, s0_5);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(s0_6, s0_7);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(s0_6, s0_7);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                vx0 = s3_0;
-                vx1 = s3_1;
-                vx2 = s3_2;
-                vx3 = s3_3;
-            }
-            /* subtract subkey 18 */
-            vx0 = _mm512_sub_epi64(vx0, bk3);
-            vx1 = _mm512_sub_epi64(vx1, bk4);
-            vx2 = _mm512_sub_epi64(vx2, bk0);
-            vx3 = _mm512_sub_epi64(vx3, bk1);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x12))));
-            /* inverse round 71 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 70 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 69 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 68 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 17 */
-            vx0 = _mm512_sub_epi64(vx0, bk2);
-            vx1 = _mm512_sub_epi64(vx1, bk3);
-            vx2 = _mm512_sub_epi64(vx2, bk4);
-            vx3 = _mm512_sub_epi64(vx3, bk0);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            /* inverse round 67 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 66 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 65 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 64 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 16 */
-            vx0 = _mm512_sub_epi64(vx0, bk1);
-            vx1 = _mm512_sub_epi64(vx1, bk2);
-            vx2 = _mm512_sub_epi64(vx2, bk3);
-            vx3 = _mm512_sub_epi64(vx3, bk4);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            /* inverse round 63 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 62 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 61 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 60 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 15 */
-            vx0 = _mm512_sub_epi64(vx0, bk0);
-            vx1 = _mm512_sub_epi64(vx1, bk1);
-            vx2 = _mm512_sub_epi64(vx2, bk2);
-            vx3 = _mm512_sub_epi64(vx3, bk3);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            /* inverse round 59 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 58 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 57 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 56 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 14 */
-            vx0 = _mm512_sub_epi64(vx0, bk4);
-            vx1 = _mm512_sub_epi64(vx1, bk0);
-            vx2 = _mm512_sub_epi64(vx2, bk1);
-            vx3 = _mm512_sub_epi64(vx3, bk2);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            /* inverse round 55 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 54 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 53 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 52 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 13 */
-            vx0 = _mm512_sub_epi64(vx0, bk3);
-            vx1 = _mm512_sub_epi64(vx1, bk4);
-            vx2 = _mm512_sub_epi64(vx2, bk0);
-            vx3 = _mm512_sub_epi64(vx3, bk1);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            /* inverse round 51 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 50 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 49 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 48 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 12 */
-            vx0 = _mm512_sub_epi64(vx0, bk2);
-            vx1 = _mm512_sub_epi64(vx1, bk3);
-            vx2 = _mm512_sub_epi64(vx2, bk4);
-            vx3 = _mm512_sub_epi64(vx3, bk0);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            /* inverse round 47 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 46 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 45 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 44 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 11 */
-            vx0 = _mm512_sub_epi64(vx0, bk1);
-            vx1 = _mm512_sub_epi64(vx1, bk2);
-            vx2 = _mm512_sub_epi64(vx2, bk3);
-            vx3 = _mm512_sub_epi64(vx3, bk4);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            /* inverse round 43 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 42 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 41 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 40 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 10 */
-            vx0 = _mm512_sub_epi64(vx0, bk0);
-            vx1 = _mm512_sub_epi64(vx1, bk1);
-            vx2 = _mm512_sub_epi64(vx2, bk2);
-            vx3 = _mm512_sub_epi64(vx3, bk3);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            /* inverse round 39 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 38 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 37 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 36 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 9 */
-            vx0 = _mm512_sub_epi64(vx0, bk4);
-            vx1 = _mm512_sub_epi64(vx1, bk0);
-            vx2 = _mm512_sub_epi64(vx2, bk1);
-            vx3 = _mm512_sub_epi64(vx3, bk2);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            /* inverse round 35 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 34 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 33 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 32 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 8 */
-            vx0 = _mm512_sub_epi64(vx0, bk3);
-            vx1 = _mm512_sub_epi64(vx1, bk4);
-            vx2 = _mm512_sub_epi64(vx2, bk0);
-            vx3 = _mm512_sub_epi64(vx3, bk1);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            /* inverse round 31 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 30 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 29 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 28 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 7 */
-            vx0 = _mm512_sub_epi64(vx0, bk2);
-            vx1 = _mm512_sub_epi64(vx1, bk3);
-            vx2 = _mm512_sub_epi64(vx2, bk4);
-            vx3 = _mm512_sub_epi64(vx3, bk0);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            /* inverse round 27 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 26 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 25 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 24 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 6 */
-            vx0 = _mm512_sub_epi64(vx0, bk1);
-            vx1 = _mm512_sub_epi64(vx1, bk2);
-            vx2 = _mm512_sub_epi64(vx2, bk3);
-            vx3 = _mm512_sub_epi64(vx3, bk4);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            /* inverse round 23 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 22 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 21 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 20 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 5 */
-            vx0 = _mm512_sub_epi64(vx0, bk0);
-            vx1 = _mm512_sub_epi64(vx1, bk1);
-            vx2 = _mm512_sub_epi64(vx2, bk2);
-            vx3 = _mm512_sub_epi64(vx3, bk3);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            /* inverse round 19 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 18 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 17 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 16 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 4 */
-            vx0 = _mm512_sub_epi64(vx0, bk4);
-            vx1 = _mm512_sub_epi64(vx1, bk0);
-            vx2 = _mm512_sub_epi64(vx2, bk1);
-            vx3 = _mm512_sub_epi64(vx3, bk2);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            /* inverse round 15 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 14 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 13 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 12 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 3 */
-            vx0 = _mm512_sub_epi64(vx0, bk3);
-            vx1 = _mm512_sub_epi64(vx1, bk4);
-            vx2 = _mm512_sub_epi64(vx2, bk0);
-            vx3 = _mm512_sub_epi64(vx3, bk1);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            /* inverse round 11 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 10 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 9 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 8 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 2 */
-            vx0 = _mm512_sub_epi64(vx0, bk2);
-            vx1 = _mm512_sub_epi64(vx1, bk3);
-            vx2 = _mm512_sub_epi64(vx2, bk4);
-            vx3 = _mm512_sub_epi64(vx3, bk0);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            /* inverse round 7 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 6 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 5 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 4 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 1 */
-            vx0 = _mm512_sub_epi64(vx0, bk1);
-            vx1 = _mm512_sub_epi64(vx1, bk2);
-            vx2 = _mm512_sub_epi64(vx2, bk3);
-            vx3 = _mm512_sub_epi64(vx3, bk4);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            /* inverse round 3 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 2 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 1 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 0 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 0 */
-            vx0 = _mm512_sub_epi64(vx0, bk0);
-            vx1 = _mm512_sub_epi64(vx1, bk1);
-            vx2 = _mm512_sub_epi64(vx2, bk2);
-            vx3 = _mm512_sub_epi64(vx3, bk3);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            /* store the block(s) */
-            {
-                const __m512i zero = _mm512_setzero_si512();
-                const __m512i s1_0 = _mm512_unpacklo_epi64(vx0, vx1);
-                const __m512i s1_1 = _mm512_unpackhi_epi64(vx0, vx1);
-                const __m512i s1_2 = _mm512_unpacklo_epi64(vx2, vx3);
-                const __m512i s1_3 = _mm512_unpackhi_epi64(vx2, vx3);
-                const __m512i s1_4 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_5 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s1_6 = _mm512_unpacklo_epi64(zero, zero);
-                const __m512i s1_7 = _mm512_unpackhi_epi64(zero, zero);
-                const __m512i s2_0 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_2);
-                const __m512i s2_2 = _mm512_permutex2var_epi64(s1_0, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_2);
-                const __m512i s2_1 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_3);
-                const __m512i s2_3 = _mm512_permutex2var_epi64(s1_1, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_3);
-                const __m512i s2_4 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_6);
-                const __m512i s2_6 = _mm512_permutex2var_epi64(s1_4, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_6);
-                const __m512i s2_5 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0), s1_7);
-                const __m512i s2_7 = _mm512_permutex2var_epi64(s1_5, _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2), s1_7);
-                const __m512i s3_0 = _mm512_shuffle_i32x4(s2_0, s2_4, 0x44);
-                const __m512i s3_4 = _mm512_shuffle_i32x4(s2_0, s2_4, 0xee);
-                const __m512i s3_1 = _mm512_shuffle_i32x4(s2_1, s2_5, 0x44);
-                const __m512i s3_5 = _mm512_shuffle_i32x4(s2_1, s2_5, 0xee);
-                const __m512i s3_2 = _mm512_shuffle_i32x4(s2_2, s2_6, 0x44);
-                const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
-                const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
-                const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 128), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 160), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 192), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(void *)(out + 224), _mm512_castsi512_si256(s3_7));
-            }
-        }
-    }
-    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweaks, in, out);
-    }
-}
-
-#if !defined(THREEFISH_GEN_SIMDE)
-#if defined(__clang__)
-#pragma clang attribute pop
-#elif defined(__GNUC__)
-#pragma GCC pop_options
-#endif
-#endif
-
-#endif
-
-#if defined(THREEFISH_GEN_X86)
-
-/* ---- avx2: compiled for target "avx2"; called only where the CPU has it */
-#if !defined(THREEFISH_GEN_SIMDE)
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#elif defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
-#endif
-
-static void tf256_v13_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
-                                                                       const uint8_t *in, uint8_t *out, size_t n)
-{
-    uint64_t k0, k1, k2, k3, k4, kt;
-    uint64_t kr[21];
-    uint64_t kc[19];
-    if (n == 0) /* before any load: n = 0 touches no pointer */
-        return;
-    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    k0 = tf256_v13_csimd_auto_fly_full_i2_load64(key);
-    k1 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 8);
-    k2 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 16);
-    k3 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 24);
-    k4 = UINT64_C(0x1bd11bdaa9fc1a22);
-    k4 ^= k0;
-    k4 ^= k1;
-    k4 ^= k2;
-    k4 ^= k3;
-    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
-    kr[0] = k0;
-    kr[1] = k1;
-    kr[2] = k2;
-    kr[3] = k3;
-    kr[4] = k4;
-    kr[5] = k0;
-    kr[6] = k1;
-    kr[7] = k2;
-    kr[8] = k3;
-    kr[9] = k4;
-    kr[10] = k0;
-    kr[11] = k1;
-    kr[12] = k2;
-    kr[13] = k3;
-    kr[14] = k4;
-    kr[15] = k0;
-    kr[16] = k1;
-    kr[17] = k2;
-    kr[18] = k3;
-    kr[19] = k4;
-    kr[20] = k0;
-    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
-    kc[0] = k3;
-    kt = k4;
-    kt += 1;
-    kc[1] = kt;
-    kt = k0;
-    kt += 2;
-    kc[2] = kt;
-    kt = k1;
-    kt += 3;
-    kc[3] = kt;
-    kt = k2;
-    kt += 4;
-    kc[4] = kt;
-    kt = k3;
-    kt += 5;
-    kc[5] = kt;
-    kt = k4;
-    kt += 6;
-    kc[6] = kt;
-    kt = k0;
-    kt += 7;
-    kc[7] = kt;
-    kt = k1;
-    kt += 8;
-    kc[8] = kt;
-    kt = k2;
-    kt += 9;
-    kc[9] = kt;
-    kt = k3;
-    kt += 10;
-    kc[10] = kt;
-    kt = k4;
-    kt += 11;
-    kc[11] = kt;
-    kt = k0;
-    kt += 12;
-    kc[12] = kt;
-    kt = k1;
-    kt += 13;
-    kc[13] = kt;
-    kt = k2;
-    kt += 14;
-    kc[14] = kt;
-    kt = k3;
-    kt += 15;
-    kc[15] = kt;
-    kt = k4;
-    kt += 16;
-    kc[16] = kt;
-    kt = k0;
-    kt += 17;
-    kc[17] = kt;
-    kt = k1;
-    kt += 18;
-    kc[18] = kt;
-    if (n >= 4) {
-        const __m256i bk0 = _mm256_set1_epi64x((long long)(k0));
-        const __m256i bk1 = _mm256_set1_epi64x((long long)(k1));
-        const __m256i bk3 = _mm256_set1_epi64x((long long)(k3));
-        const __m256i bk4 = _mm256_set1_epi64x((long long)(k4));
-        __m256i bkc[19];
-        unsigned j_bkc;
-        for (j_bkc = 0; j_bkc < 19; j_bkc++)
-            bkc[j_bkc] = _mm256_set1_epi64x((long long)(kc[j_bkc]));
-        __m256i bkr[21];
-        unsigned j_bkr;
-        for (j_bkr = 0; j_bkr < 21; j_bkr++)
-            bkr[j_bkr] = _mm256_set1_epi64x((long long)(kr[j_bkr]));
-        const __m256i rot16 = _mm256_setr_epi8(6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13, 6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13);
-        const __m256i rot40 = _mm256_setr_epi8(3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10, 3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10);
-        for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
-            __m256i vta0, vta1, vta2, vtas, vtb0, vtb1, vtb2, vtbs, vxa0, vxa1;
-            __m256i vxa2, vxa3, vxb0, vxb1, vxb2, vxb3;
-            unsigned c;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                vta0 = s2_0;
-                vta1 = s2_1;
-            }
-            vta2 = vta0;
-            vta2 = _mm256_xor_si256(vta2, vta1);
-            vtas = vta0;
-            /* block 1: tweak t2 = t0 ^ t1 */
-            {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                vtb0 = s2_0;
-                vtb1 = s2_1;
-            }
-            vtb2 = vtb0;
-            vtb2 = _mm256_xor_si256(vtb2, vtb1);
-            vtbs = vtb0;
-            {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                vxa0 = s2_0;
-                vxa1 = s2_1;
-                vxa2 = s2_2;
-                vxa3 = s2_3;
-            }
-            {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                vxb0 = s2_0;
-                vxb1 = s2_1;
-                vxb2 = s2_2;
-                vxb3 = s2_3;
-            }
-            for (c = 0; c < 9; c++) {
-                /* add subkey 2*c */
-                vxa0 = _mm256_add_epi64(vxa0, bkr[2 * c]);
-                vxa1 = _mm256_add_epi64(vxa1, bkr[1 + 2 * c]);
-                vxa2 = _mm256_add_epi64(vxa2, bkr[2 + 2 * c]);
-                vxa3 = _mm256_add_epi64(vxa3, bkc[2 * c]);
-                vxa1 = _mm256_add_epi64(vxa1, vta0);
-                vxa2 = _mm256_add_epi64(vxa2, vta1);
-                vxb0 = _mm256_add_epi64(vxb0, bkr[2 * c]);
-                vxb1 = _mm256_add_epi64(vxb1, bkr[1 + 2 * c]);
-                vxb2 = _mm256_add_epi64(vxb2, bkr[2 + 2 * c]);
-                vxb3 = _mm256_add_epi64(vxb3, bkc[2 * c]);
-                vxb1 = _mm256_add_epi64(vxb1, vtb0);
-                vxb2 = _mm256_add_epi64(vxb2, vtb1);
-                /* round 8*c + 0 */
-                vxa0 = _mm256_add_epi64(vxa0, vxa1);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
-                vxa1 = _mm256_xor_si256(vxa1, vxa0);
-                vxb0 = _mm256_add_epi64(vxb0, vxb1);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
-                vxb1 = _mm256_xor_si256(vxb1, vxb0);
-                vxa2 = _mm256_add_epi64(vxa2, vxa3);
-                vxa3 = _mm256_shuffle_epi8(vxa3, rot16);
-                vxa3 = _mm256_xor_si256(vxa3, vxa2);
-                vxb2 = _mm256_add_epi64(vxb2, vxb3);
-                vxb3 = _mm256_shuffle_epi8(vxb3, rot16);
-                vxb3 = _mm256_xor_si256(vxb3, vxb2);
-                /* round 8*c + 1 */
-                vxa0 = _mm256_add_epi64(vxa0, vxa3);
-                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 52), _mm256_srli_epi64(vxa3, 12));
-                vxa3 = _mm256_xor_si256(vxa3, vxa0);
-                vxb0 = _mm256_add_epi64(vxb0, vxb3);
-                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 52), _mm256_srli_epi64(vxb3, 12));
-                vxb3 = _mm256_xor_si256(vxb3, vxb0);
-                vxa2 = _mm256_add_epi64(vxa2, vxa1);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 57), _mm256_srli_epi64(vxa1, 7));
-                vxa1 = _mm256_xor_si256(vxa1, vxa2);
-                vxb2 = _mm256_add_epi64(vxb2, vxb1);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 57), _mm256_srli_epi64(vxb1, 7));
-                vxb1 = _mm256_xor_si256(vxb1, vxb2);
-                /* round 8*c + 2 */
-                vxa0 = _mm256_add_epi64(vxa0, vxa1);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 23), _mm256_srli_epi64(vxa1, 41));
-                vxa1 = _mm256_xor_si256(vxa1, vxa0);
-                vxb0 = _mm256_add_epi64(vxb0, vxb1);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 23), _mm256_srli_epi64(vxb1, 41));
-                vxb1 = _mm256_xor_si256(vxb1, vxb0);
-                vxa2 = _mm256_add_epi64(vxa2, vxa3);
-                vxa3 = _mm256_shuffle_epi8(vxa3, rot40);
-                vxa3 = _mm256_xor_si256(vxa3, vxa2);
-                vxb2 = _mm256_add_epi64(vxb2, vxb3);
-                vxb3 = _mm256_shuffle_epi8(vxb3, rot40);
-                vxb3 = _mm256_xor_si256(vxb3, vxb2);
-                /* round 8*c + 3 */
-                vxa0 = _mm256_add_epi64(vxa0, vxa3);
-                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
-                vxa3 = _mm256_xor_si256(vxa3, vxa0);
-                vxb0 = _mm256_add_epi64(vxb0, vxb3);
-                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
-                vxb3 = _mm256_xor_si256(vxb3, vxb0);
-                vxa2 = _mm256_add_epi64(vxa2, vxa1);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 37), _mm256_srli_epi64(vxa1, 27));
-                vxa1 = _mm256_xor_si256(vxa1, vxa2);
-                vxb2 = _mm256_add_epi64(vxb2, vxb1);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 37), _mm256_srli_epi64(vxb1, 27));
-                vxb1 = _mm256_xor_si256(vxb1, vxb2);
-                /* add subkey 1 + 2*c */
-                vxa0 = _mm256_add_epi64(vxa0, bkr[1 + 2 * c]);
-                vxa1 = _mm256_add_epi64(vxa1, bkr[2 + 2 * c]);
-                vxa2 = _mm256_add_epi64(vxa2, bkr[3 + 2 * c]);
-                vxa3 = _mm256_add_epi64(vxa3, bkc[1 + 2 * c]);
-                vxa1 = _mm256_add_epi64(vxa1, vta1);
-                vxa2 = _mm256_add_epi64(vxa2, vta2);
-                vxb0 = _mm256_add_epi64(vxb0, bkr[1 + 2 * c]);
-                vxb1 = _mm256_add_epi64(vxb1, bkr[2 + 2 * c]);
-                vxb2 = _mm256_add_epi64(vxb2, bkr[3 + 2 * c]);
-                vxb3 = _mm256_add_epi64(vxb3, bkc[1 + 2 * c]);
-                vxb1 = _mm256_add_epi64(vxb1, vtb1);
-                vxb2 = _mm256_add_epi64(vxb2, vtb2);
-                /* round 8*c + 4 */
-                vxa0 = _mm256_add_epi64(vxa0, vxa1);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 25), _mm256_srli_epi64(vxa1, 39));
-                vxa1 = _mm256_xor_si256(vxa1, vxa0);
-                vxb0 = _mm256_add_epi64(vxb0, vxb1);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 25), _mm256_srli_epi64(vxb1, 39));
-                vxb1 = _mm256_xor_si256(vxb1, vxb0);
-                vxa2 = _mm256_add_epi64(vxa2, vxa3);
-                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 33), _mm256_srli_epi64(vxa3, 31));
-                vxa3 = _mm256_xor_si256(vxa3, vxa2);
-                vxb2 = _mm256_add_epi64(vxb2, vxb3);
-                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 33), _mm256_srli_epi64(vxb3, 31));
-                vxb3 = _mm256_xor_si256(vxb3, vxb2);
-                /* round 8*c + 5 */
-                vxa0 = _mm256_add_epi64(vxa0, vxa3);
-                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
-                vxa3 = _mm256_xor_si256(vxa3, vxa0);
-                vxb0 = _mm256_add_epi64(vxb0, vxb3);
-                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
-                vxb3 = _mm256_xor_si256(vxb3, vxb0);
-                vxa2 = _mm256_add_epi64(vxa2, vxa1);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 12), _mm256_srli_epi64(vxa1, 52));
-                vxa1 = _mm256_xor_si256(vxa1, vxa2);
-                vxb2 = _mm256_add_epi64(vxb2, vxb1);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 12), _mm256_srli_epi64(vxb1, 52));
-                vxb1 = _mm256_xor_si256(vxb1, vxb2);
-                /* round 8*c + 6 */
-                vxa0 = _mm256_add_epi64(vxa0, vxa1);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 58), _mm256_srli_epi64(vxa1, 6));
-                vxa1 = _mm256_xor_si256(vxa1, vxa0);
-                vxb0 = _mm256_add_epi64(vxb0, vxb1);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 58), _mm256_srli_epi64(vxb1, 6));
-                vxb1 = _mm256_xor_si256(vxb1, vxb0);
-                vxa2 = _mm256_add_epi64(vxa2, vxa3);
-                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
-                vxa3 = _mm256_xor_si256(vxa3, vxa2);
-                vxb2 = _mm256_add_epi64(vxb2, vxb3);
-                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
-                vxb3 = _mm256_xor_si256(vxb3, vxb2);
-                /* round 8*c + 7 */
-                vxa0 = _mm256_add_epi64(vxa0, vxa3);
-                vxa3 = _mm256_shuffle_epi32(vxa3, 0xb1);
-                vxa3 = _mm256_xor_si256(vxa3, vxa0);
-                vxb0 = _mm256_add_epi64(vxb0, vxb3);
-                vxb3 = _mm256_shuffle_epi32(vxb3, 0xb1);
-                vxb3 = _mm256_xor_si256(vxb3, vxb0);
-                vxa2 = _mm256_add_epi64(vxa2, vxa1);
-                vxa1 = _mm256_shuffle_epi32(vxa1, 0xb1);
-                vxa1 = _mm256_xor_si256(vxa1, vxa2);
-                vxb2 = _mm256_add_epi64(vxb2, vxb1);
-                vxb1 = _mm256_shuffle_epi32(vxb1, 0xb1);
-                vxb1 = _mm256_xor_si256(vxb1, vxb2);
-                /* next cycle's tweak words: t[i] <- t[i-1 mod 3] */
-                vtas = vta0;
-                vta0 = vta2;
-                vta2 = vta1;
-                vta1 = vtas;
-                vtbs = vtb0;
-                vtb0 = vtb2;
-                vtb2 = vtb1;
-                vtb1 = vtbs;
-            }
-            /* add subkey 18 */
-            vxa0 = _mm256_add_epi64(vxa0, bk3);
-            vxa1 = _mm256_add_epi64(vxa1, bk4);
-            vxa2 = _mm256_add_epi64(vxa2, bk0);
-            vxa3 = _mm256_add_epi64(vxa3, bk1);
-            vxa1 = _mm256_add_epi64(vxa1, vta0);
-            vxa2 = _mm256_add_epi64(vxa2, vta1);
-            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
-            vxb0 = _mm256_add_epi64(vxb0, bk3);
-            vxb1 = _mm256_add_epi64(vxb1, bk4);
-            vxb2 = _mm256_add_epi64(vxb2, bk0);
-            vxb3 = _mm256_add_epi64(vxb3, bk1);
-            vxb1 = _mm256_add_epi64(vxb1, vtb0);
-            vxb2 = _mm256_add_epi64(vxb2, vtb1);
-            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
-            /* store the block(s) */
-            {
-                const __m256i s1_0 = _mm256_unpacklo_epi64(vxa0, vxa1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(vxa0, vxa1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(vxa2, vxa3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(vxa2, vxa3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
-            }
-            {
-                const __m256i s1_0 = _mm256_unpacklo_epi64(vxb0, vxb1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(vxb0, vxb1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(vxb2, vxb3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(vxb2, vxb3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_0);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_1);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_2);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
-            }
-        }
-        for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
-            __m256i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3;
-            unsigned c;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                vt0 = s2_0;
-                vt1 = s2_1;
-            }
-            vt2 = vt0;
-            vt2 = _mm256_xor_si256(vt2, vt1);
-            vts = vt0;
-            {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                vx0 = s2_0;
-                vx1 = s2_1;
-                vx2 = s2_2;
-                vx3 = s2_3;
-            }
-            for (c = 0; c < 9; c++) {
-                /* add subkey 2*c */
-                vx0 = _mm256_add_epi64(vx0, bkr[2 * c]);
-                vx1 = _mm256_add_epi64(vx1, bkr[1 + 2 * c]);
-                vx2 = _mm256_add_epi64(vx2, bkr[2 + 2 * c]);
-                vx3 = _mm256_add_epi64(vx3, bkc[2 * c]);
-                vx1 = _mm256_add_epi64(vx1, vt0);
-                vx2 = _mm256_add_epi64(vx2, vt1);
-                /* round 8*c + 0 */
-                vx0 = _mm256_add_epi64(vx0, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx3);
-                vx3 = _mm256_shuffle_epi8(vx3, rot16);
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                /* round 8*c + 1 */
-                vx0 = _mm256_add_epi64(vx0, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 52), _mm256_srli_epi64(vx3, 12));
-                vx3 = _mm256_xor_si256(vx3, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 57), _mm256_srli_epi64(vx1, 7));
-                vx1 = _mm256_xor_si256(vx1, vx2);
-                /* round 8*c + 2 */
-                vx0 = _mm256_add_epi64(vx0, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx3);
-                vx3 = _mm256_shuffle_epi8(vx3, rot40);
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                /* round 8*c + 3 */
-                vx0 = _mm256_add_epi64(vx0, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
-                vx3 = _mm256_xor_si256(vx3, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 37), _mm256_srli_epi64(vx1, 27));
-                vx1 = _mm256_xor_si256(vx1, vx2);
-                /* add subkey 1 + 2*c */
-                vx0 = _mm256_add_epi64(vx0, bkr[1 + 2 * c]);
-                vx1 = _mm256_add_epi64(vx1, bkr[2 + 2 * c]);
-                vx2 = _mm256_add_epi64(vx2, bkr[3 + 2 * c]);
-                vx3 = _mm256_add_epi64(vx3, bkc[1 + 2 * c]);
-                vx1 = _mm256_add_epi64(vx1, vt1);
-                vx2 = _mm256_add_epi64(vx2, vt2);
-                /* round 8*c + 4 */
-                vx0 = _mm256_add_epi64(vx0, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 33), _mm256_srli_epi64(vx3, 31));
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                /* round 8*c + 5 */
-                vx0 = _mm256_add_epi64(vx0, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-                vx3 = _mm256_xor_si256(vx3, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 12), _mm256_srli_epi64(vx1, 52));
-                vx1 = _mm256_xor_si256(vx1, vx2);
-                /* round 8*c + 6 */
-                vx0 = _mm256_add_epi64(vx0, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 58), _mm256_srli_epi64(vx1, 6));
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                /* round 8*c + 7 */
-                vx0 = _mm256_add_epi64(vx0, vx3);
-                vx3 = _mm256_shuffle_epi32(vx3, 0xb1);
-                vx3 = _mm256_xor_si256(vx3, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx1);
-                vx1 = _mm256_shuffle_epi32(vx1, 0xb1);
-                vx1 = _mm256_xor_si256(vx1, vx2);
-                /* next cycle's tweak words: t[i] <- t[i-1 mod 3] */
-                vts = vt0;
-                vt0 = vt2;
-                vt2 = vt1;
-                vt1 = vts;
-            }
-            /* add subkey 18 */
-            vx0 = _mm256_add_epi64(vx0, bk3);
-            vx1 = _mm256_add_epi64(vx1, bk4);
-            vx2 = _mm256_add_epi64(vx2, bk0);
-            vx3 = _mm256_add_epi64(vx3, bk1);
-            vx1 = _mm256_add_epi64(vx1, vt0);
-            vx2 = _mm256_add_epi64(vx2, vt1);
-            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
-            /* store the block(s) */
-            {
-                const __m256i s1_0 = _mm256_unpacklo_epi64(vx0, vx1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(vx0, vx1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(vx2, vx3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(vx2, vx3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
-            }
-        }
-    }
-    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweaks, in, out);
-    }
-}
-
-static void tf256_v13_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
-                                                                       const uint8_t *in, uint8_t *out, size_t n)
-{
-    uint64_t k0, k1, k2, k3, k4, kt;
-    uint64_t kr[21];
-    uint64_t kc[19];
-    if (n == 0) /* before any load: n = 0 touches no pointer */
-        return;
-    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    k0 = tf256_v13_csimd_auto_fly_full_i2_load64(key);
-    k1 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 8);
-    k2 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 16);
-    k3 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 24);
-    k4 = UINT64_C(0x1bd11bdaa9fc1a22);
-    k4 ^= k0;
-    k4 ^= k1;
-    k4 ^= k2;
-    k4 ^= k3;
-    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
-    kr[0] = k0;
-    kr[1] = k1;
-    kr[2] = k2;
-    kr[3] = k3;
-    kr[4] = k4;
-    kr[5] = k0;
-    kr[6] = k1;
-    kr[7] = k2;
-    kr[8] = k3;
-    kr[9] = k4;
-    kr[10] = k0;
-    kr[11] = k1;
-    kr[12] = k2;
-    kr[13] = k3;
-    kr[14] = k4;
-    kr[15] = k0;
-    kr[16] = k1;
-    kr[17] = k2;
-    kr[18] = k3;
-    kr[19] = k4;
-    kr[20] = k0;
-    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
-    kc[0] = k3;
-    kt = k4;
-    kt += 1;
-    kc[1] = kt;
-    kt = k0;
-    kt += 2;
-    kc[2] = kt;
-    kt = k1;
-    kt += 3;
-    kc[3] = kt;
-    kt = k2;
-    kt += 4;
-    kc[4] = kt;
-    kt = k3;
-    kt += 5;
-    kc[5] = kt;
-    kt = k4;
-    kt += 6;
-    kc[6] = kt;
-    kt = k0;
-    kt += 7;
-    kc[7] = kt;
-    kt = k1;
-    kt += 8;
-    kc[8] = kt;
-    kt = k2;
-    kt += 9;
-    kc[9] = kt;
-    kt = k3;
-    kt += 10;
-    kc[10] = kt;
-    kt = k4;
-    kt += 11;
-    kc[11] = kt;
-    kt = k0;
-    kt += 12;
-    kc[12] = kt;
-    kt = k1;
-    kt += 13;
-    kc[13] = kt;
-    kt = k2;
-    kt += 14;
-    kc[14] = kt;
-    kt = k3;
-    kt += 15;
-    kc[15] = kt;
-    kt = k4;
-    kt += 16;
-    kc[16] = kt;
-    kt = k0;
-    kt += 17;
-    kc[17] = kt;
-    kt = k1;
-    kt += 18;
-    kc[18] = kt;
-    if (n >= 4) {
-        const __m256i bk0 = _mm256_set1_epi64x((long long)(k0));
-        const __m256i bk1 = _mm256_set1_epi64x((long long)(k1));
-        const __m256i bk3 = _mm256_set1_epi64x((long long)(k3));
-        const __m256i bk4 = _mm256_set1_epi64x((long long)(k4));
-        __m256i bkc[19];
-        unsigned j_bkc;
-        for (j_bkc = 0; j_bkc < 19; j_bkc++)
-            bkc[j_bkc] = _mm256_set1_epi64x((long long)(kc[j_bkc]));
-        __m256i bkr[21];
-        unsigned j_bkr;
-        for (j_bkr = 0; j_bkr < 21; j_bkr++)
-            bkr[j_bkr] = _mm256_set1_epi64x((long long)(kr[j_bkr]));
-        const __m256i rot24 = _mm256_setr_epi8(5, 6, 7, 0, 1, 2, 3, 4, 13, 14, 15, 8, 9, 10, 11, 12, 5, 6, 7, 0, 1, 2, 3, 4, 13, 14, 15, 8, 9, 10, 11, 12);
-        const __m256i rot48 = _mm256_setr_epi8(2, 3, 4, 5, 6, 7, 0, 1, 10, 11, 12, 13, 14, 15, 8, 9, 2, 3, 4, 5, 6, 7, 0, 1, 10, 11, 12, 13, 14, 15, 8, 9);
-        for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
-            __m256i vta0, vta1, vta2, vtas, vtb0, vtb1, vtb2, vtbs, vxa0, vxa1;
-            __m256i vxa2, vxa3, vxb0, vxb1, vxb2, vxb3;
-            unsigned c;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                vta0 = s2_0;
-                vta1 = s2_1;
-            }
-            vta2 = vta0;
-            vta2 = _mm256_xor_si256(vta2, vta1);
-            vtas = vta0;
-            /* block 1: tweak t2 = t0 ^ t1 */
-            {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                vtb0 = s2_0;
-                vtb1 = s2_1;
-            }
-            vtb2 = vtb0;
-            vtb2 = _mm256_xor_si256(vtb2, vtb1);
-            vtbs = vtb0;
-            {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                vxa0 = s2_0;
-                vxa1 = s2_1;
-                vxa2 = s2_2;
-                vxa3 = s2_3;
-            }
-            {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                vxb0 = s2_0;
-                vxb1 = s2_1;
-                vxb2 = s2_2;
-                vxb3 = s2_3;
-            }
-            /* subtract subkey 18 */
-            vxa0 = _mm256_sub_epi64(vxa0, bk3);
-            vxa1 = _mm256_sub_epi64(vxa1, bk4);
-            vxa2 = _mm256_sub_epi64(vxa2, bk0);
-            vxa3 = _mm256_sub_epi64(vxa3, bk1);
-            vxa1 = _mm256_sub_epi64(vxa1, vta0);
-            vxa2 = _mm256_sub_epi64(vxa2, vta1);
-            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
-            vxb0 = _mm256_sub_epi64(vxb0, bk3);
-            vxb1 = _mm256_sub_epi64(vxb1, bk4);
-            vxb2 = _mm256_sub_epi64(vxb2, bk0);
-            vxb3 = _mm256_sub_epi64(vxb3, bk1);
-            vxb1 = _mm256_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm256_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
-            vtas = vta0;
-            vta0 = vta1;
-            vta1 = vta2;
-            vta2 = vtas;
-            vtbs = vtb0;
-            vtb0 = vtb1;
-            vtb1 = vtb2;
-            vtb2 = vtbs;
-            for (c = 0; c < 9; c++) {
-                /* inverse round 8*c' + 7 */
-                vxa3 = _mm256_xor_si256(vxa3, vxa0);
-                vxa3 = _mm256_shuffle_epi32(vxa3, 0xb1);
-                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-                vxb3 = _mm256_xor_si256(vxb3, vxb0);
-                vxb3 = _mm256_shuffle_epi32(vxb3, 0xb1);
-                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-                vxa1 = _mm256_xor_si256(vxa1, vxa2);
-                vxa1 = _mm256_shuffle_epi32(vxa1, 0xb1);
-                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-                vxb1 = _mm256_xor_si256(vxb1, vxb2);
-                vxb1 = _mm256_shuffle_epi32(vxb1, 0xb1);
-                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-                /* inverse round 8*c' + 6 */
-                vxa1 = _mm256_xor_si256(vxa1, vxa0);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 6), _mm256_srli_epi64(vxa1, 58));
-                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-                vxb1 = _mm256_xor_si256(vxb1, vxb0);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 6), _mm256_srli_epi64(vxb1, 58));
-                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-                vxa3 = _mm256_xor_si256(vxa3, vxa2);
-                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
-                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-                vxb3 = _mm256_xor_si256(vxb3, vxb2);
-                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
-                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-                /* inverse round 8*c' + 5 */
-                vxa3 = _mm256_xor_si256(vxa3, vxa0);
-                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
-                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-                vxb3 = _mm256_xor_si256(vxb3, vxb0);
-                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
-                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-                vxa1 = _mm256_xor_si256(vxa1, vxa2);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 52), _mm256_srli_epi64(vxa1, 12));
-                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-                vxb1 = _mm256_xor_si256(vxb1, vxb2);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 52), _mm256_srli_epi64(vxb1, 12));
-                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-                /* inverse round 8*c' + 4 */
-                vxa1 = _mm256_xor_si256(vxa1, vxa0);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 39), _mm256_srli_epi64(vxa1, 25));
-                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-                vxb1 = _mm256_xor_si256(vxb1, vxb0);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 39), _mm256_srli_epi64(vxb1, 25));
-                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-                vxa3 = _mm256_xor_si256(vxa3, vxa2);
-                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 31), _mm256_srli_epi64(vxa3, 33));
-                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-                vxb3 = _mm256_xor_si256(vxb3, vxb2);
-                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 31), _mm256_srli_epi64(vxb3, 33));
-                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-                /* subtract subkey 17 - 2*c */
-                vxa0 = _mm256_sub_epi64(vxa0, bkr[17 - 2 * c]);
-                vxa1 = _mm256_sub_epi64(vxa1, bkr[18 - 2 * c]);
-                vxa2 = _mm256_sub_epi64(vxa2, bkr[19 - 2 * c]);
-                vxa3 = _mm256_sub_epi64(vxa3, bkc[17 - 2 * c]);
-                vxa1 = _mm256_sub_epi64(vxa1, vta1);
-                vxa2 = _mm256_sub_epi64(vxa2, vta2);
-                vxb0 = _mm256_sub_epi64(vxb0, bkr[17 - 2 * c]);
-                vxb1 = _mm256_sub_epi64(vxb1, bkr[18 - 2 * c]);
-                vxb2 = _mm256_sub_epi64(vxb2, bkr[19 - 2 * c]);
-                vxb3 = _mm256_sub_epi64(vxb3, bkc[17 - 2 * c]);
-                vxb1 = _mm256_sub_epi64(vxb1, vtb1);
-                vxb2 = _mm256_sub_epi64(vxb2, vtb2);
-                /* inverse round 8*c' + 3 */
-                vxa3 = _mm256_xor_si256(vxa3, vxa0);
-                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
-                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-                vxb3 = _mm256_xor_si256(vxb3, vxb0);
-                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
-                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-                vxa1 = _mm256_xor_si256(vxa1, vxa2);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 27), _mm256_srli_epi64(vxa1, 37));
-                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-                vxb1 = _mm256_xor_si256(vxb1, vxb2);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 27), _mm256_srli_epi64(vxb1, 37));
-                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-                /* inverse round 8*c' + 2 */
-                vxa1 = _mm256_xor_si256(vxa1, vxa0);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 41), _mm256_srli_epi64(vxa1, 23));
-                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-                vxb1 = _mm256_xor_si256(vxb1, vxb0);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 41), _mm256_srli_epi64(vxb1, 23));
-                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-                vxa3 = _mm256_xor_si256(vxa3, vxa2);
-                vxa3 = _mm256_shuffle_epi8(vxa3, rot24);
-                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-                vxb3 = _mm256_xor_si256(vxb3, vxb2);
-                vxb3 = _mm256_shuffle_epi8(vxb3, rot24);
-                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-                /* inverse round 8*c' + 1 */
-                vxa3 = _mm256_xor_si256(vxa3, vxa0);
-                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 12), _mm256_srli_epi64(vxa3, 52));
-                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
-                vxb3 = _mm256_xor_si256(vxb3, vxb0);
-                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 12), _mm256_srli_epi64(vxb3, 52));
-                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
-                vxa1 = _mm256_xor_si256(vxa1, vxa2);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 7), _mm256_srli_epi64(vxa1, 57));
-                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
-                vxb1 = _mm256_xor_si256(vxb1, vxb2);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 7), _mm256_srli_epi64(vxb1, 57));
-                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
-                /* inverse round 8*c' + 0 */
-                vxa1 = _mm256_xor_si256(vxa1, vxa0);
-                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
-                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
-                vxb1 = _mm256_xor_si256(vxb1, vxb0);
-                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
-                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
-                vxa3 = _mm256_xor_si256(vxa3, vxa2);
-                vxa3 = _mm256_shuffle_epi8(vxa3, rot48);
-                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
-                vxb3 = _mm256_xor_si256(vxb3, vxb2);
-                vxb3 = _mm256_shuffle_epi8(vxb3, rot48);
-                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
-                /* subtract subkey 16 - 2*c */
-                vxa0 = _mm256_sub_epi64(vxa0, bkr[16 - 2 * c]);
-                vxa1 = _mm256_sub_epi64(vxa1, bkr[17 - 2 * c]);
-                vxa2 = _mm256_sub_epi64(vxa2, bkr[18 - 2 * c]);
-                vxa3 = _mm256_sub_epi64(vxa3, bkc[16 - 2 * c]);
-                vxa1 = _mm256_sub_epi64(vxa1, vta0);
-                vxa2 = _mm256_sub_epi64(vxa2, vta1);
-                vxb0 = _mm256_sub_epi64(vxb0, bkr[16 - 2 * c]);
-                vxb1 = _mm256_sub_epi64(vxb1, bkr[17 - 2 * c]);
-                vxb2 = _mm256_sub_epi64(vxb2, bkr[18 - 2 * c]);
-                vxb3 = _mm256_sub_epi64(vxb3, bkc[16 - 2 * c]);
-                vxb1 = _mm256_sub_epi64(vxb1, vtb0);
-                vxb2 = _mm256_sub_epi64(vxb2, vtb1);
-                /* previous cycle's tweak words: t[i] <- t[i+1 mod 3] */
-                vtas = vta0;
-                vta0 = vta1;
-                vta1 = vta2;
-                vta2 = vtas;
-                vtbs = vtb0;
-                vtb0 = vtb1;
-                vtb1 = vtb2;
-                vtb2 = vtbs;
-            }
-            /* store the block(s) */
-            {
-                const __m256i s1_0 = _mm256_unpacklo_epi64(vxa0, vxa1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(vxa0, vxa1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(vxa2, vxa3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(vxa2, vxa3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
-            }
-            {
-                const __m256i s1_0 = _mm256_unpacklo_epi64(vxb0, vxb1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(vxb0, vxb1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(vxb2, vxb3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(vxb2, vxb3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_0);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_1);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_2);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
-            }
-        }
-        for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
-            __m256i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3;
-            unsigned c;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                vt0 = s2_0;
-                vt1 = s2_1;
-            }
-            vt2 = vt0;
-            vt2 = _mm256_xor_si256(vt2, vt1);
-            vts = vt0;
-            {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
-                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                vx0 = s2_0;
-                vx1 = s2_1;
-                vx2 = s2_2;
-                vx3 = s2_3;
-            }
-            /* subtract subkey 18 */
-            vx0 = _mm256_sub_epi64(vx0, bk3);
-            vx1 = _mm256_sub_epi64(vx1, bk4);
-            vx2 = _mm256_sub_epi64(vx2, bk0);
-            vx3 = _mm256_sub_epi64(vx3, bk1);
-            vx1 = _mm256_sub_epi64(vx1, vt0);
-            vx2 = _mm256_sub_epi64(vx2, vt1);
-            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
-            vts = vt0;
-            vt0 = vt1;
-            vt1 = vt2;
-            vt2 = vts;
-            for (c = 0; c < 9; c++) {
-                /* inverse round 8*c' + 7 */
-                vx3 = _mm256_xor_si256(vx3, vx0);
-                vx3 = _mm256_shuffle_epi32(vx3, 0xb1);
-                vx0 = _mm256_sub_epi64(vx0, vx3);
-                vx1 = _mm256_xor_si256(vx1, vx2);
-                vx1 = _mm256_shuffle_epi32(vx1, 0xb1);
-                vx2 = _mm256_sub_epi64(vx2, vx1);
-                /* inverse round 8*c' + 6 */
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 6), _mm256_srli_epi64(vx1, 58));
-                vx0 = _mm256_sub_epi64(vx0, vx1);
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
-                vx2 = _mm256_sub_epi64(vx2, vx3);
-                /* inverse round 8*c' + 5 */
-                vx3 = _mm256_xor_si256(vx3, vx0);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-                vx0 = _mm256_sub_epi64(vx0, vx3);
-                vx1 = _mm256_xor_si256(vx1, vx2);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 52), _mm256_srli_epi64(vx1, 12));
-                vx2 = _mm256_sub_epi64(vx2, vx1);
-                /* inverse round 8*c' + 4 */
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
-                vx0 = _mm256_sub_epi64(vx0, vx1);
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 31), _mm256_srli_epi64(vx3, 33));
-                vx2 = _mm256_sub_epi64(vx2, vx3);
-                /* subtract subkey 17 - 2*c */
-                vx0 = _mm256_sub_epi64(vx0, bkr[17 - 2 * c]);
-                vx1 = _mm256_sub_epi64(vx1, bkr[18 - 2 * c]);
-                vx2 = _mm256_sub_epi64(vx2, bkr[19 - 2 * c]);
-                vx3 = _mm256_sub_epi64(vx3, bkc[17 - 2 * c]);
-                vx1 = _mm256_sub_epi64(vx1, vt1);
-                vx2 = _mm256_sub_epi64(vx2, vt2);
-                /* inverse round 8*c' + 3 */
-                vx3 = _mm256_xor_si256(vx3, vx0);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
-                vx0 = _mm256_sub_epi64(vx0, vx3);
-                vx1 = _mm256_xor_si256(vx1, vx2);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 27), _mm256_srli_epi64(vx1, 37));
-                vx2 = _mm256_sub_epi64(vx2, vx1);
-                /* inverse round 8*c' + 2 */
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
-                vx0 = _mm256_sub_epi64(vx0, vx1);
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                vx3 = _mm256_shuffle_epi8(vx3, rot24);
-                vx2 = _mm256_sub_epi64(vx2, vx3);
-                /* inverse round 8*c' + 1 */
-                vx3 = _mm256_xor_si256(vx3, vx0);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 12), _mm256_srli_epi64(vx3, 52));
-                vx0 = _mm256_sub_epi64(vx0, vx3);
-                vx1 = _mm256_xor_si256(vx1, vx2);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 7), _mm256_srli_epi64(vx1, 57));
-                vx2 = _mm256_sub_epi64(vx2, vx1);
-                /* inverse round 8*c' + 0 */
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
-                vx0 = _mm256_sub_epi64(vx0, vx1);
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                vx3 = _mm256_shuffle_epi8(vx3, rot48);
-                vx2 = _mm256_sub_epi64(vx2, vx3);
-                /* subtract subkey 16 - 2*c */
-                vx0 = _mm256_sub_epi64(vx0, bkr[16 - 2 * c]);
-                vx1 = _mm256_sub_epi64(vx1, bkr[17 - 2 * c]);
-                vx2 = _mm256_sub_epi64(vx2, bkr[18 - 2 * c]);
-                vx3 = _mm256_sub_epi64(vx3, bkc[16 - 2 * c]);
-                vx1 = _mm256_sub_epi64(vx1, vt0);
-                vx2 = _mm256_sub_epi64(vx2, vt1);
-                /* previous cycle's tweak words: t[i] <- t[i+1 mod 3] */
-                vts = vt0;
-                vt0 = vt1;
-                vt1 = vt2;
-                vt2 = vts;
-            }
-            /* store the block(s) */
-            {
-                const __m256i s1_0 = _mm256_unpacklo_epi64(vx0, vx1);
-                const __m256i s1_1 = _mm256_unpackhi_epi64(vx0, vx1);
-                const __m256i s1_2 = _mm256_unpacklo_epi64(vx2, vx3);
-                const __m256i s1_3 = _mm256_unpackhi_epi64(vx2, vx3);
-                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
-                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
-                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
-                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
-                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
-            }
-        }
-    }
-    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweaks, in, out);
-    }
-}
-
-#if !defined(THREEFISH_GEN_SIMDE)
-#if defined(__clang__)
-#pragma clang attribute pop
-#elif defined(__GNUC__)
-#pragma GCC pop_options
-#endif
-#endif
-
-#endif
-
-#if defined(THREEFISH_GEN_NEON)
-
-/* ---- neon: AArch64 Advanced SIMD (architectural: no target attribute, no run-time check) */
-
-static void tf256_v13_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
-                                                                       const uint8_t *in, uint8_t *out, size_t n)
-{
-    uint64_t k0, k1, k2, k3, k4, kt;
-    uint64_t kr[21];
-    uint64_t kc[19];
-    if (n == 0) /* before any load: n = 0 touches no pointer */
-        return;
-    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    k0 = tf256_v13_csimd_auto_fly_full_i2_load64(key);
-    k1 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 8);
-    k2 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 16);
-    k3 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 24);
-    k4 = UINT64_C(0x1bd11bdaa9fc1a22);
-    k4 ^= k0;
-    k4 ^= k1;
-    k4 ^= k2;
-    k4 ^= k3;
-    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
-    kr[0] = k0;
-    kr[1] = k1;
-    kr[2] = k2;
-    kr[3] = k3;
-    kr[4] = k4;
-    kr[5] = k0;
-    kr[6] = k1;
-    kr[7] = k2;
-    kr[8] = k3;
-    kr[9] = k4;
-    kr[10] = k0;
-    kr[11] = k1;
-    kr[12] = k2;
-    kr[13] = k3;
-    kr[14] = k4;
-    kr[15] = k0;
-    kr[16] = k1;
-    kr[17] = k2;
-    kr[18] = k3;
-    kr[19] = k4;
-    kr[20] = k0;
-    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
-    kc[0] = k3;
-    kt = k4;
-    kt += 1;
-    kc[1] = kt;
-    kt = k0;
-    kt += 2;
-    kc[2] = kt;
-    kt = k1;
-    kt += 3;
-    kc[3] = kt;
-    kt = k2;
-    kt += 4;
-    kc[4] = kt;
-    kt = k3;
-    kt += 5;
-    kc[5] = kt;
-    kt = k4;
-    kt += 6;
-    kc[6] = kt;
-    kt = k0;
-    kt += 7;
-    kc[7] = kt;
-    kt = k1;
-    kt += 8;
-    kc[8] = kt;
-    kt = k2;
-    kt += 9;
-    kc[9] = kt;
-    kt = k3;
-    kt += 10;
-    kc[10] = kt;
-    kt = k4;
-    kt += 11;
-    kc[11] = kt;
-    kt = k0;
-    kt += 12;
-    kc[12] = kt;
-    kt = k1;
-    kt += 13;
-    kc[13] = kt;
-    kt = k2;
-    kt += 14;
-    kc[14] = kt;
-    kt = k3;
-    kt += 15;
-    kc[15] = kt;
-    kt = k4;
-    kt += 16;
-    kc[16] = kt;
-    kt = k0;
-    kt += 17;
-    kc[17] = kt;
-    kt = k1;
-    kt += 18;
-    kc[18] = kt;
-    if (n >= 2) {
-        const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
-        const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
-        const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
-        const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
-        uint64x2_t bkc[19];
-        unsigned j_bkc;
-        for (j_bkc = 0; j_bkc < 19; j_bkc++)
-            bkc[j_bkc] = vdupq_n_u64((uint64_t)(kc[j_bkc]));
-        uint64x2_t bkr[21];
-        unsigned j_bkr;
-        for (j_bkr = 0; j_bkr < 21; j_bkr++)
-            bkr[j_bkr] = vdupq_n_u64((uint64_t)(kr[j_bkr]));
-        const uint64x2_t rot16 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0504030201000706))), vcreate_u64((uint64_t)(UINT64_C(0x0d0c0b0a09080f0e))));
-        const uint64x2_t rot40 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0201000706050403))), vcreate_u64((uint64_t)(UINT64_C(0x0a09080f0e0d0c0b))));
-        for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
-            uint64x2_t vta0, vta1, vta2, vtas, vtb0, vtb1, vtb2, vtbs, vxa0, vxa1;
-            uint64x2_t vxa2, vxa3, vxb0, vxb1, vxb2, vxb3;
-            unsigned c;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vta0 = s1_0;
-                vta1 = s1_1;
-            }
-            vta2 = vta0;
-            vta2 = veorq_u64(vta2, vta1);
-            vtas = vta0;
-            /* block 1: tweak t2 = t0 ^ t1 */
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 32));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 48));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vtb0 = s1_0;
-                vtb1 = s1_1;
-            }
-            vtb2 = vtb0;
-            vtb2 = veorq_u64(vtb2, vtb1);
-            vtbs = vtb0;
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vxa0 = s1_0;
-                vxa1 = s1_1;
-            }
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vxa2 = s1_0;
-                vxa3 = s1_1;
-            }
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 64));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vxb0 = s1_0;
-                vxb1 = s1_1;
-            }
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 80));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vxb2 = s1_0;
-                vxb3 = s1_1;
-            }
-            for (c = 0; c < 9; c++) {
-                /* add subkey 2*c */
-                vxa0 = vaddq_u64(vxa0, bkr[2 * c]);
-                vxa1 = vaddq_u64(vxa1, bkr[1 + 2 * c]);
-                vxa2 = vaddq_u64(vxa2, bkr[2 + 2 * c]);
-                vxa3 = vaddq_u64(vxa3, bkc[2 * c]);
-                vxa1 = vaddq_u64(vxa1, vta0);
-                vxa2 = vaddq_u64(vxa2, vta1);
-                vxb0 = vaddq_u64(vxb0, bkr[2 * c]);
-                vxb1 = vaddq_u64(vxb1, bkr[1 + 2 * c]);
-                vxb2 = vaddq_u64(vxb2, bkr[2 + 2 * c]);
-                vxb3 = vaddq_u64(vxb3, bkc[2 * c]);
-                vxb1 = vaddq_u64(vxb1, vtb0);
-                vxb2 = vaddq_u64(vxb2, vtb1);
-                /* round 8*c + 0 */
-                vxa0 = vaddq_u64(vxa0, vxa1);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
-                vxa1 = veorq_u64(vxa1, vxa0);
-                vxb0 = vaddq_u64(vxb0, vxb1);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
-                vxb1 = veorq_u64(vxb1, vxb0);
-                vxa2 = vaddq_u64(vxa2, vxa3);
-                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
-                vxa3 = veorq_u64(vxa3, vxa2);
-                vxb2 = vaddq_u64(vxb2, vxb3);
-                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
-                vxb3 = veorq_u64(vxb3, vxb2);
-                /* round 8*c + 1 */
-                vxa0 = vaddq_u64(vxa0, vxa3);
-                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
-                vxa3 = veorq_u64(vxa3, vxa0);
-                vxb0 = vaddq_u64(vxb0, vxb3);
-                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
-                vxb3 = veorq_u64(vxb3, vxb0);
-                vxa2 = vaddq_u64(vxa2, vxa1);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
-                vxa1 = veorq_u64(vxa1, vxa2);
-                vxb2 = vaddq_u64(vxb2, vxb1);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
-                vxb1 = veorq_u64(vxb1, vxb2);
-                /* round 8*c + 2 */
-                vxa0 = vaddq_u64(vxa0, vxa1);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
-                vxa1 = veorq_u64(vxa1, vxa0);
-                vxb0 = vaddq_u64(vxb0, vxb1);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
-                vxb1 = veorq_u64(vxb1, vxb0);
-                vxa2 = vaddq_u64(vxa2, vxa3);
-                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
-                vxa3 = veorq_u64(vxa3, vxa2);
-                vxb2 = vaddq_u64(vxb2, vxb3);
-                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
-                vxb3 = veorq_u64(vxb3, vxb2);
-                /* round 8*c + 3 */
-                vxa0 = vaddq_u64(vxa0, vxa3);
-                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
-                vxa3 = veorq_u64(vxa3, vxa0);
-                vxb0 = vaddq_u64(vxb0, vxb3);
-                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
-                vxb3 = veorq_u64(vxb3, vxb0);
-                vxa2 = vaddq_u64(vxa2, vxa1);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
-                vxa1 = veorq_u64(vxa1, vxa2);
-                vxb2 = vaddq_u64(vxb2, vxb1);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
-                vxb1 = veorq_u64(vxb1, vxb2);
-                /* add subkey 1 + 2*c */
-                vxa0 = vaddq_u64(vxa0, bkr[1 + 2 * c]);
-                vxa1 = vaddq_u64(vxa1, bkr[2 + 2 * c]);
-                vxa2 = vaddq_u64(vxa2, bkr[3 + 2 * c]);
-                vxa3 = vaddq_u64(vxa3, bkc[1 + 2 * c]);
-                vxa1 = vaddq_u64(vxa1, vta1);
-                vxa2 = vaddq_u64(vxa2, vta2);
-                vxb0 = vaddq_u64(vxb0, bkr[1 + 2 * c]);
-                vxb1 = vaddq_u64(vxb1, bkr[2 + 2 * c]);
-                vxb2 = vaddq_u64(vxb2, bkr[3 + 2 * c]);
-                vxb3 = vaddq_u64(vxb3, bkc[1 + 2 * c]);
-                vxb1 = vaddq_u64(vxb1, vtb1);
-                vxb2 = vaddq_u64(vxb2, vtb2);
-                /* round 8*c + 4 */
-                vxa0 = vaddq_u64(vxa0, vxa1);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
-                vxa1 = veorq_u64(vxa1, vxa0);
-                vxb0 = vaddq_u64(vxb0, vxb1);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
-                vxb1 = veorq_u64(vxb1, vxb0);
-                vxa2 = vaddq_u64(vxa2, vxa3);
-                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
-                vxa3 = veorq_u64(vxa3, vxa2);
-                vxb2 = vaddq_u64(vxb2, vxb3);
-                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
-                vxb3 = veorq_u64(vxb3, vxb2);
-                /* round 8*c + 5 */
-                vxa0 = vaddq_u64(vxa0, vxa3);
-                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
-                vxa3 = veorq_u64(vxa3, vxa0);
-                vxb0 = vaddq_u64(vxb0, vxb3);
-                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
-                vxb3 = veorq_u64(vxb3, vxb0);
-                vxa2 = vaddq_u64(vxa2, vxa1);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
-                vxa1 = veorq_u64(vxa1, vxa2);
-                vxb2 = vaddq_u64(vxb2, vxb1);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
-                vxb1 = veorq_u64(vxb1, vxb2);
-                /* round 8*c + 6 */
-                vxa0 = vaddq_u64(vxa0, vxa1);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
-                vxa1 = veorq_u64(vxa1, vxa0);
-                vxb0 = vaddq_u64(vxb0, vxb1);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
-                vxb1 = veorq_u64(vxb1, vxb0);
-                vxa2 = vaddq_u64(vxa2, vxa3);
-                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
-                vxa3 = veorq_u64(vxa3, vxa2);
-                vxb2 = vaddq_u64(vxb2, vxb3);
-                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
-                vxb3 = veorq_u64(vxb3, vxb2);
-                /* round 8*c + 7 */
-                vxa0 = vaddq_u64(vxa0, vxa3);
-                vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
-                vxa3 = veorq_u64(vxa3, vxa0);
-                vxb0 = vaddq_u64(vxb0, vxb3);
-                vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
-                vxb3 = veorq_u64(vxb3, vxb0);
-                vxa2 = vaddq_u64(vxa2, vxa1);
-                vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
-                vxa1 = veorq_u64(vxa1, vxa2);
-                vxb2 = vaddq_u64(vxb2, vxb1);
-                vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
-                vxb1 = veorq_u64(vxb1, vxb2);
-                /* next cycle's tweak words: t[i] <- t[i-1 mod 3] */
-                vtas = vta0;
-                vta0 = vta2;
-                vta2 = vta1;
-                vta1 = vtas;
-                vtbs = vtb0;
-                vtb0 = vtb2;
-                vtb2 = vtb1;
-                vtb1 = vtbs;
-            }
-            /* add subkey 18 */
-            vxa0 = vaddq_u64(vxa0, bk3);
-            vxa1 = vaddq_u64(vxa1, bk4);
-            vxa2 = vaddq_u64(vxa2, bk0);
-            vxa3 = vaddq_u64(vxa3, bk1);
-            vxa1 = vaddq_u64(vxa1, vta0);
-            vxa2 = vaddq_u64(vxa2, vta1);
-            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
-            vxb0 = vaddq_u64(vxb0, bk3);
-            vxb1 = vaddq_u64(vxb1, bk4);
-            vxb2 = vaddq_u64(vxb2, bk0);
-            vxb3 = vaddq_u64(vxb3, bk1);
-            vxb1 = vaddq_u64(vxb1, vtb0);
-            vxb2 = vaddq_u64(vxb2, vtb1);
-            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
-            /* store the block(s) */
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vxa0, vxa1);
-                const uint64x2_t s1_1 = vzip2q_u64(vxa0, vxa1);
-                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
-            }
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vxa2, vxa3);
-                const uint64x2_t s1_1 = vzip2q_u64(vxa2, vxa3);
-                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
-            }
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vxb0, vxb1);
-                const uint64x2_t s1_1 = vzip2q_u64(vxb0, vxb1);
-                threefish_gen_neon_store((uint8_t *)(out + 64), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 96), s1_1);
-            }
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vxb2, vxb3);
-                const uint64x2_t s1_1 = vzip2q_u64(vxb2, vxb3);
-                threefish_gen_neon_store((uint8_t *)(out + 80), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 112), s1_1);
-            }
-        }
-        for (; n >= 2; n -= 2, tweaks += 32, in += 64, out += 64) {
-            uint64x2_t vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3;
-            unsigned c;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vt0 = s1_0;
-                vt1 = s1_1;
-            }
-            vt2 = vt0;
-            vt2 = veorq_u64(vt2, vt1);
-            vts = vt0;
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vx0 = s1_0;
-                vx1 = s1_1;
-            }
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vx2 = s1_0;
-                vx3 = s1_1;
-            }
-            for (c = 0; c < 9; c++) {
-                /* add subkey 2*c */
-                vx0 = vaddq_u64(vx0, bkr[2 * c]);
-                vx1 = vaddq_u64(vx1, bkr[1 + 2 * c]);
-                vx2 = vaddq_u64(vx2, bkr[2 + 2 * c]);
-                vx3 = vaddq_u64(vx3, bkc[2 * c]);
-                vx1 = vaddq_u64(vx1, vt0);
-                vx2 = vaddq_u64(vx2, vt1);
-                /* round 8*c + 0 */
-                vx0 = vaddq_u64(vx0, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
-                vx1 = veorq_u64(vx1, vx0);
-                vx2 = vaddq_u64(vx2, vx3);
-                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
-                vx3 = veorq_u64(vx3, vx2);
-                /* round 8*c + 1 */
-                vx0 = vaddq_u64(vx0, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
-                vx3 = veorq_u64(vx3, vx0);
-                vx2 = vaddq_u64(vx2, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
-                vx1 = veorq_u64(vx1, vx2);
-                /* round 8*c + 2 */
-                vx0 = vaddq_u64(vx0, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
-                vx1 = veorq_u64(vx1, vx0);
-                vx2 = vaddq_u64(vx2, vx3);
-                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
-                vx3 = veorq_u64(vx3, vx2);
-                /* round 8*c + 3 */
-                vx0 = vaddq_u64(vx0, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
-                vx3 = veorq_u64(vx3, vx0);
-                vx2 = vaddq_u64(vx2, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
-                vx1 = veorq_u64(vx1, vx2);
-                /* add subkey 1 + 2*c */
-                vx0 = vaddq_u64(vx0, bkr[1 + 2 * c]);
-                vx1 = vaddq_u64(vx1, bkr[2 + 2 * c]);
-                vx2 = vaddq_u64(vx2, bkr[3 + 2 * c]);
-                vx3 = vaddq_u64(vx3, bkc[1 + 2 * c]);
-                vx1 = vaddq_u64(vx1, vt1);
-                vx2 = vaddq_u64(vx2, vt2);
-                /* round 8*c + 4 */
-                vx0 = vaddq_u64(vx0, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
-                vx1 = veorq_u64(vx1, vx0);
-                vx2 = vaddq_u64(vx2, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
-                vx3 = veorq_u64(vx3, vx2);
-                /* round 8*c + 5 */
-                vx0 = vaddq_u64(vx0, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-                vx3 = veorq_u64(vx3, vx0);
-                vx2 = vaddq_u64(vx2, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
-                vx1 = veorq_u64(vx1, vx2);
-                /* round 8*c + 6 */
-                vx0 = vaddq_u64(vx0, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
-                vx1 = veorq_u64(vx1, vx0);
-                vx2 = vaddq_u64(vx2, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
-                vx3 = veorq_u64(vx3, vx2);
-                /* round 8*c + 7 */
-                vx0 = vaddq_u64(vx0, vx3);
-                vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
-                vx3 = veorq_u64(vx3, vx0);
-                vx2 = vaddq_u64(vx2, vx1);
-                vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
-                vx1 = veorq_u64(vx1, vx2);
-                /* next cycle's tweak words: t[i] <- t[i-1 mod 3] */
-                vts = vt0;
-                vt0 = vt2;
-                vt2 = vt1;
-                vt1 = vts;
-            }
-            /* add subkey 18 */
-            vx0 = vaddq_u64(vx0, bk3);
-            vx1 = vaddq_u64(vx1, bk4);
-            vx2 = vaddq_u64(vx2, bk0);
-            vx3 = vaddq_u64(vx3, bk1);
-            vx1 = vaddq_u64(vx1, vt0);
-            vx2 = vaddq_u64(vx2, vt1);
-            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
-            /* store the block(s) */
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
-                const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
-                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
-            }
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
-                const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
-                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
-            }
-        }
-    }
-    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweaks, in, out);
-    }
-}
-
-static void tf256_v13_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
-                                                                       const uint8_t *in, uint8_t *out, size_t n)
-{
-    uint64_t k0, k1, k2, k3, k4, kt;
-    uint64_t kr[21];
-    uint64_t kc[19];
-    if (n == 0) /* before any load: n = 0 touches no pointer */
-        return;
-    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    k0 = tf256_v13_csimd_auto_fly_full_i2_load64(key);
-    k1 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 8);
-    k2 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 16);
-    k3 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 24);
-    k4 = UINT64_C(0x1bd11bdaa9fc1a22);
-    k4 ^= k0;
-    k4 ^= k1;
-    k4 ^= k2;
-    k4 ^= k3;
-    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
-    kr[0] = k0;
-    kr[1] = k1;
-    kr[2] = k2;
-    kr[3] = k3;
-    kr[4] = k4;
-    kr[5] = k0;
-    kr[6] = k1;
-    kr[7] = k2;
-    kr[8] = k3;
-    kr[9] = k4;
-    kr[10] = k0;
-    kr[11] = k1;
-    kr[12] = k2;
-    kr[13] = k3;
-    kr[14] = k4;
-    kr[15] = k0;
-    kr[16] = k1;
-    kr[17] = k2;
-    kr[18] = k3;
-    kr[19] = k4;
-    kr[20] = k0;
-    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
-    kc[0] = k3;
-    kt = k4;
-    kt += 1;
-    kc[1] = kt;
-    kt = k0;
-    kt += 2;
-    kc[2] = kt;
-    kt = k1;
-    kt += 3;
-    kc[3] = kt;
-    kt = k2;
-    kt += 4;
-    kc[4] = kt;
-    kt = k3;
-    kt += 5;
-    kc[5] = kt;
-    kt = k4;
-    kt += 6;
-    kc[6] = kt;
-    kt = k0;
-    kt += 7;
-    kc[7] = kt;
-    kt = k1;
-    kt += 8;
-    kc[8] = kt;
-    kt = k2;
-    kt += 9;
-    kc[9] = kt;
-    kt = k3;
-    kt += 10;
-    kc[10] = kt;
-    kt = k4;
-    kt += 11;
-    kc[11] = kt;
-    kt = k0;
-    kt += 12;
-    kc[12] = kt;
-    kt = k1;
-    kt += 13;
-    kc[13] = kt;
-    kt = k2;
-    kt += 14;
-    kc[14] = kt;
-    kt = k3;
-    kt += 15;
-    kc[15] = kt;
-    kt = k4;
-    kt += 16;
-    kc[16] = kt;
-    kt = k0;
-    kt += 17;
-    kc[17] = kt;
-    kt = k1;
-    kt += 18;
-    kc[18] = kt;
-    if (n >= 2) {
-        const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
-        const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
-        const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
-        const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
-        uint64x2_t bkc[19];
-        unsigned j_bkc;
-        for (j_bkc = 0; j_bkc < 19; j_bkc++)
-            bkc[j_bkc] = vdupq_n_u64((uint64_t)(kc[j_bkc]));
-        uint64x2_t bkr[21];
-        unsigned j_bkr;
-        for (j_bkr = 0; j_bkr < 21; j_bkr++)
-            bkr[j_bkr] = vdupq_n_u64((uint64_t)(kr[j_bkr]));
-        const uint64x2_t rot24 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0403020100070605))), vcreate_u64((uint64_t)(UINT64_C(0x0c0b0a09080f0e0d))));
-        const uint64x2_t rot48 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0100070605040302))), vcreate_u64((uint64_t)(UINT64_C(0x09080f0e0d0c0b0a))));
-        for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
-            uint64x2_t vta0, vta1, vta2, vtas, vtb0, vtb1, vtb2, vtbs, vxa0, vxa1;
-            uint64x2_t vxa2, vxa3, vxb0, vxb1, vxb2, vxb3;
-            unsigned c;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vta0 = s1_0;
-                vta1 = s1_1;
-            }
-            vta2 = vta0;
-            vta2 = veorq_u64(vta2, vta1);
-            vtas = vta0;
-            /* block 1: tweak t2 = t0 ^ t1 */
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 32));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 48));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vtb0 = s1_0;
-                vtb1 = s1_1;
-            }
-            vtb2 = vtb0;
-            vtb2 = veorq_u64(vtb2, vtb1);
-            vtbs = vtb0;
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vxa0 = s1_0;
-                vxa1 = s1_1;
-            }
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vxa2 = s1_0;
-                vxa3 = s1_1;
-            }
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 64));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vxb0 = s1_0;
-                vxb1 = s1_1;
-            }
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 80));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vxb2 = s1_0;
-                vxb3 = s1_1;
-            }
-            /* subtract subkey 18 */
-            vxa0 = vsubq_u64(vxa0, bk3);
-            vxa1 = vsubq_u64(vxa1, bk4);
-            vxa2 = vsubq_u64(vxa2, bk0);
-            vxa3 = vsubq_u64(vxa3, bk1);
-            vxa1 = vsubq_u64(vxa1, vta0);
-            vxa2 = vsubq_u64(vxa2, vta1);
-            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
-            vxb0 = vsubq_u64(vxb0, bk3);
-            vxb1 = vsubq_u64(vxb1, bk4);
-            vxb2 = vsubq_u64(vxb2, bk0);
-            vxb3 = vsubq_u64(vxb3, bk1);
-            vxb1 = vsubq_u64(vxb1, vtb0);
-            vxb2 = vsubq_u64(vxb2, vtb1);
-            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
-            vtas = vta0;
-            vta0 = vta1;
-            vta1 = vta2;
-            vta2 = vtas;
-            vtbs = vtb0;
-            vtb0 = vtb1;
-            vtb1 = vtb2;
-            vtb2 = vtbs;
-            for (c = 0; c < 9; c++) {
-                /* inverse round 8*c' + 7 */
-                vxa3 = veorq_u64(vxa3, vxa0);
-                vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
-                vxa0 = vsubq_u64(vxa0, vxa3);
-                vxb3 = veorq_u64(vxb3, vxb0);
-                vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
-                vxb0 = vsubq_u64(vxb0, vxb3);
-                vxa1 = veorq_u64(vxa1, vxa2);
-                vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
-                vxa2 = vsubq_u64(vxa2, vxa1);
-                vxb1 = veorq_u64(vxb1, vxb2);
-                vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
-                vxb2 = vsubq_u64(vxb2, vxb1);
-                /* inverse round 8*c' + 6 */
-                vxa1 = veorq_u64(vxa1, vxa0);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
-                vxa0 = vsubq_u64(vxa0, vxa1);
-                vxb1 = veorq_u64(vxb1, vxb0);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
-                vxb0 = vsubq_u64(vxb0, vxb1);
-                vxa3 = veorq_u64(vxa3, vxa2);
-                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
-                vxa2 = vsubq_u64(vxa2, vxa3);
-                vxb3 = veorq_u64(vxb3, vxb2);
-                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
-                vxb2 = vsubq_u64(vxb2, vxb3);
-                /* inverse round 8*c' + 5 */
-                vxa3 = veorq_u64(vxa3, vxa0);
-                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
-                vxa0 = vsubq_u64(vxa0, vxa3);
-                vxb3 = veorq_u64(vxb3, vxb0);
-                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
-                vxb0 = vsubq_u64(vxb0, vxb3);
-                vxa1 = veorq_u64(vxa1, vxa2);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
-                vxa2 = vsubq_u64(vxa2, vxa1);
-                vxb1 = veorq_u64(vxb1, vxb2);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
-                vxb2 = vsubq_u64(vxb2, vxb1);
-                /* inverse round 8*c' + 4 */
-                vxa1 = veorq_u64(vxa1, vxa0);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
-                vxa0 = vsubq_u64(vxa0, vxa1);
-                vxb1 = veorq_u64(vxb1, vxb0);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
-                vxb0 = vsubq_u64(vxb0, vxb1);
-                vxa3 = veorq_u64(vxa3, vxa2);
-                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
-                vxa2 = vsubq_u64(vxa2, vxa3);
-                vxb3 = veorq_u64(vxb3, vxb2);
-                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
-                vxb2 = vsubq_u64(vxb2, vxb3);
-                /* subtract subkey 17 - 2*c */
-                vxa0 = vsubq_u64(vxa0, bkr[17 - 2 * c]);
-                vxa1 = vsubq_u64(vxa1, bkr[18 - 2 * c]);
-                vxa2 = vsubq_u64(vxa2, bkr[19 - 2 * c]);
-                vxa3 = vsubq_u64(vxa3, bkc[17 - 2 * c]);
-                vxa1 = vsubq_u64(vxa1, vta1);
-                vxa2 = vsubq_u64(vxa2, vta2);
-                vxb0 = vsubq_u64(vxb0, bkr[17 - 2 * c]);
-                vxb1 = vsubq_u64(vxb1, bkr[18 - 2 * c]);
-                vxb2 = vsubq_u64(vxb2, bkr[19 - 2 * c]);
-                vxb3 = vsubq_u64(vxb3, bkc[17 - 2 * c]);
-                vxb1 = vsubq_u64(vxb1, vtb1);
-                vxb2 = vsubq_u64(vxb2, vtb2);
-                /* inverse round 8*c' + 3 */
-                vxa3 = veorq_u64(vxa3, vxa0);
-                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
-                vxa0 = vsubq_u64(vxa0, vxa3);
-                vxb3 = veorq_u64(vxb3, vxb0);
-                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
-                vxb0 = vsubq_u64(vxb0, vxb3);
-                vxa1 = veorq_u64(vxa1, vxa2);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
-                vxa2 = vsubq_u64(vxa2, vxa1);
-                vxb1 = veorq_u64(vxb1, vxb2);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
-                vxb2 = vsubq_u64(vxb2, vxb1);
-                /* inverse round 8*c' + 2 */
-                vxa1 = veorq_u64(vxa1, vxa0);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
-                vxa0 = vsubq_u64(vxa0, vxa1);
-                vxb1 = veorq_u64(vxb1, vxb0);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
-                vxb0 = vsubq_u64(vxb0, vxb1);
-                vxa3 = veorq_u64(vxa3, vxa2);
-                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
-                vxa2 = vsubq_u64(vxa2, vxa3);
-                vxb3 = veorq_u64(vxb3, vxb2);
-                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
-                vxb2 = vsubq_u64(vxb2, vxb3);
-                /* inverse round 8*c' + 1 */
-                vxa3 = veorq_u64(vxa3, vxa0);
-                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
-                vxa0 = vsubq_u64(vxa0, vxa3);
-                vxb3 = veorq_u64(vxb3, vxb0);
-                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
-                vxb0 = vsubq_u64(vxb0, vxb3);
-                vxa1 = veorq_u64(vxa1, vxa2);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
-                vxa2 = vsubq_u64(vxa2, vxa1);
-                vxb1 = veorq_u64(vxb1, vxb2);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
-                vxb2 = vsubq_u64(vxb2, vxb1);
-                /* inverse round 8*c' + 0 */
-                vxa1 = veorq_u64(vxa1, vxa0);
-                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
-                vxa0 = vsubq_u64(vxa0, vxa1);
-                vxb1 = veorq_u64(vxb1, vxb0);
-                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
-                vxb0 = vsubq_u64(vxb0, vxb1);
-                vxa3 = veorq_u64(vxa3, vxa2);
-                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
-                vxa2 = vsubq_u64(vxa2, vxa3);
-                vxb3 = veorq_u64(vxb3, vxb2);
-                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
-                vxb2 = vsubq_u64(vxb2, vxb3);
-                /* subtract subkey 16 - 2*c */
-                vxa0 = vsubq_u64(vxa0, bkr[16 - 2 * c]);
-                vxa1 = vsubq_u64(vxa1, bkr[17 - 2 * c]);
-                vxa2 = vsubq_u64(vxa2, bkr[18 - 2 * c]);
-                vxa3 = vsubq_u64(vxa3, bkc[16 - 2 * c]);
-                vxa1 = vsubq_u64(vxa1, vta0);
-                vxa2 = vsubq_u64(vxa2, vta1);
-                vxb0 = vsubq_u64(vxb0, bkr[16 - 2 * c]);
-                vxb1 = vsubq_u64(vxb1, bkr[17 - 2 * c]);
-                vxb2 = vsubq_u64(vxb2, bkr[18 - 2 * c]);
-                vxb3 = vsubq_u64(vxb3, bkc[16 - 2 * c]);
-                vxb1 = vsubq_u64(vxb1, vtb0);
-                vxb2 = vsubq_u64(vxb2, vtb1);
-                /* previous cycle's tweak words: t[i] <- t[i+1 mod 3] */
-                vtas = vta0;
-                vta0 = vta1;
-                vta1 = vta2;
-                vta2 = vtas;
-                vtbs = vtb0;
-                vtb0 = vtb1;
-                vtb1 = vtb2;
-                vtb2 = vtbs;
-            }
-            /* store the block(s) */
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vxa0, vxa1);
-                const uint64x2_t s1_1 = vzip2q_u64(vxa0, vxa1);
-                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
-            }
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vxa2, vxa3);
-                const uint64x2_t s1_1 = vzip2q_u64(vxa2, vxa3);
-                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
-            }
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vxb0, vxb1);
-                const uint64x2_t s1_1 = vzip2q_u64(vxb0, vxb1);
-                threefish_gen_neon_store((uint8_t *)(out + 64), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 96), s1_1);
-            }
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vxb2, vxb3);
-                const uint64x2_t s1_1 = vzip2q_u64(vxb2, vxb3);
-                threefish_gen_neon_store((uint8_t *)(out + 80), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 112), s1_1);
-            }
-        }
-        for (; n >= 2; n -= 2, tweaks += 32, in += 64, out += 64) {
-            uint64x2_t vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3;
-            unsigned c;
-            /* block 0: tweak t2 = t0 ^ t1 */
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vt0 = s1_0;
-                vt1 = s1_1;
-            }
-            vt2 = vt0;
-            vt2 = veorq_u64(vt2, vt1);
-            vts = vt0;
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vx0 = s1_0;
-                vx1 = s1_1;
-            }
-            {
-                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
-                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
-                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
-                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
-                vx2 = s1_0;
-                vx3 = s1_1;
-            }
-            /* subtract subkey 18 */
-            vx0 = vsubq_u64(vx0, bk3);
-            vx1 = vsubq_u64(vx1, bk4);
-            vx2 = vsubq_u64(vx2, bk0);
-            vx3 = vsubq_u64(vx3, bk1);
-            vx1 = vsubq_u64(vx1, vt0);
-            vx2 = vsubq_u64(vx2, vt1);
-            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
-            vts = vt0;
-            vt0 = vt1;
-            vt1 = vt2;
-            vt2 = vts;
-            for (c = 0; c < 9; c++) {
-                /* inverse round 8*c' + 7 */
-                vx3 = veorq_u64(vx3, vx0);
-                vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
-                vx0 = vsubq_u64(vx0, vx3);
-                vx1 = veorq_u64(vx1, vx2);
-                vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
-                vx2 = vsubq_u64(vx2, vx1);
-                /* inverse round 8*c' + 6 */
-                vx1 = veorq_u64(vx1, vx0);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
-                vx0 = vsubq_u64(vx0, vx1);
-                vx3 = veorq_u64(vx3, vx2);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
-                vx2 = vsubq_u64(vx2, vx3);
-                /* inverse round 8*c' + 5 */
-                vx3 = veorq_u64(vx3, vx0);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-                vx0 = vsubq_u64(vx0, vx3);
-                vx1 = veorq_u64(vx1, vx2);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
-                vx2 = vsubq_u64(vx2, vx1);
-                /* inverse round 8*c' + 4 */
-                vx1 = veorq_u64(vx1, vx0);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
-                vx0 = vsubq_u64(vx0, vx1);
-                vx3 = veorq_u64(vx3, vx2);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
-                vx2 = vsubq_u64(vx2, vx3);
-                /* subtract subkey 17 - 2*c */
-                vx0 = vsubq_u64(vx0, bkr[17 - 2 * c]);
-                vx1 = vsubq_u64(vx1, bkr[18 - 2 * c]);
-                vx2 = vsubq_u64(vx2, bkr[19 - 2 * c]);
-                vx3 = vsubq_u64(vx3, bkc[17 - 2 * c]);
-                vx1 = vsubq_u64(vx1, vt1);
-                vx2 = vsubq_u64(vx2, vt2);
-                /* inverse round 8*c' + 3 */
-                vx3 = veorq_u64(vx3, vx0);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
-                vx0 = vsubq_u64(vx0, vx3);
-                vx1 = veorq_u64(vx1, vx2);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
-                vx2 = vsubq_u64(vx2, vx1);
-                /* inverse round 8*c' + 2 */
-                vx1 = veorq_u64(vx1, vx0);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
-                vx0 = vsubq_u64(vx0, vx1);
-                vx3 = veorq_u64(vx3, vx2);
-                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
-                vx2 = vsubq_u64(vx2, vx3);
-                /* inverse round 8*c' + 1 */
-                vx3 = veorq_u64(vx3, vx0);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
-                vx0 = vsubq_u64(vx0, vx3);
-                vx1 = veorq_u64(vx1, vx2);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
-                vx2 = vsubq_u64(vx2, vx1);
-                /* inverse round 8*c' + 0 */
-                vx1 = veorq_u64(vx1, vx0);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
-                vx0 = vsubq_u64(vx0, vx1);
-                vx3 = veorq_u64(vx3, vx2);
-                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
-                vx2 = vsubq_u64(vx2, vx3);
-                /* subtract subkey 16 - 2*c */
-                vx0 = vsubq_u64(vx0, bkr[16 - 2 * c]);
-                vx1 = vsubq_u64(vx1, bkr[17 - 2 * c]);
-                vx2 = vsubq_u64(vx2, bkr[18 - 2 * c]);
-                vx3 = vsubq_u64(vx3, bkc[16 - 2 * c]);
-                vx1 = vsubq_u64(vx1, vt0);
-                vx2 = vsubq_u64(vx2, vt1);
-                /* previous cycle's tweak words: t[i] <- t[i+1 mod 3] */
-                vts = vt0;
-                vt0 = vt1;
-                vt1 = vt2;
-                vt2 = vts;
-            }
-            /* store the block(s) */
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
-                const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
-                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
-            }
-            {
-                const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
-                const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
-                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
-                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
-            }
-        }
-    }
-    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
-        tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweaks, in, out);
-    }
-}
-
-#endif
-
-#if defined(THREEFISH_GEN_X86)
-
-/* ---- avx512: compiled for target "avx512f,avx512vl"; called only where the CPU has it */
-#if !defined(THREEFISH_GEN_SIMDE)
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl"))), apply_to = function)
-#elif defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl")
-#endif
-#endif
-
-static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
-                                                                                     const uint8_t *in, uint8_t *out, size_t n)
-{
-    uint64_t k0, k1, k2, k3, k4;
-    if (n == 0) /* before any load: n = 0 touches no pointer */
-        return;
-    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
-    k0 = tf256_v13_csimd_auto_fly_full_i2_load64(key);
-    k1 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 8);
-    k2 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 16);
-    k3 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 24);
-    k4 = UINT64_C(0x1bd11bdaa9fc1a22);
-    k4 ^= k0;
-    k4 ^= k1;
-    k4 ^= k2;
-    k4 ^= k3;
-    if (n >= 8) {
-        const __m512i bk0 = _mm512_set1_epi64((long long)(k0));
-        const __m512i bk1 = _mm512_set1_epi64((long long)(k1));
-        const __m512i bk2 = _mm512_set1_epi64((long long)(k2));
         const __m512i bk3 = _mm512_set1_epi64((long long)(k3));
         const __m512i bk4 = _mm512_set1_epi64((long long)(k4));
         for (; n >= 32; n -= 32, tweaks += 512, in += 1024, out += 1024) {
             __m512i vta0, vta1, vta2, vtb0, vtb1, vtb2, vtc0, vtc1, vtc2, vtd0;
             __m512i vtd1, vtd2, vxa0, vxa1, vxa2, vxa3, vxb0, vxb1, vxb2, vxb3;
             __m512i vxc0, vxc1, vxc2, vxc3, vxd0, vxd1, vxd2, vxd3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -9838,2324 +3418,758 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_encrypt_bl
                 vxd2 = s3_2;
                 vxd3 = s3_3;
             }
-            /* add subkey 0 */
-            vxa0 = _mm512_add_epi64(vxa0, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, bk1);
-            vxa2 = _mm512_add_epi64(vxa2, bk2);
-            vxa3 = _mm512_add_epi64(vxa3, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxb0 = _mm512_add_epi64(vxb0, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, bk1);
-            vxb2 = _mm512_add_epi64(vxb2, bk2);
-            vxb3 = _mm512_add_epi64(vxb3, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxc0 = _mm512_add_epi64(vxc0, bk0);
-            vxc1 = _mm512_add_epi64(vxc1, bk1);
-            vxc2 = _mm512_add_epi64(vxc2, bk2);
-            vxc3 = _mm512_add_epi64(vxc3, bk3);
-            vxc1 = _mm512_add_epi64(vxc1, vtc0);
-            vxc2 = _mm512_add_epi64(vxc2, vtc1);
-            vxd0 = _mm512_add_epi64(vxd0, bk0);
-            vxd1 = _mm512_add_epi64(vxd1, bk1);
-            vxd2 = _mm512_add_epi64(vxd2, bk2);
-            vxd3 = _mm512_add_epi64(vxd3, bk3);
-            vxd1 = _mm512_add_epi64(vxd1, vtd0);
-            vxd2 = _mm512_add_epi64(vxd2, vtd1);
-            /* round 0 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 14);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 14);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 16);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 16);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 1 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 52);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 52);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 57);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 57);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 2 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 23);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 23);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 40);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 40);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 3 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 5);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 5);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 37);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 37);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 1 */
-            vxa0 = _mm512_add_epi64(vxa0, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, bk2);
-            vxa2 = _mm512_add_epi64(vxa2, bk3);
-            vxa3 = _mm512_add_epi64(vxa3, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            vxb0 = _mm512_add_epi64(vxb0, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, bk2);
-            vxb2 = _mm512_add_epi64(vxb2, bk3);
-            vxb3 = _mm512_add_epi64(vxb3, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            vxc0 = _mm512_add_epi64(vxc0, bk1);
-            vxc1 = _mm512_add_epi64(vxc1, bk2);
-            vxc2 = _mm512_add_epi64(vxc2, bk3);
-            vxc3 = _mm512_add_epi64(vxc3, bk4);
-            vxc1 = _mm512_add_epi64(vxc1, vtc1);
-            vxc2 = _mm512_add_epi64(vxc2, vtc2);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            vxd0 = _mm512_add_epi64(vxd0, bk1);
-            vxd1 = _mm512_add_epi64(vxd1, bk2);
-            vxd2 = _mm512_add_epi64(vxd2, bk3);
-            vxd3 = _mm512_add_epi64(vxd3, bk4);
-            vxd1 = _mm512_add_epi64(vxd1, vtd1);
-            vxd2 = _mm512_add_epi64(vxd2, vtd2);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            /* round 4 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 25);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 25);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 33);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 33);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 5 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 46);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 46);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 12);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 12);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 6 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 58);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 58);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 22);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 22);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 7 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 2 */
-            vxa0 = _mm512_add_epi64(vxa0, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, bk3);
-            vxa2 = _mm512_add_epi64(vxa2, bk4);
-            vxa3 = _mm512_add_epi64(vxa3, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            vxb0 = _mm512_add_epi64(vxb0, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, bk3);
-            vxb2 = _mm512_add_epi64(vxb2, bk4);
-            vxb3 = _mm512_add_epi64(vxb3, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            vxc0 = _mm512_add_epi64(vxc0, bk2);
-            vxc1 = _mm512_add_epi64(vxc1, bk3);
-            vxc2 = _mm512_add_epi64(vxc2, bk4);
-            vxc3 = _mm512_add_epi64(vxc3, bk0);
-            vxc1 = _mm512_add_epi64(vxc1, vtc2);
-            vxc2 = _mm512_add_epi64(vxc2, vtc0);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            vxd0 = _mm512_add_epi64(vxd0, bk2);
-            vxd1 = _mm512_add_epi64(vxd1, bk3);
-            vxd2 = _mm512_add_epi64(vxd2, bk4);
-            vxd3 = _mm512_add_epi64(vxd3, bk0);
-            vxd1 = _mm512_add_epi64(vxd1, vtd2);
-            vxd2 = _mm512_add_epi64(vxd2, vtd0);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            /* round 8 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 14);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 14);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 16);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 16);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 9 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 52);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 52);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 57);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 57);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 10 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 23);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 23);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 40);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 40);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 11 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 5);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 5);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 37);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 37);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 3 */
-            vxa0 = _mm512_add_epi64(vxa0, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, bk4);
-            vxa2 = _mm512_add_epi64(vxa2, bk0);
-            vxa3 = _mm512_add_epi64(vxa3, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            vxb0 = _mm512_add_epi64(vxb0, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, bk4);
-            vxb2 = _mm512_add_epi64(vxb2, bk0);
-            vxb3 = _mm512_add_epi64(vxb3, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            vxc0 = _mm512_add_epi64(vxc0, bk3);
-            vxc1 = _mm512_add_epi64(vxc1, bk4);
-            vxc2 = _mm512_add_epi64(vxc2, bk0);
-            vxc3 = _mm512_add_epi64(vxc3, bk1);
-            vxc1 = _mm512_add_epi64(vxc1, vtc0);
-            vxc2 = _mm512_add_epi64(vxc2, vtc1);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            vxd0 = _mm512_add_epi64(vxd0, bk3);
-            vxd1 = _mm512_add_epi64(vxd1, bk4);
-            vxd2 = _mm512_add_epi64(vxd2, bk0);
-            vxd3 = _mm512_add_epi64(vxd3, bk1);
-            vxd1 = _mm512_add_epi64(vxd1, vtd0);
-            vxd2 = _mm512_add_epi64(vxd2, vtd1);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            /* round 12 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 25);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 25);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 33);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 33);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 13 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 46);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 46);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 12);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 12);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 14 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 58);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 58);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 22);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 22);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 15 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 4 */
-            vxa0 = _mm512_add_epi64(vxa0, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, bk0);
-            vxa2 = _mm512_add_epi64(vxa2, bk1);
-            vxa3 = _mm512_add_epi64(vxa3, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            vxb0 = _mm512_add_epi64(vxb0, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, bk0);
-            vxb2 = _mm512_add_epi64(vxb2, bk1);
-            vxb3 = _mm512_add_epi64(vxb3, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            vxc0 = _mm512_add_epi64(vxc0, bk4);
-            vxc1 = _mm512_add_epi64(vxc1, bk0);
-            vxc2 = _mm512_add_epi64(vxc2, bk1);
-            vxc3 = _mm512_add_epi64(vxc3, bk2);
-            vxc1 = _mm512_add_epi64(vxc1, vtc1);
-            vxc2 = _mm512_add_epi64(vxc2, vtc2);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            vxd0 = _mm512_add_epi64(vxd0, bk4);
-            vxd1 = _mm512_add_epi64(vxd1, bk0);
-            vxd2 = _mm512_add_epi64(vxd2, bk1);
-            vxd3 = _mm512_add_epi64(vxd3, bk2);
-            vxd1 = _mm512_add_epi64(vxd1, vtd1);
-            vxd2 = _mm512_add_epi64(vxd2, vtd2);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            /* round 16 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 14);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 14);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 16);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 16);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 17 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 52);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 52);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 57);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 57);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 18 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 23);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 23);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 40);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 40);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 19 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 5);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 5);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 37);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 37);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 5 */
-            vxa0 = _mm512_add_epi64(vxa0, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, bk1);
-            vxa2 = _mm512_add_epi64(vxa2, bk2);
-            vxa3 = _mm512_add_epi64(vxa3, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            vxb0 = _mm512_add_epi64(vxb0, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, bk1);
-            vxb2 = _mm512_add_epi64(vxb2, bk2);
-            vxb3 = _mm512_add_epi64(vxb3, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            vxc0 = _mm512_add_epi64(vxc0, bk0);
-            vxc1 = _mm512_add_epi64(vxc1, bk1);
-            vxc2 = _mm512_add_epi64(vxc2, bk2);
-            vxc3 = _mm512_add_epi64(vxc3, bk3);
-            vxc1 = _mm512_add_epi64(vxc1, vtc2);
-            vxc2 = _mm512_add_epi64(vxc2, vtc0);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            vxd0 = _mm512_add_epi64(vxd0, bk0);
-            vxd1 = _mm512_add_epi64(vxd1, bk1);
-            vxd2 = _mm512_add_epi64(vxd2, bk2);
-            vxd3 = _mm512_add_epi64(vxd3, bk3);
-            vxd1 = _mm512_add_epi64(vxd1, vtd2);
-            vxd2 = _mm512_add_epi64(vxd2, vtd0);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            /* round 20 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 25);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 25);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 33);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 33);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 21 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 46);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 46);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 12);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 12);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 22 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 58);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 58);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 22);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 22);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 23 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 6 */
-            vxa0 = _mm512_add_epi64(vxa0, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, bk2);
-            vxa2 = _mm512_add_epi64(vxa2, bk3);
-            vxa3 = _mm512_add_epi64(vxa3, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            vxb0 = _mm512_add_epi64(vxb0, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, bk2);
-            vxb2 = _mm512_add_epi64(vxb2, bk3);
-            vxb3 = _mm512_add_epi64(vxb3, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            vxc0 = _mm512_add_epi64(vxc0, bk1);
-            vxc1 = _mm512_add_epi64(vxc1, bk2);
-            vxc2 = _mm512_add_epi64(vxc2, bk3);
-            vxc3 = _mm512_add_epi64(vxc3, bk4);
-            vxc1 = _mm512_add_epi64(vxc1, vtc0);
-            vxc2 = _mm512_add_epi64(vxc2, vtc1);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            vxd0 = _mm512_add_epi64(vxd0, bk1);
-            vxd1 = _mm512_add_epi64(vxd1, bk2);
-            vxd2 = _mm512_add_epi64(vxd2, bk3);
-            vxd3 = _mm512_add_epi64(vxd3, bk4);
-            vxd1 = _mm512_add_epi64(vxd1, vtd0);
-            vxd2 = _mm512_add_epi64(vxd2, vtd1);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            /* round 24 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 14);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 14);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 16);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 16);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 25 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 52);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 52);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 57);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 57);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 26 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 23);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 23);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 40);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 40);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 27 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 5);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 5);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 37);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 37);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 7 */
-            vxa0 = _mm512_add_epi64(vxa0, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, bk3);
-            vxa2 = _mm512_add_epi64(vxa2, bk4);
-            vxa3 = _mm512_add_epi64(vxa3, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            vxb0 = _mm512_add_epi64(vxb0, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, bk3);
-            vxb2 = _mm512_add_epi64(vxb2, bk4);
-            vxb3 = _mm512_add_epi64(vxb3, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            vxc0 = _mm512_add_epi64(vxc0, bk2);
-            vxc1 = _mm512_add_epi64(vxc1, bk3);
-            vxc2 = _mm512_add_epi64(vxc2, bk4);
-            vxc3 = _mm512_add_epi64(vxc3, bk0);
-            vxc1 = _mm512_add_epi64(vxc1, vtc1);
-            vxc2 = _mm512_add_epi64(vxc2, vtc2);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            vxd0 = _mm512_add_epi64(vxd0, bk2);
-            vxd1 = _mm512_add_epi64(vxd1, bk3);
-            vxd2 = _mm512_add_epi64(vxd2, bk4);
-            vxd3 = _mm512_add_epi64(vxd3, bk0);
-            vxd1 = _mm512_add_epi64(vxd1, vtd1);
-            vxd2 = _mm512_add_epi64(vxd2, vtd2);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            /* round 28 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 25);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 25);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 33);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 33);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 29 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 46);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 46);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 12);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 12);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 30 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 58);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 58);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 22);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 22);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 31 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 8 */
-            vxa0 = _mm512_add_epi64(vxa0, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, bk4);
-            vxa2 = _mm512_add_epi64(vxa2, bk0);
-            vxa3 = _mm512_add_epi64(vxa3, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            vxb0 = _mm512_add_epi64(vxb0, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, bk4);
-            vxb2 = _mm512_add_epi64(vxb2, bk0);
-            vxb3 = _mm512_add_epi64(vxb3, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            vxc0 = _mm512_add_epi64(vxc0, bk3);
-            vxc1 = _mm512_add_epi64(vxc1, bk4);
-            vxc2 = _mm512_add_epi64(vxc2, bk0);
-            vxc3 = _mm512_add_epi64(vxc3, bk1);
-            vxc1 = _mm512_add_epi64(vxc1, vtc2);
-            vxc2 = _mm512_add_epi64(vxc2, vtc0);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            vxd0 = _mm512_add_epi64(vxd0, bk3);
-            vxd1 = _mm512_add_epi64(vxd1, bk4);
-            vxd2 = _mm512_add_epi64(vxd2, bk0);
-            vxd3 = _mm512_add_epi64(vxd3, bk1);
-            vxd1 = _mm512_add_epi64(vxd1, vtd2);
-            vxd2 = _mm512_add_epi64(vxd2, vtd0);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            /* round 32 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 14);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 14);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 16);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 16);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 33 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 52);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 52);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 57);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 57);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 34 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 23);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 23);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 40);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 40);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 35 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 5);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 5);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 37);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 37);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 9 */
-            vxa0 = _mm512_add_epi64(vxa0, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, bk0);
-            vxa2 = _mm512_add_epi64(vxa2, bk1);
-            vxa3 = _mm512_add_epi64(vxa3, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            vxb0 = _mm512_add_epi64(vxb0, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, bk0);
-            vxb2 = _mm512_add_epi64(vxb2, bk1);
-            vxb3 = _mm512_add_epi64(vxb3, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            vxc0 = _mm512_add_epi64(vxc0, bk4);
-            vxc1 = _mm512_add_epi64(vxc1, bk0);
-            vxc2 = _mm512_add_epi64(vxc2, bk1);
-            vxc3 = _mm512_add_epi64(vxc3, bk2);
-            vxc1 = _mm512_add_epi64(vxc1, vtc0);
-            vxc2 = _mm512_add_epi64(vxc2, vtc1);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            vxd0 = _mm512_add_epi64(vxd0, bk4);
-            vxd1 = _mm512_add_epi64(vxd1, bk0);
-            vxd2 = _mm512_add_epi64(vxd2, bk1);
-            vxd3 = _mm512_add_epi64(vxd3, bk2);
-            vxd1 = _mm512_add_epi64(vxd1, vtd0);
-            vxd2 = _mm512_add_epi64(vxd2, vtd1);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            /* round 36 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 25);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 25);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 33);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 33);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 37 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 46);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 46);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 12);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 12);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 38 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 58);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 58);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 22);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 22);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 39 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 10 */
-            vxa0 = _mm512_add_epi64(vxa0, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, bk1);
-            vxa2 = _mm512_add_epi64(vxa2, bk2);
-            vxa3 = _mm512_add_epi64(vxa3, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            vxb0 = _mm512_add_epi64(vxb0, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, bk1);
-            vxb2 = _mm512_add_epi64(vxb2, bk2);
-            vxb3 = _mm512_add_epi64(vxb3, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            vxc0 = _mm512_add_epi64(vxc0, bk0);
-            vxc1 = _mm512_add_epi64(vxc1, bk1);
-            vxc2 = _mm512_add_epi64(vxc2, bk2);
-            vxc3 = _mm512_add_epi64(vxc3, bk3);
-            vxc1 = _mm512_add_epi64(vxc1, vtc1);
-            vxc2 = _mm512_add_epi64(vxc2, vtc2);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            vxd0 = _mm512_add_epi64(vxd0, bk0);
-            vxd1 = _mm512_add_epi64(vxd1, bk1);
-            vxd2 = _mm512_add_epi64(vxd2, bk2);
-            vxd3 = _mm512_add_epi64(vxd3, bk3);
-            vxd1 = _mm512_add_epi64(vxd1, vtd1);
-            vxd2 = _mm512_add_epi64(vxd2, vtd2);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            /* round 40 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 14);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 14);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 16);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 16);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 41 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 52);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 52);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 57);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 57);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 42 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 23);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 23);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 40);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 40);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 43 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 5);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 5);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 37);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 37);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 11 */
-            vxa0 = _mm512_add_epi64(vxa0, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, bk2);
-            vxa2 = _mm512_add_epi64(vxa2, bk3);
-            vxa3 = _mm512_add_epi64(vxa3, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            vxb0 = _mm512_add_epi64(vxb0, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, bk2);
-            vxb2 = _mm512_add_epi64(vxb2, bk3);
-            vxb3 = _mm512_add_epi64(vxb3, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            vxc0 = _mm512_add_epi64(vxc0, bk1);
-            vxc1 = _mm512_add_epi64(vxc1, bk2);
-            vxc2 = _mm512_add_epi64(vxc2, bk3);
-            vxc3 = _mm512_add_epi64(vxc3, bk4);
-            vxc1 = _mm512_add_epi64(vxc1, vtc2);
-            vxc2 = _mm512_add_epi64(vxc2, vtc0);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            vxd0 = _mm512_add_epi64(vxd0, bk1);
-            vxd1 = _mm512_add_epi64(vxd1, bk2);
-            vxd2 = _mm512_add_epi64(vxd2, bk3);
-            vxd3 = _mm512_add_epi64(vxd3, bk4);
-            vxd1 = _mm512_add_epi64(vxd1, vtd2);
-            vxd2 = _mm512_add_epi64(vxd2, vtd0);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            /* round 44 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 25);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 25);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 33);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 33);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 45 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 46);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 46);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 12);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 12);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 46 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 58);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 58);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 22);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 22);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 47 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 12 */
-            vxa0 = _mm512_add_epi64(vxa0, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, bk3);
-            vxa2 = _mm512_add_epi64(vxa2, bk4);
-            vxa3 = _mm512_add_epi64(vxa3, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            vxb0 = _mm512_add_epi64(vxb0, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, bk3);
-            vxb2 = _mm512_add_epi64(vxb2, bk4);
-            vxb3 = _mm512_add_epi64(vxb3, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            vxc0 = _mm512_add_epi64(vxc0, bk2);
-            vxc1 = _mm512_add_epi64(vxc1, bk3);
-            vxc2 = _mm512_add_epi64(vxc2, bk4);
-            vxc3 = _mm512_add_epi64(vxc3, bk0);
-            vxc1 = _mm512_add_epi64(vxc1, vtc0);
-            vxc2 = _mm512_add_epi64(vxc2, vtc1);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            vxd0 = _mm512_add_epi64(vxd0, bk2);
-            vxd1 = _mm512_add_epi64(vxd1, bk3);
-            vxd2 = _mm512_add_epi64(vxd2, bk4);
-            vxd3 = _mm512_add_epi64(vxd3, bk0);
-            vxd1 = _mm512_add_epi64(vxd1, vtd0);
-            vxd2 = _mm512_add_epi64(vxd2, vtd1);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            /* round 48 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 14);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 14);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 16);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 16);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 49 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 52);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 52);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 57);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 57);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 50 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 23);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 23);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 40);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 40);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 51 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 5);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 5);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 37);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 37);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 13 */
-            vxa0 = _mm512_add_epi64(vxa0, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, bk4);
-            vxa2 = _mm512_add_epi64(vxa2, bk0);
-            vxa3 = _mm512_add_epi64(vxa3, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            vxb0 = _mm512_add_epi64(vxb0, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, bk4);
-            vxb2 = _mm512_add_epi64(vxb2, bk0);
-            vxb3 = _mm512_add_epi64(vxb3, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            vxc0 = _mm512_add_epi64(vxc0, bk3);
-            vxc1 = _mm512_add_epi64(vxc1, bk4);
-            vxc2 = _mm512_add_epi64(vxc2, bk0);
-            vxc3 = _mm512_add_epi64(vxc3, bk1);
-            vxc1 = _mm512_add_epi64(vxc1, vtc1);
-            vxc2 = _mm512_add_epi64(vxc2, vtc2);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            vxd0 = _mm512_add_epi64(vxd0, bk3);
-            vxd1 = _mm512_add_epi64(vxd1, bk4);
-            vxd2 = _mm512_add_epi64(vxd2, bk0);
-            vxd3 = _mm512_add_epi64(vxd3, bk1);
-            vxd1 = _mm512_add_epi64(vxd1, vtd1);
-            vxd2 = _mm512_add_epi64(vxd2, vtd2);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            /* round 52 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 25);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 25);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 33);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 33);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 53 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 46);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 46);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 12);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 12);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 54 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 58);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 58);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 22);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 22);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 55 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 14 */
-            vxa0 = _mm512_add_epi64(vxa0, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, bk0);
-            vxa2 = _mm512_add_epi64(vxa2, bk1);
-            vxa3 = _mm512_add_epi64(vxa3, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            vxb0 = _mm512_add_epi64(vxb0, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, bk0);
-            vxb2 = _mm512_add_epi64(vxb2, bk1);
-            vxb3 = _mm512_add_epi64(vxb3, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            vxc0 = _mm512_add_epi64(vxc0, bk4);
-            vxc1 = _mm512_add_epi64(vxc1, bk0);
-            vxc2 = _mm512_add_epi64(vxc2, bk1);
-            vxc3 = _mm512_add_epi64(vxc3, bk2);
-            vxc1 = _mm512_add_epi64(vxc1, vtc2);
-            vxc2 = _mm512_add_epi64(vxc2, vtc0);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            vxd0 = _mm512_add_epi64(vxd0, bk4);
-            vxd1 = _mm512_add_epi64(vxd1, bk0);
-            vxd2 = _mm512_add_epi64(vxd2, bk1);
-            vxd3 = _mm512_add_epi64(vxd3, bk2);
-            vxd1 = _mm512_add_epi64(vxd1, vtd2);
-            vxd2 = _mm512_add_epi64(vxd2, vtd0);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            /* round 56 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 14);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 14);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 16);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 16);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 57 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 52);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 52);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 57);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 57);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 58 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 23);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 23);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 40);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 40);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 59 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 5);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 5);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 37);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 37);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 15 */
-            vxa0 = _mm512_add_epi64(vxa0, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, bk1);
-            vxa2 = _mm512_add_epi64(vxa2, bk2);
-            vxa3 = _mm512_add_epi64(vxa3, bk3);
-            vxa1 = _mm512_add_epi64(vxa1, vta0);
-            vxa2 = _mm512_add_epi64(vxa2, vta1);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            vxb0 = _mm512_add_epi64(vxb0, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, bk1);
-            vxb2 = _mm512_add_epi64(vxb2, bk2);
-            vxb3 = _mm512_add_epi64(vxb3, bk3);
-            vxb1 = _mm512_add_epi64(vxb1, vtb0);
-            vxb2 = _mm512_add_epi64(vxb2, vtb1);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            vxc0 = _mm512_add_epi64(vxc0, bk0);
-            vxc1 = _mm512_add_epi64(vxc1, bk1);
-            vxc2 = _mm512_add_epi64(vxc2, bk2);
-            vxc3 = _mm512_add_epi64(vxc3, bk3);
-            vxc1 = _mm512_add_epi64(vxc1, vtc0);
-            vxc2 = _mm512_add_epi64(vxc2, vtc1);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            vxd0 = _mm512_add_epi64(vxd0, bk0);
-            vxd1 = _mm512_add_epi64(vxd1, bk1);
-            vxd2 = _mm512_add_epi64(vxd2, bk2);
-            vxd3 = _mm512_add_epi64(vxd3, bk3);
-            vxd1 = _mm512_add_epi64(vxd1, vtd0);
-            vxd2 = _mm512_add_epi64(vxd2, vtd1);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            /* round 60 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 25);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 25);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 33);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 33);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 61 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 46);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 46);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 12);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 12);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 62 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 58);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 58);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 22);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 22);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 63 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 16 */
-            vxa0 = _mm512_add_epi64(vxa0, bk1);
-            vxa1 = _mm512_add_epi64(vxa1, bk2);
-            vxa2 = _mm512_add_epi64(vxa2, bk3);
-            vxa3 = _mm512_add_epi64(vxa3, bk4);
-            vxa1 = _mm512_add_epi64(vxa1, vta1);
-            vxa2 = _mm512_add_epi64(vxa2, vta2);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            vxb0 = _mm512_add_epi64(vxb0, bk1);
-            vxb1 = _mm512_add_epi64(vxb1, bk2);
-            vxb2 = _mm512_add_epi64(vxb2, bk3);
-            vxb3 = _mm512_add_epi64(vxb3, bk4);
-            vxb1 = _mm512_add_epi64(vxb1, vtb1);
-            vxb2 = _mm512_add_epi64(vxb2, vtb2);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            vxc0 = _mm512_add_epi64(vxc0, bk1);
-            vxc1 = _mm512_add_epi64(vxc1, bk2);
-            vxc2 = _mm512_add_epi64(vxc2, bk3);
-            vxc3 = _mm512_add_epi64(vxc3, bk4);
-            vxc1 = _mm512_add_epi64(vxc1, vtc1);
-            vxc2 = _mm512_add_epi64(vxc2, vtc2);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            vxd0 = _mm512_add_epi64(vxd0, bk1);
-            vxd1 = _mm512_add_epi64(vxd1, bk2);
-            vxd2 = _mm512_add_epi64(vxd2, bk3);
-            vxd3 = _mm512_add_epi64(vxd3, bk4);
-            vxd1 = _mm512_add_epi64(vxd1, vtd1);
-            vxd2 = _mm512_add_epi64(vxd2, vtd2);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            /* round 64 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 14);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 14);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 14);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 14);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 16);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 16);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 16);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 16);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 65 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 52);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 52);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 52);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 52);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 57);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 57);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 57);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 57);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 66 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 23);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 23);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 23);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 23);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 40);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 40);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 40);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 40);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 67 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 5);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 5);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 5);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 5);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 37);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 37);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 37);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 37);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* add subkey 17 */
-            vxa0 = _mm512_add_epi64(vxa0, bk2);
-            vxa1 = _mm512_add_epi64(vxa1, bk3);
-            vxa2 = _mm512_add_epi64(vxa2, bk4);
-            vxa3 = _mm512_add_epi64(vxa3, bk0);
-            vxa1 = _mm512_add_epi64(vxa1, vta2);
-            vxa2 = _mm512_add_epi64(vxa2, vta0);
-            vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            vxb0 = _mm512_add_epi64(vxb0, bk2);
-            vxb1 = _mm512_add_epi64(vxb1, bk3);
-            vxb2 = _mm512_add_epi64(vxb2, bk4);
-            vxb3 = _mm512_add_epi64(vxb3, bk0);
-            vxb1 = _mm512_add_epi64(vxb1, vtb2);
-            vxb2 = _mm512_add_epi64(vxb2, vtb0);
-            vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            vxc0 = _mm512_add_epi64(vxc0, bk2);
-            vxc1 = _mm512_add_epi64(vxc1, bk3);
-            vxc2 = _mm512_add_epi64(vxc2, bk4);
-            vxc3 = _mm512_add_epi64(vxc3, bk0);
-            vxc1 = _mm512_add_epi64(vxc1, vtc2);
-            vxc2 = _mm512_add_epi64(vxc2, vtc0);
-            vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            vxd0 = _mm512_add_epi64(vxd0, bk2);
-            vxd1 = _mm512_add_epi64(vxd1, bk3);
-            vxd2 = _mm512_add_epi64(vxd2, bk4);
-            vxd3 = _mm512_add_epi64(vxd3, bk0);
-            vxd1 = _mm512_add_epi64(vxd1, vtd2);
-            vxd2 = _mm512_add_epi64(vxd2, vtd0);
-            vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            /* round 68 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 25);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 25);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 25);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 25);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 33);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 33);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 33);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 33);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 69 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 46);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 46);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 46);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 46);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 12);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 12);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 12);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 12);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            /* round 70 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 58);
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 58);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 58);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 58);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 22);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 22);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 22);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 22);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            /* round 71 */
-            vxa0 = _mm512_add_epi64(vxa0, vxa3);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxb0 = _mm512_add_epi64(vxb0, vxb3);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxc0 = _mm512_add_epi64(vxc0, vxc3);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxd0 = _mm512_add_epi64(vxd0, vxd3);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxa2 = _mm512_add_epi64(vxa2, vxa1);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxb2 = _mm512_add_epi64(vxb2, vxb1);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxc2 = _mm512_add_epi64(vxc2, vxc1);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxd2 = _mm512_add_epi64(vxd2, vxd1);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
+            for (c = 0; c < 3; c++) {
+                /* add subkey 6*c */
+                vxa0 = _mm512_add_epi64(vxa0, _mm512_set1_epi64((long long)(kr[6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
+                vxa2 = _mm512_add_epi64(vxa2, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(kc[6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, vta0);
+                vxa2 = _mm512_add_epi64(vxa2, vta1);
+                vxb0 = _mm512_add_epi64(vxb0, _mm512_set1_epi64((long long)(kr[6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
+                vxb2 = _mm512_add_epi64(vxb2, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(kc[6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, vtb0);
+                vxb2 = _mm512_add_epi64(vxb2, vtb1);
+                vxc0 = _mm512_add_epi64(vxc0, _mm512_set1_epi64((long long)(kr[6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
+                vxc2 = _mm512_add_epi64(vxc2, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(kc[6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, vtc0);
+                vxc2 = _mm512_add_epi64(vxc2, vtc1);
+                vxd0 = _mm512_add_epi64(vxd0, _mm512_set1_epi64((long long)(kr[6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
+                vxd2 = _mm512_add_epi64(vxd2, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(kc[6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, vtd0);
+                vxd2 = _mm512_add_epi64(vxd2, vtd1);
+                /* round 24*c + 0 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 14);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 14);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 14);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 14);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 16);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 16);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 16);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 16);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 1 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 52);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 52);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 52);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 52);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 57);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 57);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 57);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 57);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* round 24*c + 2 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 23);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 23);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 23);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 23);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 40);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 40);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 40);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 40);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 3 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 5);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 5);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 5);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 5);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 37);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 37);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 37);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 37);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* add subkey 1 + 6*c */
+                vxa0 = _mm512_add_epi64(vxa0, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxa2 = _mm512_add_epi64(vxa2, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(kc[1 + 6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, vta1);
+                vxa2 = _mm512_add_epi64(vxa2, vta2);
+                vxb0 = _mm512_add_epi64(vxb0, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxb2 = _mm512_add_epi64(vxb2, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(kc[1 + 6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, vtb1);
+                vxb2 = _mm512_add_epi64(vxb2, vtb2);
+                vxc0 = _mm512_add_epi64(vxc0, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxc2 = _mm512_add_epi64(vxc2, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(kc[1 + 6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, vtc1);
+                vxc2 = _mm512_add_epi64(vxc2, vtc2);
+                vxd0 = _mm512_add_epi64(vxd0, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxd2 = _mm512_add_epi64(vxd2, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(kc[1 + 6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, vtd1);
+                vxd2 = _mm512_add_epi64(vxd2, vtd2);
+                /* round 24*c + 4 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 25);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 25);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 25);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 25);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 33);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 33);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 33);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 33);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 5 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 46);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 46);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 46);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 46);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 12);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 12);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 12);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 12);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* round 24*c + 6 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 58);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 58);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 58);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 58);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 22);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 22);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 22);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 22);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 7 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 32);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 32);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 32);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 32);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 32);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 32);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 32);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 32);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* add subkey 2 + 6*c */
+                vxa0 = _mm512_add_epi64(vxa0, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxa2 = _mm512_add_epi64(vxa2, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(kc[2 + 6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, vta2);
+                vxa2 = _mm512_add_epi64(vxa2, vta0);
+                vxb0 = _mm512_add_epi64(vxb0, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxb2 = _mm512_add_epi64(vxb2, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(kc[2 + 6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, vtb2);
+                vxb2 = _mm512_add_epi64(vxb2, vtb0);
+                vxc0 = _mm512_add_epi64(vxc0, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxc2 = _mm512_add_epi64(vxc2, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(kc[2 + 6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, vtc2);
+                vxc2 = _mm512_add_epi64(vxc2, vtc0);
+                vxd0 = _mm512_add_epi64(vxd0, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxd2 = _mm512_add_epi64(vxd2, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(kc[2 + 6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, vtd2);
+                vxd2 = _mm512_add_epi64(vxd2, vtd0);
+                /* round 24*c + 8 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 14);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 14);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 14);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 14);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 16);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 16);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 16);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 16);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 9 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 52);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 52);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 52);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 52);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 57);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 57);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 57);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 57);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* round 24*c + 10 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 23);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 23);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 23);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 23);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 40);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 40);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 40);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 40);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 11 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 5);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 5);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 5);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 5);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 37);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 37);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 37);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 37);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* add subkey 3 + 6*c */
+                vxa0 = _mm512_add_epi64(vxa0, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxa2 = _mm512_add_epi64(vxa2, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(kc[3 + 6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, vta0);
+                vxa2 = _mm512_add_epi64(vxa2, vta1);
+                vxb0 = _mm512_add_epi64(vxb0, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxb2 = _mm512_add_epi64(vxb2, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(kc[3 + 6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, vtb0);
+                vxb2 = _mm512_add_epi64(vxb2, vtb1);
+                vxc0 = _mm512_add_epi64(vxc0, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxc2 = _mm512_add_epi64(vxc2, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(kc[3 + 6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, vtc0);
+                vxc2 = _mm512_add_epi64(vxc2, vtc1);
+                vxd0 = _mm512_add_epi64(vxd0, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxd2 = _mm512_add_epi64(vxd2, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(kc[3 + 6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, vtd0);
+                vxd2 = _mm512_add_epi64(vxd2, vtd1);
+                /* round 24*c + 12 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 25);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 25);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 25);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 25);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 33);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 33);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 33);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 33);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 13 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 46);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 46);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 46);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 46);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 12);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 12);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 12);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 12);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* round 24*c + 14 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 58);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 58);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 58);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 58);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 22);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 22);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 22);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 22);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 15 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 32);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 32);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 32);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 32);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 32);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 32);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 32);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 32);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* add subkey 4 + 6*c */
+                vxa0 = _mm512_add_epi64(vxa0, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxa2 = _mm512_add_epi64(vxa2, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
+                vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(kc[4 + 6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, vta1);
+                vxa2 = _mm512_add_epi64(vxa2, vta2);
+                vxb0 = _mm512_add_epi64(vxb0, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxb2 = _mm512_add_epi64(vxb2, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
+                vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(kc[4 + 6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, vtb1);
+                vxb2 = _mm512_add_epi64(vxb2, vtb2);
+                vxc0 = _mm512_add_epi64(vxc0, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxc2 = _mm512_add_epi64(vxc2, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
+                vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(kc[4 + 6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, vtc1);
+                vxc2 = _mm512_add_epi64(vxc2, vtc2);
+                vxd0 = _mm512_add_epi64(vxd0, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxd2 = _mm512_add_epi64(vxd2, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
+                vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(kc[4 + 6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, vtd1);
+                vxd2 = _mm512_add_epi64(vxd2, vtd2);
+                /* round 24*c + 16 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 14);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 14);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 14);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 14);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 16);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 16);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 16);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 16);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 17 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 52);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 52);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 52);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 52);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 57);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 57);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 57);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 57);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* round 24*c + 18 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 23);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 23);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 23);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 23);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 40);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 40);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 40);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 40);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 19 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 5);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 5);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 5);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 5);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 37);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 37);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 37);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 37);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* add subkey 5 + 6*c */
+                vxa0 = _mm512_add_epi64(vxa0, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
+                vxa2 = _mm512_add_epi64(vxa2, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
+                vxa3 = _mm512_add_epi64(vxa3, _mm512_set1_epi64((long long)(kc[5 + 6 * c])));
+                vxa1 = _mm512_add_epi64(vxa1, vta2);
+                vxa2 = _mm512_add_epi64(vxa2, vta0);
+                vxb0 = _mm512_add_epi64(vxb0, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
+                vxb2 = _mm512_add_epi64(vxb2, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
+                vxb3 = _mm512_add_epi64(vxb3, _mm512_set1_epi64((long long)(kc[5 + 6 * c])));
+                vxb1 = _mm512_add_epi64(vxb1, vtb2);
+                vxb2 = _mm512_add_epi64(vxb2, vtb0);
+                vxc0 = _mm512_add_epi64(vxc0, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
+                vxc2 = _mm512_add_epi64(vxc2, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
+                vxc3 = _mm512_add_epi64(vxc3, _mm512_set1_epi64((long long)(kc[5 + 6 * c])));
+                vxc1 = _mm512_add_epi64(vxc1, vtc2);
+                vxc2 = _mm512_add_epi64(vxc2, vtc0);
+                vxd0 = _mm512_add_epi64(vxd0, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
+                vxd2 = _mm512_add_epi64(vxd2, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
+                vxd3 = _mm512_add_epi64(vxd3, _mm512_set1_epi64((long long)(kc[5 + 6 * c])));
+                vxd1 = _mm512_add_epi64(vxd1, vtd2);
+                vxd2 = _mm512_add_epi64(vxd2, vtd0);
+                /* round 24*c + 20 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 25);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 25);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 25);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 25);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 33);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 33);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 33);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 33);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 21 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 46);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 46);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 46);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 46);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 12);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 12);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 12);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 12);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                /* round 24*c + 22 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 58);
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 58);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 58);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 58);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 22);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 22);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 22);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 22);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                /* round 24*c + 23 */
+                vxa0 = _mm512_add_epi64(vxa0, vxa3);
+                vxa3 = _mm512_rol_epi64(vxa3, 32);
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxb0 = _mm512_add_epi64(vxb0, vxb3);
+                vxb3 = _mm512_rol_epi64(vxb3, 32);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxc0 = _mm512_add_epi64(vxc0, vxc3);
+                vxc3 = _mm512_rol_epi64(vxc3, 32);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxd0 = _mm512_add_epi64(vxd0, vxd3);
+                vxd3 = _mm512_rol_epi64(vxd3, 32);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxa2 = _mm512_add_epi64(vxa2, vxa1);
+                vxa1 = _mm512_rol_epi64(vxa1, 32);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxb2 = _mm512_add_epi64(vxb2, vxb1);
+                vxb1 = _mm512_rol_epi64(vxb1, 32);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxc2 = _mm512_add_epi64(vxc2, vxc1);
+                vxc1 = _mm512_rol_epi64(vxc1, 32);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxd2 = _mm512_add_epi64(vxd2, vxd1);
+                vxd1 = _mm512_rol_epi64(vxd1, 32);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+            }
             /* add subkey 18 */
             vxa0 = _mm512_add_epi64(vxa0, bk3);
             vxa1 = _mm512_add_epi64(vxa1, bk4);
@@ -12329,6 +4343,7 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_encrypt_bl
         }
         for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
             __m512i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -12392,653 +4407,218 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_encrypt_bl
                 vx2 = s3_2;
                 vx3 = s3_3;
             }
-            /* add subkey 0 */
-            vx0 = _mm512_add_epi64(vx0, bk0);
-            vx1 = _mm512_add_epi64(vx1, bk1);
-            vx2 = _mm512_add_epi64(vx2, bk2);
-            vx3 = _mm512_add_epi64(vx3, bk3);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            /* round 0 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 1 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 2 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 3 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 1 */
-            vx0 = _mm512_add_epi64(vx0, bk1);
-            vx1 = _mm512_add_epi64(vx1, bk2);
-            vx2 = _mm512_add_epi64(vx2, bk3);
-            vx3 = _mm512_add_epi64(vx3, bk4);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            /* round 4 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 5 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 6 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 7 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 2 */
-            vx0 = _mm512_add_epi64(vx0, bk2);
-            vx1 = _mm512_add_epi64(vx1, bk3);
-            vx2 = _mm512_add_epi64(vx2, bk4);
-            vx3 = _mm512_add_epi64(vx3, bk0);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            /* round 8 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 9 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 10 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 11 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 3 */
-            vx0 = _mm512_add_epi64(vx0, bk3);
-            vx1 = _mm512_add_epi64(vx1, bk4);
-            vx2 = _mm512_add_epi64(vx2, bk0);
-            vx3 = _mm512_add_epi64(vx3, bk1);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            /* round 12 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 13 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 14 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 15 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 4 */
-            vx0 = _mm512_add_epi64(vx0, bk4);
-            vx1 = _mm512_add_epi64(vx1, bk0);
-            vx2 = _mm512_add_epi64(vx2, bk1);
-            vx3 = _mm512_add_epi64(vx3, bk2);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            /* round 16 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 17 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 18 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 19 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 5 */
-            vx0 = _mm512_add_epi64(vx0, bk0);
-            vx1 = _mm512_add_epi64(vx1, bk1);
-            vx2 = _mm512_add_epi64(vx2, bk2);
-            vx3 = _mm512_add_epi64(vx3, bk3);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            /* round 20 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 21 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 22 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 23 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 6 */
-            vx0 = _mm512_add_epi64(vx0, bk1);
-            vx1 = _mm512_add_epi64(vx1, bk2);
-            vx2 = _mm512_add_epi64(vx2, bk3);
-            vx3 = _mm512_add_epi64(vx3, bk4);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            /* round 24 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 25 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 26 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 27 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 7 */
-            vx0 = _mm512_add_epi64(vx0, bk2);
-            vx1 = _mm512_add_epi64(vx1, bk3);
-            vx2 = _mm512_add_epi64(vx2, bk4);
-            vx3 = _mm512_add_epi64(vx3, bk0);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            /* round 28 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 29 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 30 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 31 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 8 */
-            vx0 = _mm512_add_epi64(vx0, bk3);
-            vx1 = _mm512_add_epi64(vx1, bk4);
-            vx2 = _mm512_add_epi64(vx2, bk0);
-            vx3 = _mm512_add_epi64(vx3, bk1);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            /* round 32 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 33 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 34 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 35 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 9 */
-            vx0 = _mm512_add_epi64(vx0, bk4);
-            vx1 = _mm512_add_epi64(vx1, bk0);
-            vx2 = _mm512_add_epi64(vx2, bk1);
-            vx3 = _mm512_add_epi64(vx3, bk2);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            /* round 36 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 37 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 38 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 39 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 10 */
-            vx0 = _mm512_add_epi64(vx0, bk0);
-            vx1 = _mm512_add_epi64(vx1, bk1);
-            vx2 = _mm512_add_epi64(vx2, bk2);
-            vx3 = _mm512_add_epi64(vx3, bk3);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            /* round 40 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 41 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 42 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 43 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 11 */
-            vx0 = _mm512_add_epi64(vx0, bk1);
-            vx1 = _mm512_add_epi64(vx1, bk2);
-            vx2 = _mm512_add_epi64(vx2, bk3);
-            vx3 = _mm512_add_epi64(vx3, bk4);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            /* round 44 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 45 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 46 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 47 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 12 */
-            vx0 = _mm512_add_epi64(vx0, bk2);
-            vx1 = _mm512_add_epi64(vx1, bk3);
-            vx2 = _mm512_add_epi64(vx2, bk4);
-            vx3 = _mm512_add_epi64(vx3, bk0);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            /* round 48 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 49 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 50 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 51 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 13 */
-            vx0 = _mm512_add_epi64(vx0, bk3);
-            vx1 = _mm512_add_epi64(vx1, bk4);
-            vx2 = _mm512_add_epi64(vx2, bk0);
-            vx3 = _mm512_add_epi64(vx3, bk1);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            /* round 52 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 53 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 54 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 55 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 14 */
-            vx0 = _mm512_add_epi64(vx0, bk4);
-            vx1 = _mm512_add_epi64(vx1, bk0);
-            vx2 = _mm512_add_epi64(vx2, bk1);
-            vx3 = _mm512_add_epi64(vx3, bk2);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            /* round 56 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 57 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 58 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 59 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 15 */
-            vx0 = _mm512_add_epi64(vx0, bk0);
-            vx1 = _mm512_add_epi64(vx1, bk1);
-            vx2 = _mm512_add_epi64(vx2, bk2);
-            vx3 = _mm512_add_epi64(vx3, bk3);
-            vx1 = _mm512_add_epi64(vx1, vt0);
-            vx2 = _mm512_add_epi64(vx2, vt1);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            /* round 60 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 61 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 62 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 63 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 16 */
-            vx0 = _mm512_add_epi64(vx0, bk1);
-            vx1 = _mm512_add_epi64(vx1, bk2);
-            vx2 = _mm512_add_epi64(vx2, bk3);
-            vx3 = _mm512_add_epi64(vx3, bk4);
-            vx1 = _mm512_add_epi64(vx1, vt1);
-            vx2 = _mm512_add_epi64(vx2, vt2);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            /* round 64 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 14);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 65 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 52);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 57);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 66 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 40);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 67 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 5);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 37);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* add subkey 17 */
-            vx0 = _mm512_add_epi64(vx0, bk2);
-            vx1 = _mm512_add_epi64(vx1, bk3);
-            vx2 = _mm512_add_epi64(vx2, bk4);
-            vx3 = _mm512_add_epi64(vx3, bk0);
-            vx1 = _mm512_add_epi64(vx1, vt2);
-            vx2 = _mm512_add_epi64(vx2, vt0);
-            vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            /* round 68 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 25);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 33);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 69 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            /* round 70 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 58);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 22);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            /* round 71 */
-            vx0 = _mm512_add_epi64(vx0, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx1 = _mm512_xor_si512(vx1, vx2);
+            for (c = 0; c < 3; c++) {
+                /* add subkey 6*c */
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[6 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kc[6 * c])));
+                vx1 = _mm512_add_epi64(vx1, vt0);
+                vx2 = _mm512_add_epi64(vx2, vt1);
+                /* round 24*c + 0 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 14);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 16);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 1 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 52);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 57);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* round 24*c + 2 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 23);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 40);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 3 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 5);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 37);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* add subkey 1 + 6*c */
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kc[1 + 6 * c])));
+                vx1 = _mm512_add_epi64(vx1, vt1);
+                vx2 = _mm512_add_epi64(vx2, vt2);
+                /* round 24*c + 4 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 25);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 33);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 5 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 46);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 12);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* round 24*c + 6 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 58);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 22);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 7 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 32);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 32);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* add subkey 2 + 6*c */
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kc[2 + 6 * c])));
+                vx1 = _mm512_add_epi64(vx1, vt2);
+                vx2 = _mm512_add_epi64(vx2, vt0);
+                /* round 24*c + 8 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 14);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 16);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 9 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 52);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 57);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* round 24*c + 10 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 23);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 40);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 11 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 5);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 37);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* add subkey 3 + 6*c */
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kc[3 + 6 * c])));
+                vx1 = _mm512_add_epi64(vx1, vt0);
+                vx2 = _mm512_add_epi64(vx2, vt1);
+                /* round 24*c + 12 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 25);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 33);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 13 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 46);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 12);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* round 24*c + 14 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 58);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 22);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 15 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 32);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 32);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* add subkey 4 + 6*c */
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kc[4 + 6 * c])));
+                vx1 = _mm512_add_epi64(vx1, vt1);
+                vx2 = _mm512_add_epi64(vx2, vt2);
+                /* round 24*c + 16 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 14);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 16);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 17 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 52);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 57);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* round 24*c + 18 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 23);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 40);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 19 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 5);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 37);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* add subkey 5 + 6*c */
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kc[5 + 6 * c])));
+                vx1 = _mm512_add_epi64(vx1, vt2);
+                vx2 = _mm512_add_epi64(vx2, vt0);
+                /* round 24*c + 20 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 25);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 33);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 21 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 46);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 12);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                /* round 24*c + 22 */
+                vx0 = _mm512_add_epi64(vx0, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 58);
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 22);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                /* round 24*c + 23 */
+                vx0 = _mm512_add_epi64(vx0, vx3);
+                vx3 = _mm512_rol_epi64(vx3, 32);
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx2 = _mm512_add_epi64(vx2, vx1);
+                vx1 = _mm512_rol_epi64(vx1, 32);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+            }
             /* add subkey 18 */
             vx0 = _mm512_add_epi64(vx0, bk3);
             vx1 = _mm512_add_epi64(vx1, bk4);
@@ -13090,10 +4670,12 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_encrypt_bl
     }
 }
 
-static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
-                                                                                     const uint8_t *in, uint8_t *out, size_t n)
+static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+                                                                         const uint8_t *in, uint8_t *out, size_t n)
 {
-    uint64_t k0, k1, k2, k3, k4;
+    uint64_t k0, k1, k2, k3, k4, kt;
+    uint64_t kr[21];
+    uint64_t kc[19];
     if (n == 0) /* before any load: n = 0 touches no pointer */
         return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -13106,16 +4688,94 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_decrypt_bl
     k4 ^= k1;
     k4 ^= k2;
     k4 ^= k3;
+    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
+    kr[0] = k0;
+    kr[1] = k1;
+    kr[2] = k2;
+    kr[3] = k3;
+    kr[4] = k4;
+    kr[5] = k0;
+    kr[6] = k1;
+    kr[7] = k2;
+    kr[8] = k3;
+    kr[9] = k4;
+    kr[10] = k0;
+    kr[11] = k1;
+    kr[12] = k2;
+    kr[13] = k3;
+    kr[14] = k4;
+    kr[15] = k0;
+    kr[16] = k1;
+    kr[17] = k2;
+    kr[18] = k3;
+    kr[19] = k4;
+    kr[20] = k0;
+    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
+    kc[0] = k3;
+    kt = k4;
+    kt += 1;
+    kc[1] = kt;
+    kt = k0;
+    kt += 2;
+    kc[2] = kt;
+    kt = k1;
+    kt += 3;
+    kc[3] = kt;
+    kt = k2;
+    kt += 4;
+    kc[4] = kt;
+    kt = k3;
+    kt += 5;
+    kc[5] = kt;
+    kt = k4;
+    kt += 6;
+    kc[6] = kt;
+    kt = k0;
+    kt += 7;
+    kc[7] = kt;
+    kt = k1;
+    kt += 8;
+    kc[8] = kt;
+    kt = k2;
+    kt += 9;
+    kc[9] = kt;
+    kt = k3;
+    kt += 10;
+    kc[10] = kt;
+    kt = k4;
+    kt += 11;
+    kc[11] = kt;
+    kt = k0;
+    kt += 12;
+    kc[12] = kt;
+    kt = k1;
+    kt += 13;
+    kc[13] = kt;
+    kt = k2;
+    kt += 14;
+    kc[14] = kt;
+    kt = k3;
+    kt += 15;
+    kc[15] = kt;
+    kt = k4;
+    kt += 16;
+    kc[16] = kt;
+    kt = k0;
+    kt += 17;
+    kc[17] = kt;
+    kt = k1;
+    kt += 18;
+    kc[18] = kt;
     if (n >= 8) {
         const __m512i bk0 = _mm512_set1_epi64((long long)(k0));
         const __m512i bk1 = _mm512_set1_epi64((long long)(k1));
-        const __m512i bk2 = _mm512_set1_epi64((long long)(k2));
         const __m512i bk3 = _mm512_set1_epi64((long long)(k3));
         const __m512i bk4 = _mm512_set1_epi64((long long)(k4));
         for (; n >= 32; n -= 32, tweaks += 512, in += 1024, out += 1024) {
             __m512i vta0, vta1, vta2, vtb0, vtb1, vtb2, vtc0, vtc1, vtc2, vtd0;
             __m512i vtd1, vtd2, vxa0, vxa1, vxa2, vxa3, vxb0, vxb1, vxb2, vxb3;
             __m512i vxc0, vxc1, vxc2, vxc3, vxd0, vxd1, vxd2, vxd3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -13397,2324 +5057,758 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_decrypt_bl
             vxd1 = _mm512_sub_epi64(vxd1, vtd0);
             vxd2 = _mm512_sub_epi64(vxd2, vtd1);
             vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x12))));
-            /* inverse round 71 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 70 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 6);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 6);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 42);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 42);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 69 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 18);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 18);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 52);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 52);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 68 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 39);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 39);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 31);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 31);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 17 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, bk3);
-            vxa2 = _mm512_sub_epi64(vxa2, bk4);
-            vxa3 = _mm512_sub_epi64(vxa3, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, bk3);
-            vxb2 = _mm512_sub_epi64(vxb2, bk4);
-            vxb3 = _mm512_sub_epi64(vxb3, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk2);
-            vxc1 = _mm512_sub_epi64(vxc1, bk3);
-            vxc2 = _mm512_sub_epi64(vxc2, bk4);
-            vxc3 = _mm512_sub_epi64(vxc3, bk0);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc2);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc0);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk2);
-            vxd1 = _mm512_sub_epi64(vxd1, bk3);
-            vxd2 = _mm512_sub_epi64(vxd2, bk4);
-            vxd3 = _mm512_sub_epi64(vxd3, bk0);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd2);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd0);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            /* inverse round 67 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 59);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 59);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 27);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 27);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 66 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 41);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 41);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 24);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 24);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 65 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 12);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 12);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 7);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 7);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 64 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 50);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 50);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 48);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 48);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 16 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, bk2);
-            vxa2 = _mm512_sub_epi64(vxa2, bk3);
-            vxa3 = _mm512_sub_epi64(vxa3, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, bk2);
-            vxb2 = _mm512_sub_epi64(vxb2, bk3);
-            vxb3 = _mm512_sub_epi64(vxb3, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk1);
-            vxc1 = _mm512_sub_epi64(vxc1, bk2);
-            vxc2 = _mm512_sub_epi64(vxc2, bk3);
-            vxc3 = _mm512_sub_epi64(vxc3, bk4);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc1);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc2);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk1);
-            vxd1 = _mm512_sub_epi64(vxd1, bk2);
-            vxd2 = _mm512_sub_epi64(vxd2, bk3);
-            vxd3 = _mm512_sub_epi64(vxd3, bk4);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd1);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd2);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            /* inverse round 63 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 62 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 6);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 6);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 42);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 42);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 61 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 18);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 18);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 52);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 52);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 60 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 39);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 39);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 31);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 31);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 15 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, bk1);
-            vxa2 = _mm512_sub_epi64(vxa2, bk2);
-            vxa3 = _mm512_sub_epi64(vxa3, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, bk1);
-            vxb2 = _mm512_sub_epi64(vxb2, bk2);
-            vxb3 = _mm512_sub_epi64(vxb3, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk0);
-            vxc1 = _mm512_sub_epi64(vxc1, bk1);
-            vxc2 = _mm512_sub_epi64(vxc2, bk2);
-            vxc3 = _mm512_sub_epi64(vxc3, bk3);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc0);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc1);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk0);
-            vxd1 = _mm512_sub_epi64(vxd1, bk1);
-            vxd2 = _mm512_sub_epi64(vxd2, bk2);
-            vxd3 = _mm512_sub_epi64(vxd3, bk3);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd0);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd1);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            /* inverse round 59 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 59);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 59);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 27);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 27);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 58 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 41);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 41);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 24);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 24);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 57 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 12);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 12);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 7);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 7);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 56 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 50);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 50);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 48);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 48);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 14 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, bk0);
-            vxa2 = _mm512_sub_epi64(vxa2, bk1);
-            vxa3 = _mm512_sub_epi64(vxa3, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, bk0);
-            vxb2 = _mm512_sub_epi64(vxb2, bk1);
-            vxb3 = _mm512_sub_epi64(vxb3, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk4);
-            vxc1 = _mm512_sub_epi64(vxc1, bk0);
-            vxc2 = _mm512_sub_epi64(vxc2, bk1);
-            vxc3 = _mm512_sub_epi64(vxc3, bk2);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc2);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc0);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk4);
-            vxd1 = _mm512_sub_epi64(vxd1, bk0);
-            vxd2 = _mm512_sub_epi64(vxd2, bk1);
-            vxd3 = _mm512_sub_epi64(vxd3, bk2);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd2);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd0);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            /* inverse round 55 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 54 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 6);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 6);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 42);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 42);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 53 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 18);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 18);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 52);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 52);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 52 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 39);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 39);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 31);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 31);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 13 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, bk4);
-            vxa2 = _mm512_sub_epi64(vxa2, bk0);
-            vxa3 = _mm512_sub_epi64(vxa3, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, bk4);
-            vxb2 = _mm512_sub_epi64(vxb2, bk0);
-            vxb3 = _mm512_sub_epi64(vxb3, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk3);
-            vxc1 = _mm512_sub_epi64(vxc1, bk4);
-            vxc2 = _mm512_sub_epi64(vxc2, bk0);
-            vxc3 = _mm512_sub_epi64(vxc3, bk1);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc1);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc2);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk3);
-            vxd1 = _mm512_sub_epi64(vxd1, bk4);
-            vxd2 = _mm512_sub_epi64(vxd2, bk0);
-            vxd3 = _mm512_sub_epi64(vxd3, bk1);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd1);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd2);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            /* inverse round 51 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 59);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 59);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 27);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 27);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 50 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 41);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 41);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 24);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 24);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 49 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 12);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 12);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 7);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 7);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 48 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 50);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 50);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 48);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 48);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 12 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, bk3);
-            vxa2 = _mm512_sub_epi64(vxa2, bk4);
-            vxa3 = _mm512_sub_epi64(vxa3, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, bk3);
-            vxb2 = _mm512_sub_epi64(vxb2, bk4);
-            vxb3 = _mm512_sub_epi64(vxb3, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk2);
-            vxc1 = _mm512_sub_epi64(vxc1, bk3);
-            vxc2 = _mm512_sub_epi64(vxc2, bk4);
-            vxc3 = _mm512_sub_epi64(vxc3, bk0);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc0);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc1);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk2);
-            vxd1 = _mm512_sub_epi64(vxd1, bk3);
-            vxd2 = _mm512_sub_epi64(vxd2, bk4);
-            vxd3 = _mm512_sub_epi64(vxd3, bk0);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd0);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd1);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            /* inverse round 47 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 46 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 6);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 6);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 42);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 42);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 45 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 18);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 18);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 52);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 52);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 44 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 39);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 39);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 31);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 31);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 11 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, bk2);
-            vxa2 = _mm512_sub_epi64(vxa2, bk3);
-            vxa3 = _mm512_sub_epi64(vxa3, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, bk2);
-            vxb2 = _mm512_sub_epi64(vxb2, bk3);
-            vxb3 = _mm512_sub_epi64(vxb3, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk1);
-            vxc1 = _mm512_sub_epi64(vxc1, bk2);
-            vxc2 = _mm512_sub_epi64(vxc2, bk3);
-            vxc3 = _mm512_sub_epi64(vxc3, bk4);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc2);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc0);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk1);
-            vxd1 = _mm512_sub_epi64(vxd1, bk2);
-            vxd2 = _mm512_sub_epi64(vxd2, bk3);
-            vxd3 = _mm512_sub_epi64(vxd3, bk4);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd2);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd0);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            /* inverse round 43 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 59);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 59);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 27);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 27);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 42 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 41);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 41);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 24);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 24);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 41 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 12);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 12);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 7);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 7);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 40 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 50);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 50);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 48);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 48);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 10 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, bk1);
-            vxa2 = _mm512_sub_epi64(vxa2, bk2);
-            vxa3 = _mm512_sub_epi64(vxa3, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, bk1);
-            vxb2 = _mm512_sub_epi64(vxb2, bk2);
-            vxb3 = _mm512_sub_epi64(vxb3, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk0);
-            vxc1 = _mm512_sub_epi64(vxc1, bk1);
-            vxc2 = _mm512_sub_epi64(vxc2, bk2);
-            vxc3 = _mm512_sub_epi64(vxc3, bk3);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc1);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc2);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk0);
-            vxd1 = _mm512_sub_epi64(vxd1, bk1);
-            vxd2 = _mm512_sub_epi64(vxd2, bk2);
-            vxd3 = _mm512_sub_epi64(vxd3, bk3);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd1);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd2);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            /* inverse round 39 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 38 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 6);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 6);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 42);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 42);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 37 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 18);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 18);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 52);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 52);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 36 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 39);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 39);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 31);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 31);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 9 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, bk0);
-            vxa2 = _mm512_sub_epi64(vxa2, bk1);
-            vxa3 = _mm512_sub_epi64(vxa3, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, bk0);
-            vxb2 = _mm512_sub_epi64(vxb2, bk1);
-            vxb3 = _mm512_sub_epi64(vxb3, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk4);
-            vxc1 = _mm512_sub_epi64(vxc1, bk0);
-            vxc2 = _mm512_sub_epi64(vxc2, bk1);
-            vxc3 = _mm512_sub_epi64(vxc3, bk2);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc0);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc1);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk4);
-            vxd1 = _mm512_sub_epi64(vxd1, bk0);
-            vxd2 = _mm512_sub_epi64(vxd2, bk1);
-            vxd3 = _mm512_sub_epi64(vxd3, bk2);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd0);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd1);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            /* inverse round 35 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 59);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 59);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 27);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 27);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 34 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 41);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 41);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 24);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 24);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 33 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 12);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 12);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 7);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 7);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 32 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 50);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 50);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 48);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 48);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 8 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, bk4);
-            vxa2 = _mm512_sub_epi64(vxa2, bk0);
-            vxa3 = _mm512_sub_epi64(vxa3, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, bk4);
-            vxb2 = _mm512_sub_epi64(vxb2, bk0);
-            vxb3 = _mm512_sub_epi64(vxb3, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk3);
-            vxc1 = _mm512_sub_epi64(vxc1, bk4);
-            vxc2 = _mm512_sub_epi64(vxc2, bk0);
-            vxc3 = _mm512_sub_epi64(vxc3, bk1);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc2);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc0);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk3);
-            vxd1 = _mm512_sub_epi64(vxd1, bk4);
-            vxd2 = _mm512_sub_epi64(vxd2, bk0);
-            vxd3 = _mm512_sub_epi64(vxd3, bk1);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd2);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd0);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            /* inverse round 31 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 30 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 6);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 6);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 42);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 42);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 29 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 18);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 18);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 52);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 52);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 28 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 39);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 39);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 31);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 31);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 7 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, bk3);
-            vxa2 = _mm512_sub_epi64(vxa2, bk4);
-            vxa3 = _mm512_sub_epi64(vxa3, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, bk3);
-            vxb2 = _mm512_sub_epi64(vxb2, bk4);
-            vxb3 = _mm512_sub_epi64(vxb3, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk2);
-            vxc1 = _mm512_sub_epi64(vxc1, bk3);
-            vxc2 = _mm512_sub_epi64(vxc2, bk4);
-            vxc3 = _mm512_sub_epi64(vxc3, bk0);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc1);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc2);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk2);
-            vxd1 = _mm512_sub_epi64(vxd1, bk3);
-            vxd2 = _mm512_sub_epi64(vxd2, bk4);
-            vxd3 = _mm512_sub_epi64(vxd3, bk0);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd1);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd2);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            /* inverse round 27 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 59);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 59);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 27);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 27);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 26 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 41);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 41);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 24);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 24);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 25 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 12);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 12);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 7);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 7);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 24 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 50);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 50);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 48);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 48);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 6 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, bk2);
-            vxa2 = _mm512_sub_epi64(vxa2, bk3);
-            vxa3 = _mm512_sub_epi64(vxa3, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, bk2);
-            vxb2 = _mm512_sub_epi64(vxb2, bk3);
-            vxb3 = _mm512_sub_epi64(vxb3, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk1);
-            vxc1 = _mm512_sub_epi64(vxc1, bk2);
-            vxc2 = _mm512_sub_epi64(vxc2, bk3);
-            vxc3 = _mm512_sub_epi64(vxc3, bk4);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc0);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc1);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk1);
-            vxd1 = _mm512_sub_epi64(vxd1, bk2);
-            vxd2 = _mm512_sub_epi64(vxd2, bk3);
-            vxd3 = _mm512_sub_epi64(vxd3, bk4);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd0);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd1);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            /* inverse round 23 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 22 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 6);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 6);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 42);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 42);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 21 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 18);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 18);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 52);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 52);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 20 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 39);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 39);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 31);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 31);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 5 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, bk1);
-            vxa2 = _mm512_sub_epi64(vxa2, bk2);
-            vxa3 = _mm512_sub_epi64(vxa3, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, bk1);
-            vxb2 = _mm512_sub_epi64(vxb2, bk2);
-            vxb3 = _mm512_sub_epi64(vxb3, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk0);
-            vxc1 = _mm512_sub_epi64(vxc1, bk1);
-            vxc2 = _mm512_sub_epi64(vxc2, bk2);
-            vxc3 = _mm512_sub_epi64(vxc3, bk3);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc2);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc0);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk0);
-            vxd1 = _mm512_sub_epi64(vxd1, bk1);
-            vxd2 = _mm512_sub_epi64(vxd2, bk2);
-            vxd3 = _mm512_sub_epi64(vxd3, bk3);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd2);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd0);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            /* inverse round 19 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 59);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 59);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 27);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 27);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 18 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 41);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 41);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 24);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 24);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 17 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 12);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 12);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 7);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 7);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 16 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 50);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 50);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 48);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 48);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 4 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, bk0);
-            vxa2 = _mm512_sub_epi64(vxa2, bk1);
-            vxa3 = _mm512_sub_epi64(vxa3, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, bk0);
-            vxb2 = _mm512_sub_epi64(vxb2, bk1);
-            vxb3 = _mm512_sub_epi64(vxb3, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk4);
-            vxc1 = _mm512_sub_epi64(vxc1, bk0);
-            vxc2 = _mm512_sub_epi64(vxc2, bk1);
-            vxc3 = _mm512_sub_epi64(vxc3, bk2);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc1);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc2);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk4);
-            vxd1 = _mm512_sub_epi64(vxd1, bk0);
-            vxd2 = _mm512_sub_epi64(vxd2, bk1);
-            vxd3 = _mm512_sub_epi64(vxd3, bk2);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd1);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd2);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            /* inverse round 15 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 14 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 6);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 6);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 42);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 42);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 13 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 18);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 18);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 52);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 52);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 12 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 39);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 39);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 31);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 31);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 3 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, bk4);
-            vxa2 = _mm512_sub_epi64(vxa2, bk0);
-            vxa3 = _mm512_sub_epi64(vxa3, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, bk4);
-            vxb2 = _mm512_sub_epi64(vxb2, bk0);
-            vxb3 = _mm512_sub_epi64(vxb3, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk3);
-            vxc1 = _mm512_sub_epi64(vxc1, bk4);
-            vxc2 = _mm512_sub_epi64(vxc2, bk0);
-            vxc3 = _mm512_sub_epi64(vxc3, bk1);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc0);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc1);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk3);
-            vxd1 = _mm512_sub_epi64(vxd1, bk4);
-            vxd2 = _mm512_sub_epi64(vxd2, bk0);
-            vxd3 = _mm512_sub_epi64(vxd3, bk1);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd0);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd1);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            /* inverse round 11 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 59);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 59);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 27);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 27);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 10 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 41);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 41);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 24);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 24);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 9 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 12);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 12);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 7);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 7);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 8 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 50);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 50);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 48);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 48);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 2 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk2);
-            vxa1 = _mm512_sub_epi64(vxa1, bk3);
-            vxa2 = _mm512_sub_epi64(vxa2, bk4);
-            vxa3 = _mm512_sub_epi64(vxa3, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, vta2);
-            vxa2 = _mm512_sub_epi64(vxa2, vta0);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk2);
-            vxb1 = _mm512_sub_epi64(vxb1, bk3);
-            vxb2 = _mm512_sub_epi64(vxb2, bk4);
-            vxb3 = _mm512_sub_epi64(vxb3, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb2);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb0);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk2);
-            vxc1 = _mm512_sub_epi64(vxc1, bk3);
-            vxc2 = _mm512_sub_epi64(vxc2, bk4);
-            vxc3 = _mm512_sub_epi64(vxc3, bk0);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc2);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc0);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk2);
-            vxd1 = _mm512_sub_epi64(vxd1, bk3);
-            vxd2 = _mm512_sub_epi64(vxd2, bk4);
-            vxd3 = _mm512_sub_epi64(vxd3, bk0);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd2);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd0);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            /* inverse round 7 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 32);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 32);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 32);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 32);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 32);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 32);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 32);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 32);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 6 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 6);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 6);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 6);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 6);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 42);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 42);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 42);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 42);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 5 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 18);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 18);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 18);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 18);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 52);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 52);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 52);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 52);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 4 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 39);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 39);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 39);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 39);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 31);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 31);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 31);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 31);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 1 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk1);
-            vxa1 = _mm512_sub_epi64(vxa1, bk2);
-            vxa2 = _mm512_sub_epi64(vxa2, bk3);
-            vxa3 = _mm512_sub_epi64(vxa3, bk4);
-            vxa1 = _mm512_sub_epi64(vxa1, vta1);
-            vxa2 = _mm512_sub_epi64(vxa2, vta2);
-            vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            vxb0 = _mm512_sub_epi64(vxb0, bk1);
-            vxb1 = _mm512_sub_epi64(vxb1, bk2);
-            vxb2 = _mm512_sub_epi64(vxb2, bk3);
-            vxb3 = _mm512_sub_epi64(vxb3, bk4);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb1);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb2);
-            vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            vxc0 = _mm512_sub_epi64(vxc0, bk1);
-            vxc1 = _mm512_sub_epi64(vxc1, bk2);
-            vxc2 = _mm512_sub_epi64(vxc2, bk3);
-            vxc3 = _mm512_sub_epi64(vxc3, bk4);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc1);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc2);
-            vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            vxd0 = _mm512_sub_epi64(vxd0, bk1);
-            vxd1 = _mm512_sub_epi64(vxd1, bk2);
-            vxd2 = _mm512_sub_epi64(vxd2, bk3);
-            vxd3 = _mm512_sub_epi64(vxd3, bk4);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd1);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd2);
-            vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            /* inverse round 3 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 59);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 59);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 59);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 59);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 27);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 27);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 27);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 27);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 2 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 41);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 41);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 41);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 41);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 24);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 24);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 24);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 24);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* inverse round 1 */
-            vxa3 = _mm512_xor_si512(vxa3, vxa0);
-            vxa3 = _mm512_rol_epi64(vxa3, 12);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb0);
-            vxb3 = _mm512_rol_epi64(vxb3, 12);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc0);
-            vxc3 = _mm512_rol_epi64(vxc3, 12);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd0);
-            vxd3 = _mm512_rol_epi64(vxd3, 12);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd3);
-            vxa1 = _mm512_xor_si512(vxa1, vxa2);
-            vxa1 = _mm512_rol_epi64(vxa1, 7);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb2);
-            vxb1 = _mm512_rol_epi64(vxb1, 7);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc2);
-            vxc1 = _mm512_rol_epi64(vxc1, 7);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd2);
-            vxd1 = _mm512_rol_epi64(vxd1, 7);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd1);
-            /* inverse round 0 */
-            vxa1 = _mm512_xor_si512(vxa1, vxa0);
-            vxa1 = _mm512_rol_epi64(vxa1, 50);
-            vxa0 = _mm512_sub_epi64(vxa0, vxa1);
-            vxb1 = _mm512_xor_si512(vxb1, vxb0);
-            vxb1 = _mm512_rol_epi64(vxb1, 50);
-            vxb0 = _mm512_sub_epi64(vxb0, vxb1);
-            vxc1 = _mm512_xor_si512(vxc1, vxc0);
-            vxc1 = _mm512_rol_epi64(vxc1, 50);
-            vxc0 = _mm512_sub_epi64(vxc0, vxc1);
-            vxd1 = _mm512_xor_si512(vxd1, vxd0);
-            vxd1 = _mm512_rol_epi64(vxd1, 50);
-            vxd0 = _mm512_sub_epi64(vxd0, vxd1);
-            vxa3 = _mm512_xor_si512(vxa3, vxa2);
-            vxa3 = _mm512_rol_epi64(vxa3, 48);
-            vxa2 = _mm512_sub_epi64(vxa2, vxa3);
-            vxb3 = _mm512_xor_si512(vxb3, vxb2);
-            vxb3 = _mm512_rol_epi64(vxb3, 48);
-            vxb2 = _mm512_sub_epi64(vxb2, vxb3);
-            vxc3 = _mm512_xor_si512(vxc3, vxc2);
-            vxc3 = _mm512_rol_epi64(vxc3, 48);
-            vxc2 = _mm512_sub_epi64(vxc2, vxc3);
-            vxd3 = _mm512_xor_si512(vxd3, vxd2);
-            vxd3 = _mm512_rol_epi64(vxd3, 48);
-            vxd2 = _mm512_sub_epi64(vxd2, vxd3);
-            /* subtract subkey 0 */
-            vxa0 = _mm512_sub_epi64(vxa0, bk0);
-            vxa1 = _mm512_sub_epi64(vxa1, bk1);
-            vxa2 = _mm512_sub_epi64(vxa2, bk2);
-            vxa3 = _mm512_sub_epi64(vxa3, bk3);
-            vxa1 = _mm512_sub_epi64(vxa1, vta0);
-            vxa2 = _mm512_sub_epi64(vxa2, vta1);
-            vxb0 = _mm512_sub_epi64(vxb0, bk0);
-            vxb1 = _mm512_sub_epi64(vxb1, bk1);
-            vxb2 = _mm512_sub_epi64(vxb2, bk2);
-            vxb3 = _mm512_sub_epi64(vxb3, bk3);
-            vxb1 = _mm512_sub_epi64(vxb1, vtb0);
-            vxb2 = _mm512_sub_epi64(vxb2, vtb1);
-            vxc0 = _mm512_sub_epi64(vxc0, bk0);
-            vxc1 = _mm512_sub_epi64(vxc1, bk1);
-            vxc2 = _mm512_sub_epi64(vxc2, bk2);
-            vxc3 = _mm512_sub_epi64(vxc3, bk3);
-            vxc1 = _mm512_sub_epi64(vxc1, vtc0);
-            vxc2 = _mm512_sub_epi64(vxc2, vtc1);
-            vxd0 = _mm512_sub_epi64(vxd0, bk0);
-            vxd1 = _mm512_sub_epi64(vxd1, bk1);
-            vxd2 = _mm512_sub_epi64(vxd2, bk2);
-            vxd3 = _mm512_sub_epi64(vxd3, bk3);
-            vxd1 = _mm512_sub_epi64(vxd1, vtd0);
-            vxd2 = _mm512_sub_epi64(vxd2, vtd1);
+            for (c = 0; c < 3; c++) {
+                /* inverse round 24*c' + 23 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 32);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 32);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 32);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 32);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 32);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 32);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 32);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 32);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 22 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 6);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 6);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 6);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 6);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 42);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 42);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 42);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 42);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* inverse round 24*c' + 21 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 18);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 18);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 18);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 18);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 52);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 52);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 52);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 52);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 20 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 39);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 39);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 39);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 39);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 31);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 31);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 31);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 31);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* subtract subkey 17 - 6*c */
+                vxa0 = _mm512_sub_epi64(vxa0, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
+                vxa2 = _mm512_sub_epi64(vxa2, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
+                vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(kc[17 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, vta2);
+                vxa2 = _mm512_sub_epi64(vxa2, vta0);
+                vxb0 = _mm512_sub_epi64(vxb0, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
+                vxb2 = _mm512_sub_epi64(vxb2, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
+                vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(kc[17 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, vtb2);
+                vxb2 = _mm512_sub_epi64(vxb2, vtb0);
+                vxc0 = _mm512_sub_epi64(vxc0, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
+                vxc2 = _mm512_sub_epi64(vxc2, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
+                vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(kc[17 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, vtc2);
+                vxc2 = _mm512_sub_epi64(vxc2, vtc0);
+                vxd0 = _mm512_sub_epi64(vxd0, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
+                vxd2 = _mm512_sub_epi64(vxd2, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
+                vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(kc[17 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, vtd2);
+                vxd2 = _mm512_sub_epi64(vxd2, vtd0);
+                /* inverse round 24*c' + 19 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 59);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 59);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 59);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 59);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 27);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 27);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 27);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 27);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 18 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 41);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 41);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 41);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 41);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 24);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 24);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 24);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 24);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* inverse round 24*c' + 17 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 12);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 12);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 12);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 12);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 7);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 7);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 7);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 7);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 16 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 50);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 50);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 50);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 50);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 48);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 48);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 48);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 48);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* subtract subkey 16 - 6*c */
+                vxa0 = _mm512_sub_epi64(vxa0, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxa2 = _mm512_sub_epi64(vxa2, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
+                vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(kc[16 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, vta1);
+                vxa2 = _mm512_sub_epi64(vxa2, vta2);
+                vxb0 = _mm512_sub_epi64(vxb0, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxb2 = _mm512_sub_epi64(vxb2, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
+                vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(kc[16 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, vtb1);
+                vxb2 = _mm512_sub_epi64(vxb2, vtb2);
+                vxc0 = _mm512_sub_epi64(vxc0, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxc2 = _mm512_sub_epi64(vxc2, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
+                vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(kc[16 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, vtc1);
+                vxc2 = _mm512_sub_epi64(vxc2, vtc2);
+                vxd0 = _mm512_sub_epi64(vxd0, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxd2 = _mm512_sub_epi64(vxd2, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
+                vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(kc[16 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, vtd1);
+                vxd2 = _mm512_sub_epi64(vxd2, vtd2);
+                /* inverse round 24*c' + 15 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 32);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 32);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 32);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 32);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 32);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 32);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 32);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 32);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 14 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 6);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 6);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 6);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 6);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 42);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 42);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 42);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 42);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* inverse round 24*c' + 13 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 18);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 18);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 18);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 18);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 52);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 52);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 52);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 52);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 12 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 39);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 39);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 39);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 39);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 31);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 31);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 31);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 31);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* subtract subkey 15 - 6*c */
+                vxa0 = _mm512_sub_epi64(vxa0, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxa2 = _mm512_sub_epi64(vxa2, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(kc[15 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, vta0);
+                vxa2 = _mm512_sub_epi64(vxa2, vta1);
+                vxb0 = _mm512_sub_epi64(vxb0, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxb2 = _mm512_sub_epi64(vxb2, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(kc[15 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, vtb0);
+                vxb2 = _mm512_sub_epi64(vxb2, vtb1);
+                vxc0 = _mm512_sub_epi64(vxc0, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxc2 = _mm512_sub_epi64(vxc2, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(kc[15 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, vtc0);
+                vxc2 = _mm512_sub_epi64(vxc2, vtc1);
+                vxd0 = _mm512_sub_epi64(vxd0, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxd2 = _mm512_sub_epi64(vxd2, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(kc[15 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, vtd0);
+                vxd2 = _mm512_sub_epi64(vxd2, vtd1);
+                /* inverse round 24*c' + 11 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 59);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 59);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 59);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 59);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 27);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 27);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 27);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 27);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 10 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 41);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 41);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 41);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 41);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 24);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 24);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 24);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 24);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* inverse round 24*c' + 9 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 12);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 12);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 12);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 12);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 7);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 7);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 7);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 7);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 8 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 50);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 50);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 50);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 50);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 48);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 48);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 48);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 48);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* subtract subkey 14 - 6*c */
+                vxa0 = _mm512_sub_epi64(vxa0, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxa2 = _mm512_sub_epi64(vxa2, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(kc[14 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, vta2);
+                vxa2 = _mm512_sub_epi64(vxa2, vta0);
+                vxb0 = _mm512_sub_epi64(vxb0, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxb2 = _mm512_sub_epi64(vxb2, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(kc[14 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, vtb2);
+                vxb2 = _mm512_sub_epi64(vxb2, vtb0);
+                vxc0 = _mm512_sub_epi64(vxc0, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxc2 = _mm512_sub_epi64(vxc2, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(kc[14 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, vtc2);
+                vxc2 = _mm512_sub_epi64(vxc2, vtc0);
+                vxd0 = _mm512_sub_epi64(vxd0, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxd2 = _mm512_sub_epi64(vxd2, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(kc[14 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, vtd2);
+                vxd2 = _mm512_sub_epi64(vxd2, vtd0);
+                /* inverse round 24*c' + 7 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 32);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 32);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 32);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 32);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 32);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 32);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 32);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 32);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 6 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 6);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 6);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 6);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 6);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 42);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 42);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 42);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 42);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* inverse round 24*c' + 5 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 18);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 18);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 18);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 18);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 52);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 52);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 52);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 52);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 4 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 39);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 39);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 39);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 39);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 31);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 31);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 31);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 31);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* subtract subkey 13 - 6*c */
+                vxa0 = _mm512_sub_epi64(vxa0, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxa2 = _mm512_sub_epi64(vxa2, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(kc[13 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, vta1);
+                vxa2 = _mm512_sub_epi64(vxa2, vta2);
+                vxb0 = _mm512_sub_epi64(vxb0, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxb2 = _mm512_sub_epi64(vxb2, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(kc[13 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, vtb1);
+                vxb2 = _mm512_sub_epi64(vxb2, vtb2);
+                vxc0 = _mm512_sub_epi64(vxc0, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxc2 = _mm512_sub_epi64(vxc2, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(kc[13 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, vtc1);
+                vxc2 = _mm512_sub_epi64(vxc2, vtc2);
+                vxd0 = _mm512_sub_epi64(vxd0, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxd2 = _mm512_sub_epi64(vxd2, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(kc[13 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, vtd1);
+                vxd2 = _mm512_sub_epi64(vxd2, vtd2);
+                /* inverse round 24*c' + 3 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 59);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 59);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 59);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 59);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 27);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 27);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 27);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 27);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 2 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 41);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 41);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 41);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 41);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 24);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 24);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 24);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 24);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* inverse round 24*c' + 1 */
+                vxa3 = _mm512_xor_si512(vxa3, vxa0);
+                vxa3 = _mm512_rol_epi64(vxa3, 12);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb0);
+                vxb3 = _mm512_rol_epi64(vxb3, 12);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc0);
+                vxc3 = _mm512_rol_epi64(vxc3, 12);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd0);
+                vxd3 = _mm512_rol_epi64(vxd3, 12);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd3);
+                vxa1 = _mm512_xor_si512(vxa1, vxa2);
+                vxa1 = _mm512_rol_epi64(vxa1, 7);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb2);
+                vxb1 = _mm512_rol_epi64(vxb1, 7);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc2);
+                vxc1 = _mm512_rol_epi64(vxc1, 7);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd2);
+                vxd1 = _mm512_rol_epi64(vxd1, 7);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd1);
+                /* inverse round 24*c' + 0 */
+                vxa1 = _mm512_xor_si512(vxa1, vxa0);
+                vxa1 = _mm512_rol_epi64(vxa1, 50);
+                vxa0 = _mm512_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm512_xor_si512(vxb1, vxb0);
+                vxb1 = _mm512_rol_epi64(vxb1, 50);
+                vxb0 = _mm512_sub_epi64(vxb0, vxb1);
+                vxc1 = _mm512_xor_si512(vxc1, vxc0);
+                vxc1 = _mm512_rol_epi64(vxc1, 50);
+                vxc0 = _mm512_sub_epi64(vxc0, vxc1);
+                vxd1 = _mm512_xor_si512(vxd1, vxd0);
+                vxd1 = _mm512_rol_epi64(vxd1, 50);
+                vxd0 = _mm512_sub_epi64(vxd0, vxd1);
+                vxa3 = _mm512_xor_si512(vxa3, vxa2);
+                vxa3 = _mm512_rol_epi64(vxa3, 48);
+                vxa2 = _mm512_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm512_xor_si512(vxb3, vxb2);
+                vxb3 = _mm512_rol_epi64(vxb3, 48);
+                vxb2 = _mm512_sub_epi64(vxb2, vxb3);
+                vxc3 = _mm512_xor_si512(vxc3, vxc2);
+                vxc3 = _mm512_rol_epi64(vxc3, 48);
+                vxc2 = _mm512_sub_epi64(vxc2, vxc3);
+                vxd3 = _mm512_xor_si512(vxd3, vxd2);
+                vxd3 = _mm512_rol_epi64(vxd3, 48);
+                vxd2 = _mm512_sub_epi64(vxd2, vxd3);
+                /* subtract subkey 12 - 6*c */
+                vxa0 = _mm512_sub_epi64(vxa0, _mm512_set1_epi64((long long)(kr[12 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
+                vxa2 = _mm512_sub_epi64(vxa2, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxa3 = _mm512_sub_epi64(vxa3, _mm512_set1_epi64((long long)(kc[12 - 6 * c])));
+                vxa1 = _mm512_sub_epi64(vxa1, vta0);
+                vxa2 = _mm512_sub_epi64(vxa2, vta1);
+                vxb0 = _mm512_sub_epi64(vxb0, _mm512_set1_epi64((long long)(kr[12 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
+                vxb2 = _mm512_sub_epi64(vxb2, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxb3 = _mm512_sub_epi64(vxb3, _mm512_set1_epi64((long long)(kc[12 - 6 * c])));
+                vxb1 = _mm512_sub_epi64(vxb1, vtb0);
+                vxb2 = _mm512_sub_epi64(vxb2, vtb1);
+                vxc0 = _mm512_sub_epi64(vxc0, _mm512_set1_epi64((long long)(kr[12 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
+                vxc2 = _mm512_sub_epi64(vxc2, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxc3 = _mm512_sub_epi64(vxc3, _mm512_set1_epi64((long long)(kc[12 - 6 * c])));
+                vxc1 = _mm512_sub_epi64(vxc1, vtc0);
+                vxc2 = _mm512_sub_epi64(vxc2, vtc1);
+                vxd0 = _mm512_sub_epi64(vxd0, _mm512_set1_epi64((long long)(kr[12 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
+                vxd2 = _mm512_sub_epi64(vxd2, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vxd3 = _mm512_sub_epi64(vxd3, _mm512_set1_epi64((long long)(kc[12 - 6 * c])));
+                vxd1 = _mm512_sub_epi64(vxd1, vtd0);
+                vxd2 = _mm512_sub_epi64(vxd2, vtd1);
+            }
             /* store the block(s) */
             {
                 const __m512i zero = _mm512_setzero_si512();
@@ -15859,6 +5953,7 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_decrypt_bl
         }
         for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
             __m512i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -15930,653 +6025,218 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_decrypt_bl
             vx1 = _mm512_sub_epi64(vx1, vt0);
             vx2 = _mm512_sub_epi64(vx2, vt1);
             vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x12))));
-            /* inverse round 71 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 70 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 69 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 68 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 17 */
-            vx0 = _mm512_sub_epi64(vx0, bk2);
-            vx1 = _mm512_sub_epi64(vx1, bk3);
-            vx2 = _mm512_sub_epi64(vx2, bk4);
-            vx3 = _mm512_sub_epi64(vx3, bk0);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x11))));
-            /* inverse round 67 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 66 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 65 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 64 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 16 */
-            vx0 = _mm512_sub_epi64(vx0, bk1);
-            vx1 = _mm512_sub_epi64(vx1, bk2);
-            vx2 = _mm512_sub_epi64(vx2, bk3);
-            vx3 = _mm512_sub_epi64(vx3, bk4);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x10))));
-            /* inverse round 63 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 62 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 61 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 60 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 15 */
-            vx0 = _mm512_sub_epi64(vx0, bk0);
-            vx1 = _mm512_sub_epi64(vx1, bk1);
-            vx2 = _mm512_sub_epi64(vx2, bk2);
-            vx3 = _mm512_sub_epi64(vx3, bk3);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xf))));
-            /* inverse round 59 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 58 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 57 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 56 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 14 */
-            vx0 = _mm512_sub_epi64(vx0, bk4);
-            vx1 = _mm512_sub_epi64(vx1, bk0);
-            vx2 = _mm512_sub_epi64(vx2, bk1);
-            vx3 = _mm512_sub_epi64(vx3, bk2);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xe))));
-            /* inverse round 55 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 54 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 53 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 52 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 13 */
-            vx0 = _mm512_sub_epi64(vx0, bk3);
-            vx1 = _mm512_sub_epi64(vx1, bk4);
-            vx2 = _mm512_sub_epi64(vx2, bk0);
-            vx3 = _mm512_sub_epi64(vx3, bk1);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xd))));
-            /* inverse round 51 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 50 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 49 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 48 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 12 */
-            vx0 = _mm512_sub_epi64(vx0, bk2);
-            vx1 = _mm512_sub_epi64(vx1, bk3);
-            vx2 = _mm512_sub_epi64(vx2, bk4);
-            vx3 = _mm512_sub_epi64(vx3, bk0);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xc))));
-            /* inverse round 47 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 46 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 45 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 44 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 11 */
-            vx0 = _mm512_sub_epi64(vx0, bk1);
-            vx1 = _mm512_sub_epi64(vx1, bk2);
-            vx2 = _mm512_sub_epi64(vx2, bk3);
-            vx3 = _mm512_sub_epi64(vx3, bk4);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xb))));
-            /* inverse round 43 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 42 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 41 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 40 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 10 */
-            vx0 = _mm512_sub_epi64(vx0, bk0);
-            vx1 = _mm512_sub_epi64(vx1, bk1);
-            vx2 = _mm512_sub_epi64(vx2, bk2);
-            vx3 = _mm512_sub_epi64(vx3, bk3);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0xa))));
-            /* inverse round 39 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 38 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 37 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 36 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 9 */
-            vx0 = _mm512_sub_epi64(vx0, bk4);
-            vx1 = _mm512_sub_epi64(vx1, bk0);
-            vx2 = _mm512_sub_epi64(vx2, bk1);
-            vx3 = _mm512_sub_epi64(vx3, bk2);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x9))));
-            /* inverse round 35 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 34 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 33 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 32 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 8 */
-            vx0 = _mm512_sub_epi64(vx0, bk3);
-            vx1 = _mm512_sub_epi64(vx1, bk4);
-            vx2 = _mm512_sub_epi64(vx2, bk0);
-            vx3 = _mm512_sub_epi64(vx3, bk1);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x8))));
-            /* inverse round 31 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 30 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 29 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 28 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 7 */
-            vx0 = _mm512_sub_epi64(vx0, bk2);
-            vx1 = _mm512_sub_epi64(vx1, bk3);
-            vx2 = _mm512_sub_epi64(vx2, bk4);
-            vx3 = _mm512_sub_epi64(vx3, bk0);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x7))));
-            /* inverse round 27 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 26 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 25 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 24 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 6 */
-            vx0 = _mm512_sub_epi64(vx0, bk1);
-            vx1 = _mm512_sub_epi64(vx1, bk2);
-            vx2 = _mm512_sub_epi64(vx2, bk3);
-            vx3 = _mm512_sub_epi64(vx3, bk4);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x6))));
-            /* inverse round 23 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 22 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 21 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 20 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 5 */
-            vx0 = _mm512_sub_epi64(vx0, bk0);
-            vx1 = _mm512_sub_epi64(vx1, bk1);
-            vx2 = _mm512_sub_epi64(vx2, bk2);
-            vx3 = _mm512_sub_epi64(vx3, bk3);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x5))));
-            /* inverse round 19 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 18 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 17 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 16 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 4 */
-            vx0 = _mm512_sub_epi64(vx0, bk4);
-            vx1 = _mm512_sub_epi64(vx1, bk0);
-            vx2 = _mm512_sub_epi64(vx2, bk1);
-            vx3 = _mm512_sub_epi64(vx3, bk2);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x4))));
-            /* inverse round 15 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 14 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 13 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 12 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 3 */
-            vx0 = _mm512_sub_epi64(vx0, bk3);
-            vx1 = _mm512_sub_epi64(vx1, bk4);
-            vx2 = _mm512_sub_epi64(vx2, bk0);
-            vx3 = _mm512_sub_epi64(vx3, bk1);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x3))));
-            /* inverse round 11 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 10 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 9 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 8 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 2 */
-            vx0 = _mm512_sub_epi64(vx0, bk2);
-            vx1 = _mm512_sub_epi64(vx1, bk3);
-            vx2 = _mm512_sub_epi64(vx2, bk4);
-            vx3 = _mm512_sub_epi64(vx3, bk0);
-            vx1 = _mm512_sub_epi64(vx1, vt2);
-            vx2 = _mm512_sub_epi64(vx2, vt0);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x2))));
-            /* inverse round 7 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 32);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 32);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 6 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 6);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 42);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 5 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 4 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 39);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 31);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 1 */
-            vx0 = _mm512_sub_epi64(vx0, bk1);
-            vx1 = _mm512_sub_epi64(vx1, bk2);
-            vx2 = _mm512_sub_epi64(vx2, bk3);
-            vx3 = _mm512_sub_epi64(vx3, bk4);
-            vx1 = _mm512_sub_epi64(vx1, vt1);
-            vx2 = _mm512_sub_epi64(vx2, vt2);
-            vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(UINT64_C(0x1))));
-            /* inverse round 3 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 27);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 2 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 24);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* inverse round 1 */
-            vx3 = _mm512_xor_si512(vx3, vx0);
-            vx3 = _mm512_rol_epi64(vx3, 12);
-            vx0 = _mm512_sub_epi64(vx0, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx2);
-            vx1 = _mm512_rol_epi64(vx1, 7);
-            vx2 = _mm512_sub_epi64(vx2, vx1);
-            /* inverse round 0 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 50);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            /* subtract subkey 0 */
-            vx0 = _mm512_sub_epi64(vx0, bk0);
-            vx1 = _mm512_sub_epi64(vx1, bk1);
-            vx2 = _mm512_sub_epi64(vx2, bk2);
-            vx3 = _mm512_sub_epi64(vx3, bk3);
-            vx1 = _mm512_sub_epi64(vx1, vt0);
-            vx2 = _mm512_sub_epi64(vx2, vt1);
+            for (c = 0; c < 3; c++) {
+                /* inverse round 24*c' + 23 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 32);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 32);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 22 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 6);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 42);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 21 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 18);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 52);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 20 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 39);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 31);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* subtract subkey 17 - 6*c */
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kc[17 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, vt2);
+                vx2 = _mm512_sub_epi64(vx2, vt0);
+                /* inverse round 24*c' + 19 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 59);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 27);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 18 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 41);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 24);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 17 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 12);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 7);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 16 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 50);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 48);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* subtract subkey 16 - 6*c */
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kc[16 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, vt1);
+                vx2 = _mm512_sub_epi64(vx2, vt2);
+                /* inverse round 24*c' + 15 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 32);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 32);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 14 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 6);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 42);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 13 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 18);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 52);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 12 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 39);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 31);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* subtract subkey 15 - 6*c */
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kc[15 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, vt0);
+                vx2 = _mm512_sub_epi64(vx2, vt1);
+                /* inverse round 24*c' + 11 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 59);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 27);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 10 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 41);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 24);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 9 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 12);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 7);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 8 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 50);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 48);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* subtract subkey 14 - 6*c */
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kc[14 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, vt2);
+                vx2 = _mm512_sub_epi64(vx2, vt0);
+                /* inverse round 24*c' + 7 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 32);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 32);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 6 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 6);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 42);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 5 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 18);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 52);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 4 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 39);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 31);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* subtract subkey 13 - 6*c */
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kc[13 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, vt1);
+                vx2 = _mm512_sub_epi64(vx2, vt2);
+                /* inverse round 24*c' + 3 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 59);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 27);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 2 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 41);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 24);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 1 */
+                vx3 = _mm512_xor_si512(vx3, vx0);
+                vx3 = _mm512_rol_epi64(vx3, 12);
+                vx0 = _mm512_sub_epi64(vx0, vx3);
+                vx1 = _mm512_xor_si512(vx1, vx2);
+                vx1 = _mm512_rol_epi64(vx1, 7);
+                vx2 = _mm512_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 0 */
+                vx1 = _mm512_xor_si512(vx1, vx0);
+                vx1 = _mm512_rol_epi64(vx1, 50);
+                vx0 = _mm512_sub_epi64(vx0, vx1);
+                vx3 = _mm512_xor_si512(vx3, vx2);
+                vx3 = _mm512_rol_epi64(vx3, 48);
+                vx2 = _mm512_sub_epi64(vx2, vx3);
+                /* subtract subkey 12 - 6*c */
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[12 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kc[12 - 6 * c])));
+                vx1 = _mm512_sub_epi64(vx1, vt0);
+                vx2 = _mm512_sub_epi64(vx2, vt1);
+            }
             /* store the block(s) */
             {
                 const __m512i zero = _mm512_setzero_si512();
@@ -16627,6 +6287,3550 @@ static void tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_decrypt_bl
 #pragma GCC pop_options
 #endif
 #endif
+
+#endif
+
+#if defined(THREEFISH_GEN_X86)
+
+/* ---- avx2: compiled for target "avx2"; called only where the CPU has it */
+#if !defined(THREEFISH_GEN_SIMDE)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+#endif
+
+static void tf256_v13_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+                                                                       const uint8_t *in, uint8_t *out, size_t n)
+{
+    uint64_t k0, k1, k2, k3, k4, kt;
+    uint64_t kr[21];
+    uint64_t kc[19];
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf256_v13_csimd_auto_fly_full_i2_load64(key);
+    k1 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 8);
+    k2 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 16);
+    k3 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 24);
+    k4 = UINT64_C(0x1bd11bdaa9fc1a22);
+    k4 ^= k0;
+    k4 ^= k1;
+    k4 ^= k2;
+    k4 ^= k3;
+    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
+    kr[0] = k0;
+    kr[1] = k1;
+    kr[2] = k2;
+    kr[3] = k3;
+    kr[4] = k4;
+    kr[5] = k0;
+    kr[6] = k1;
+    kr[7] = k2;
+    kr[8] = k3;
+    kr[9] = k4;
+    kr[10] = k0;
+    kr[11] = k1;
+    kr[12] = k2;
+    kr[13] = k3;
+    kr[14] = k4;
+    kr[15] = k0;
+    kr[16] = k1;
+    kr[17] = k2;
+    kr[18] = k3;
+    kr[19] = k4;
+    kr[20] = k0;
+    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
+    kc[0] = k3;
+    kt = k4;
+    kt += 1;
+    kc[1] = kt;
+    kt = k0;
+    kt += 2;
+    kc[2] = kt;
+    kt = k1;
+    kt += 3;
+    kc[3] = kt;
+    kt = k2;
+    kt += 4;
+    kc[4] = kt;
+    kt = k3;
+    kt += 5;
+    kc[5] = kt;
+    kt = k4;
+    kt += 6;
+    kc[6] = kt;
+    kt = k0;
+    kt += 7;
+    kc[7] = kt;
+    kt = k1;
+    kt += 8;
+    kc[8] = kt;
+    kt = k2;
+    kt += 9;
+    kc[9] = kt;
+    kt = k3;
+    kt += 10;
+    kc[10] = kt;
+    kt = k4;
+    kt += 11;
+    kc[11] = kt;
+    kt = k0;
+    kt += 12;
+    kc[12] = kt;
+    kt = k1;
+    kt += 13;
+    kc[13] = kt;
+    kt = k2;
+    kt += 14;
+    kc[14] = kt;
+    kt = k3;
+    kt += 15;
+    kc[15] = kt;
+    kt = k4;
+    kt += 16;
+    kc[16] = kt;
+    kt = k0;
+    kt += 17;
+    kc[17] = kt;
+    kt = k1;
+    kt += 18;
+    kc[18] = kt;
+    if (n >= 4) {
+        const __m256i bk0 = _mm256_set1_epi64x((long long)(k0));
+        const __m256i bk1 = _mm256_set1_epi64x((long long)(k1));
+        const __m256i bk3 = _mm256_set1_epi64x((long long)(k3));
+        const __m256i bk4 = _mm256_set1_epi64x((long long)(k4));
+        const __m256i rot16 = _mm256_setr_epi8(6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13, 6, 7, 0, 1, 2, 3, 4, 5, 14, 15, 8, 9, 10, 11, 12, 13);
+        const __m256i rot40 = _mm256_setr_epi8(3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10, 3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10);
+        for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
+            __m256i vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
+            __m256i vxb0, vxb1, vxb2, vxb3;
+            unsigned c;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                vta0 = s2_0;
+                vta1 = s2_1;
+            }
+            vta2 = vta0;
+            vta2 = _mm256_xor_si256(vta2, vta1);
+            /* block 1: tweak t2 = t0 ^ t1 */
+            {
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                vtb0 = s2_0;
+                vtb1 = s2_1;
+            }
+            vtb2 = vtb0;
+            vtb2 = _mm256_xor_si256(vtb2, vtb1);
+            {
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                vxa0 = s2_0;
+                vxa1 = s2_1;
+                vxa2 = s2_2;
+                vxa3 = s2_3;
+            }
+            {
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                vxb0 = s2_0;
+                vxb1 = s2_1;
+                vxb2 = s2_2;
+                vxb3 = s2_3;
+            }
+            for (c = 0; c < 3; c++) {
+                /* add subkey 6*c */
+                vxa0 = _mm256_add_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[1 + 6 * c])));
+                vxa2 = _mm256_add_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
+                vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, vta0);
+                vxa2 = _mm256_add_epi64(vxa2, vta1);
+                vxb0 = _mm256_add_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[1 + 6 * c])));
+                vxb2 = _mm256_add_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
+                vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, vtb0);
+                vxb2 = _mm256_add_epi64(vxb2, vtb1);
+                /* round 24*c + 0 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot16);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot16);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 1 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 52), _mm256_srli_epi64(vxa3, 12));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 52), _mm256_srli_epi64(vxb3, 12));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 57), _mm256_srli_epi64(vxa1, 7));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 57), _mm256_srli_epi64(vxb1, 7));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* round 24*c + 2 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 23), _mm256_srli_epi64(vxa1, 41));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 23), _mm256_srli_epi64(vxb1, 41));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot40);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot40);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 3 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 37), _mm256_srli_epi64(vxa1, 27));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 37), _mm256_srli_epi64(vxb1, 27));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* add subkey 1 + 6*c */
+                vxa0 = _mm256_add_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[1 + 6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
+                vxa2 = _mm256_add_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
+                vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[1 + 6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, vta1);
+                vxa2 = _mm256_add_epi64(vxa2, vta2);
+                vxb0 = _mm256_add_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[1 + 6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
+                vxb2 = _mm256_add_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
+                vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[1 + 6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, vtb1);
+                vxb2 = _mm256_add_epi64(vxb2, vtb2);
+                /* round 24*c + 4 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 25), _mm256_srli_epi64(vxa1, 39));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 25), _mm256_srli_epi64(vxb1, 39));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 33), _mm256_srli_epi64(vxa3, 31));
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 33), _mm256_srli_epi64(vxb3, 31));
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 5 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 12), _mm256_srli_epi64(vxa1, 52));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 12), _mm256_srli_epi64(vxb1, 52));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* round 24*c + 6 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 58), _mm256_srli_epi64(vxa1, 6));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 58), _mm256_srli_epi64(vxb1, 6));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 7 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_shuffle_epi32(vxa3, 0xb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_shuffle_epi32(vxb3, 0xb1);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_shuffle_epi32(vxa1, 0xb1);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_shuffle_epi32(vxb1, 0xb1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* add subkey 2 + 6*c */
+                vxa0 = _mm256_add_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
+                vxa2 = _mm256_add_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
+                vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[2 + 6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, vta2);
+                vxa2 = _mm256_add_epi64(vxa2, vta0);
+                vxb0 = _mm256_add_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
+                vxb2 = _mm256_add_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
+                vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[2 + 6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, vtb2);
+                vxb2 = _mm256_add_epi64(vxb2, vtb0);
+                /* round 24*c + 8 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot16);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot16);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 9 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 52), _mm256_srli_epi64(vxa3, 12));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 52), _mm256_srli_epi64(vxb3, 12));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 57), _mm256_srli_epi64(vxa1, 7));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 57), _mm256_srli_epi64(vxb1, 7));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* round 24*c + 10 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 23), _mm256_srli_epi64(vxa1, 41));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 23), _mm256_srli_epi64(vxb1, 41));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot40);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot40);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 11 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 37), _mm256_srli_epi64(vxa1, 27));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 37), _mm256_srli_epi64(vxb1, 27));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* add subkey 3 + 6*c */
+                vxa0 = _mm256_add_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
+                vxa2 = _mm256_add_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
+                vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[3 + 6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, vta0);
+                vxa2 = _mm256_add_epi64(vxa2, vta1);
+                vxb0 = _mm256_add_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
+                vxb2 = _mm256_add_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
+                vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[3 + 6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, vtb0);
+                vxb2 = _mm256_add_epi64(vxb2, vtb1);
+                /* round 24*c + 12 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 25), _mm256_srli_epi64(vxa1, 39));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 25), _mm256_srli_epi64(vxb1, 39));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 33), _mm256_srli_epi64(vxa3, 31));
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 33), _mm256_srli_epi64(vxb3, 31));
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 13 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 12), _mm256_srli_epi64(vxa1, 52));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 12), _mm256_srli_epi64(vxb1, 52));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* round 24*c + 14 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 58), _mm256_srli_epi64(vxa1, 6));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 58), _mm256_srli_epi64(vxb1, 6));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 15 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_shuffle_epi32(vxa3, 0xb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_shuffle_epi32(vxb3, 0xb1);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_shuffle_epi32(vxa1, 0xb1);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_shuffle_epi32(vxb1, 0xb1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* add subkey 4 + 6*c */
+                vxa0 = _mm256_add_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
+                vxa2 = _mm256_add_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
+                vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[4 + 6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, vta1);
+                vxa2 = _mm256_add_epi64(vxa2, vta2);
+                vxb0 = _mm256_add_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
+                vxb2 = _mm256_add_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
+                vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[4 + 6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, vtb1);
+                vxb2 = _mm256_add_epi64(vxb2, vtb2);
+                /* round 24*c + 16 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 14), _mm256_srli_epi64(vxa1, 50));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 14), _mm256_srli_epi64(vxb1, 50));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot16);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot16);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 17 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 52), _mm256_srli_epi64(vxa3, 12));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 52), _mm256_srli_epi64(vxb3, 12));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 57), _mm256_srli_epi64(vxa1, 7));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 57), _mm256_srli_epi64(vxb1, 7));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* round 24*c + 18 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 23), _mm256_srli_epi64(vxa1, 41));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 23), _mm256_srli_epi64(vxb1, 41));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot40);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot40);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 19 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 5), _mm256_srli_epi64(vxa3, 59));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 5), _mm256_srli_epi64(vxb3, 59));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 37), _mm256_srli_epi64(vxa1, 27));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 37), _mm256_srli_epi64(vxb1, 27));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* add subkey 5 + 6*c */
+                vxa0 = _mm256_add_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
+                vxa2 = _mm256_add_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[7 + 6 * c])));
+                vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[5 + 6 * c])));
+                vxa1 = _mm256_add_epi64(vxa1, vta2);
+                vxa2 = _mm256_add_epi64(vxa2, vta0);
+                vxb0 = _mm256_add_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
+                vxb2 = _mm256_add_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[7 + 6 * c])));
+                vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[5 + 6 * c])));
+                vxb1 = _mm256_add_epi64(vxb1, vtb2);
+                vxb2 = _mm256_add_epi64(vxb2, vtb0);
+                /* round 24*c + 20 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 25), _mm256_srli_epi64(vxa1, 39));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 25), _mm256_srli_epi64(vxb1, 39));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 33), _mm256_srli_epi64(vxa3, 31));
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 33), _mm256_srli_epi64(vxb3, 31));
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 21 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 46), _mm256_srli_epi64(vxa3, 18));
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 46), _mm256_srli_epi64(vxb3, 18));
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 12), _mm256_srli_epi64(vxa1, 52));
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 12), _mm256_srli_epi64(vxb1, 52));
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                /* round 24*c + 22 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa1);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 58), _mm256_srli_epi64(vxa1, 6));
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb1);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 58), _mm256_srli_epi64(vxb1, 6));
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa3);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 22), _mm256_srli_epi64(vxa3, 42));
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb3);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 22), _mm256_srli_epi64(vxb3, 42));
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                /* round 24*c + 23 */
+                vxa0 = _mm256_add_epi64(vxa0, vxa3);
+                vxa3 = _mm256_shuffle_epi32(vxa3, 0xb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxb0 = _mm256_add_epi64(vxb0, vxb3);
+                vxb3 = _mm256_shuffle_epi32(vxb3, 0xb1);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxa2 = _mm256_add_epi64(vxa2, vxa1);
+                vxa1 = _mm256_shuffle_epi32(vxa1, 0xb1);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxb2 = _mm256_add_epi64(vxb2, vxb1);
+                vxb1 = _mm256_shuffle_epi32(vxb1, 0xb1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+            }
+            /* add subkey 18 */
+            vxa0 = _mm256_add_epi64(vxa0, bk3);
+            vxa1 = _mm256_add_epi64(vxa1, bk4);
+            vxa2 = _mm256_add_epi64(vxa2, bk0);
+            vxa3 = _mm256_add_epi64(vxa3, bk1);
+            vxa1 = _mm256_add_epi64(vxa1, vta0);
+            vxa2 = _mm256_add_epi64(vxa2, vta1);
+            vxa3 = _mm256_add_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
+            vxb0 = _mm256_add_epi64(vxb0, bk3);
+            vxb1 = _mm256_add_epi64(vxb1, bk4);
+            vxb2 = _mm256_add_epi64(vxb2, bk0);
+            vxb3 = _mm256_add_epi64(vxb3, bk1);
+            vxb1 = _mm256_add_epi64(vxb1, vtb0);
+            vxb2 = _mm256_add_epi64(vxb2, vtb1);
+            vxb3 = _mm256_add_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
+            /* store the block(s) */
+            {
+                const __m256i s1_0 = _mm256_unpacklo_epi64(vxa0, vxa1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(vxa0, vxa1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(vxa2, vxa3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(vxa2, vxa3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
+            }
+            {
+                const __m256i s1_0 = _mm256_unpacklo_epi64(vxb0, vxb1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(vxb0, vxb1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(vxb2, vxb3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(vxb2, vxb3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
+            }
+        }
+        for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
+            __m256i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            unsigned c;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                vt0 = s2_0;
+                vt1 = s2_1;
+            }
+            vt2 = vt0;
+            vt2 = _mm256_xor_si256(vt2, vt1);
+            {
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                vx0 = s2_0;
+                vx1 = s2_1;
+                vx2 = s2_2;
+                vx3 = s2_3;
+            }
+            for (c = 0; c < 3; c++) {
+                /* add subkey 6*c */
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[6 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[1 + 6 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kc[6 * c])));
+                vx1 = _mm256_add_epi64(vx1, vt0);
+                vx2 = _mm256_add_epi64(vx2, vt1);
+                /* round 24*c + 0 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_shuffle_epi8(vx3, rot16);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 1 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 52), _mm256_srli_epi64(vx3, 12));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 57), _mm256_srli_epi64(vx1, 7));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* round 24*c + 2 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_shuffle_epi8(vx3, rot40);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 3 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 37), _mm256_srli_epi64(vx1, 27));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* add subkey 1 + 6*c */
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[1 + 6 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kc[1 + 6 * c])));
+                vx1 = _mm256_add_epi64(vx1, vt1);
+                vx2 = _mm256_add_epi64(vx2, vt2);
+                /* round 24*c + 4 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 33), _mm256_srli_epi64(vx3, 31));
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 5 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 12), _mm256_srli_epi64(vx1, 52));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* round 24*c + 6 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 58), _mm256_srli_epi64(vx1, 6));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 7 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_shuffle_epi32(vx3, 0xb1);
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_shuffle_epi32(vx1, 0xb1);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* add subkey 2 + 6*c */
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kc[2 + 6 * c])));
+                vx1 = _mm256_add_epi64(vx1, vt2);
+                vx2 = _mm256_add_epi64(vx2, vt0);
+                /* round 24*c + 8 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_shuffle_epi8(vx3, rot16);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 9 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 52), _mm256_srli_epi64(vx3, 12));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 57), _mm256_srli_epi64(vx1, 7));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* round 24*c + 10 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_shuffle_epi8(vx3, rot40);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 11 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 37), _mm256_srli_epi64(vx1, 27));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* add subkey 3 + 6*c */
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kc[3 + 6 * c])));
+                vx1 = _mm256_add_epi64(vx1, vt0);
+                vx2 = _mm256_add_epi64(vx2, vt1);
+                /* round 24*c + 12 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 33), _mm256_srli_epi64(vx3, 31));
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 13 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 12), _mm256_srli_epi64(vx1, 52));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* round 24*c + 14 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 58), _mm256_srli_epi64(vx1, 6));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 15 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_shuffle_epi32(vx3, 0xb1);
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_shuffle_epi32(vx1, 0xb1);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* add subkey 4 + 6*c */
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kc[4 + 6 * c])));
+                vx1 = _mm256_add_epi64(vx1, vt1);
+                vx2 = _mm256_add_epi64(vx2, vt2);
+                /* round 24*c + 16 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 14), _mm256_srli_epi64(vx1, 50));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_shuffle_epi8(vx3, rot16);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 17 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 52), _mm256_srli_epi64(vx3, 12));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 57), _mm256_srli_epi64(vx1, 7));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* round 24*c + 18 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_shuffle_epi8(vx3, rot40);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 19 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 5), _mm256_srli_epi64(vx3, 59));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 37), _mm256_srli_epi64(vx1, 27));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* add subkey 5 + 6*c */
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[7 + 6 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kc[5 + 6 * c])));
+                vx1 = _mm256_add_epi64(vx1, vt2);
+                vx2 = _mm256_add_epi64(vx2, vt0);
+                /* round 24*c + 20 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 33), _mm256_srli_epi64(vx3, 31));
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 21 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 12), _mm256_srli_epi64(vx1, 52));
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                /* round 24*c + 22 */
+                vx0 = _mm256_add_epi64(vx0, vx1);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 58), _mm256_srli_epi64(vx1, 6));
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx3);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                /* round 24*c + 23 */
+                vx0 = _mm256_add_epi64(vx0, vx3);
+                vx3 = _mm256_shuffle_epi32(vx3, 0xb1);
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx2 = _mm256_add_epi64(vx2, vx1);
+                vx1 = _mm256_shuffle_epi32(vx1, 0xb1);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+            }
+            /* add subkey 18 */
+            vx0 = _mm256_add_epi64(vx0, bk3);
+            vx1 = _mm256_add_epi64(vx1, bk4);
+            vx2 = _mm256_add_epi64(vx2, bk0);
+            vx3 = _mm256_add_epi64(vx3, bk1);
+            vx1 = _mm256_add_epi64(vx1, vt0);
+            vx2 = _mm256_add_epi64(vx2, vt1);
+            vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
+            /* store the block(s) */
+            {
+                const __m256i s1_0 = _mm256_unpacklo_epi64(vx0, vx1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(vx0, vx1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(vx2, vx3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(vx2, vx3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
+            }
+        }
+    }
+    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
+        tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweaks, in, out);
+    }
+}
+
+static void tf256_v13_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+                                                                       const uint8_t *in, uint8_t *out, size_t n)
+{
+    uint64_t k0, k1, k2, k3, k4, kt;
+    uint64_t kr[21];
+    uint64_t kc[19];
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf256_v13_csimd_auto_fly_full_i2_load64(key);
+    k1 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 8);
+    k2 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 16);
+    k3 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 24);
+    k4 = UINT64_C(0x1bd11bdaa9fc1a22);
+    k4 ^= k0;
+    k4 ^= k1;
+    k4 ^= k2;
+    k4 ^= k3;
+    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
+    kr[0] = k0;
+    kr[1] = k1;
+    kr[2] = k2;
+    kr[3] = k3;
+    kr[4] = k4;
+    kr[5] = k0;
+    kr[6] = k1;
+    kr[7] = k2;
+    kr[8] = k3;
+    kr[9] = k4;
+    kr[10] = k0;
+    kr[11] = k1;
+    kr[12] = k2;
+    kr[13] = k3;
+    kr[14] = k4;
+    kr[15] = k0;
+    kr[16] = k1;
+    kr[17] = k2;
+    kr[18] = k3;
+    kr[19] = k4;
+    kr[20] = k0;
+    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
+    kc[0] = k3;
+    kt = k4;
+    kt += 1;
+    kc[1] = kt;
+    kt = k0;
+    kt += 2;
+    kc[2] = kt;
+    kt = k1;
+    kt += 3;
+    kc[3] = kt;
+    kt = k2;
+    kt += 4;
+    kc[4] = kt;
+    kt = k3;
+    kt += 5;
+    kc[5] = kt;
+    kt = k4;
+    kt += 6;
+    kc[6] = kt;
+    kt = k0;
+    kt += 7;
+    kc[7] = kt;
+    kt = k1;
+    kt += 8;
+    kc[8] = kt;
+    kt = k2;
+    kt += 9;
+    kc[9] = kt;
+    kt = k3;
+    kt += 10;
+    kc[10] = kt;
+    kt = k4;
+    kt += 11;
+    kc[11] = kt;
+    kt = k0;
+    kt += 12;
+    kc[12] = kt;
+    kt = k1;
+    kt += 13;
+    kc[13] = kt;
+    kt = k2;
+    kt += 14;
+    kc[14] = kt;
+    kt = k3;
+    kt += 15;
+    kc[15] = kt;
+    kt = k4;
+    kt += 16;
+    kc[16] = kt;
+    kt = k0;
+    kt += 17;
+    kc[17] = kt;
+    kt = k1;
+    kt += 18;
+    kc[18] = kt;
+    if (n >= 4) {
+        const __m256i bk0 = _mm256_set1_epi64x((long long)(k0));
+        const __m256i bk1 = _mm256_set1_epi64x((long long)(k1));
+        const __m256i bk3 = _mm256_set1_epi64x((long long)(k3));
+        const __m256i bk4 = _mm256_set1_epi64x((long long)(k4));
+        const __m256i rot24 = _mm256_setr_epi8(5, 6, 7, 0, 1, 2, 3, 4, 13, 14, 15, 8, 9, 10, 11, 12, 5, 6, 7, 0, 1, 2, 3, 4, 13, 14, 15, 8, 9, 10, 11, 12);
+        const __m256i rot48 = _mm256_setr_epi8(2, 3, 4, 5, 6, 7, 0, 1, 10, 11, 12, 13, 14, 15, 8, 9, 2, 3, 4, 5, 6, 7, 0, 1, 10, 11, 12, 13, 14, 15, 8, 9);
+        for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
+            __m256i vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
+            __m256i vxb0, vxb1, vxb2, vxb3;
+            unsigned c;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                vta0 = s2_0;
+                vta1 = s2_1;
+            }
+            vta2 = vta0;
+            vta2 = _mm256_xor_si256(vta2, vta1);
+            /* block 1: tweak t2 = t0 ^ t1 */
+            {
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                vtb0 = s2_0;
+                vtb1 = s2_1;
+            }
+            vtb2 = vtb0;
+            vtb2 = _mm256_xor_si256(vtb2, vtb1);
+            {
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                vxa0 = s2_0;
+                vxa1 = s2_1;
+                vxa2 = s2_2;
+                vxa3 = s2_3;
+            }
+            {
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                vxb0 = s2_0;
+                vxb1 = s2_1;
+                vxb2 = s2_2;
+                vxb3 = s2_3;
+            }
+            /* subtract subkey 18 */
+            vxa0 = _mm256_sub_epi64(vxa0, bk3);
+            vxa1 = _mm256_sub_epi64(vxa1, bk4);
+            vxa2 = _mm256_sub_epi64(vxa2, bk0);
+            vxa3 = _mm256_sub_epi64(vxa3, bk1);
+            vxa1 = _mm256_sub_epi64(vxa1, vta0);
+            vxa2 = _mm256_sub_epi64(vxa2, vta1);
+            vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
+            vxb0 = _mm256_sub_epi64(vxb0, bk3);
+            vxb1 = _mm256_sub_epi64(vxb1, bk4);
+            vxb2 = _mm256_sub_epi64(vxb2, bk0);
+            vxb3 = _mm256_sub_epi64(vxb3, bk1);
+            vxb1 = _mm256_sub_epi64(vxb1, vtb0);
+            vxb2 = _mm256_sub_epi64(vxb2, vtb1);
+            vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
+            for (c = 0; c < 3; c++) {
+                /* inverse round 24*c' + 23 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_shuffle_epi32(vxa3, 0xb1);
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_shuffle_epi32(vxb3, 0xb1);
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_shuffle_epi32(vxa1, 0xb1);
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_shuffle_epi32(vxb1, 0xb1);
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 22 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 6), _mm256_srli_epi64(vxa1, 58));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 6), _mm256_srli_epi64(vxb1, 58));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* inverse round 24*c' + 21 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 52), _mm256_srli_epi64(vxa1, 12));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 52), _mm256_srli_epi64(vxb1, 12));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 20 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 39), _mm256_srli_epi64(vxa1, 25));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 39), _mm256_srli_epi64(vxb1, 25));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 31), _mm256_srli_epi64(vxa3, 33));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 31), _mm256_srli_epi64(vxb3, 33));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* subtract subkey 17 - 6*c */
+                vxa0 = _mm256_sub_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
+                vxa2 = _mm256_sub_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[19 - 6 * c])));
+                vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[17 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, vta2);
+                vxa2 = _mm256_sub_epi64(vxa2, vta0);
+                vxb0 = _mm256_sub_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
+                vxb2 = _mm256_sub_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[19 - 6 * c])));
+                vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[17 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, vtb2);
+                vxb2 = _mm256_sub_epi64(vxb2, vtb0);
+                /* inverse round 24*c' + 19 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 27), _mm256_srli_epi64(vxa1, 37));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 27), _mm256_srli_epi64(vxb1, 37));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 18 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 41), _mm256_srli_epi64(vxa1, 23));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 41), _mm256_srli_epi64(vxb1, 23));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot24);
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot24);
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* inverse round 24*c' + 17 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 12), _mm256_srli_epi64(vxa3, 52));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 12), _mm256_srli_epi64(vxb3, 52));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 7), _mm256_srli_epi64(vxa1, 57));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 7), _mm256_srli_epi64(vxb1, 57));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 16 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot48);
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot48);
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* subtract subkey 16 - 6*c */
+                vxa0 = _mm256_sub_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
+                vxa2 = _mm256_sub_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
+                vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[16 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, vta1);
+                vxa2 = _mm256_sub_epi64(vxa2, vta2);
+                vxb0 = _mm256_sub_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
+                vxb2 = _mm256_sub_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
+                vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[16 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, vtb1);
+                vxb2 = _mm256_sub_epi64(vxb2, vtb2);
+                /* inverse round 24*c' + 15 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_shuffle_epi32(vxa3, 0xb1);
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_shuffle_epi32(vxb3, 0xb1);
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_shuffle_epi32(vxa1, 0xb1);
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_shuffle_epi32(vxb1, 0xb1);
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 14 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 6), _mm256_srli_epi64(vxa1, 58));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 6), _mm256_srli_epi64(vxb1, 58));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* inverse round 24*c' + 13 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 52), _mm256_srli_epi64(vxa1, 12));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 52), _mm256_srli_epi64(vxb1, 12));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 12 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 39), _mm256_srli_epi64(vxa1, 25));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 39), _mm256_srli_epi64(vxb1, 25));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 31), _mm256_srli_epi64(vxa3, 33));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 31), _mm256_srli_epi64(vxb3, 33));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* subtract subkey 15 - 6*c */
+                vxa0 = _mm256_sub_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
+                vxa2 = _mm256_sub_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
+                vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[15 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, vta0);
+                vxa2 = _mm256_sub_epi64(vxa2, vta1);
+                vxb0 = _mm256_sub_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
+                vxb2 = _mm256_sub_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
+                vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[15 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, vtb0);
+                vxb2 = _mm256_sub_epi64(vxb2, vtb1);
+                /* inverse round 24*c' + 11 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 27), _mm256_srli_epi64(vxa1, 37));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 27), _mm256_srli_epi64(vxb1, 37));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 10 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 41), _mm256_srli_epi64(vxa1, 23));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 41), _mm256_srli_epi64(vxb1, 23));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot24);
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot24);
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* inverse round 24*c' + 9 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 12), _mm256_srli_epi64(vxa3, 52));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 12), _mm256_srli_epi64(vxb3, 52));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 7), _mm256_srli_epi64(vxa1, 57));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 7), _mm256_srli_epi64(vxb1, 57));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 8 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot48);
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot48);
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* subtract subkey 14 - 6*c */
+                vxa0 = _mm256_sub_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
+                vxa2 = _mm256_sub_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
+                vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[14 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, vta2);
+                vxa2 = _mm256_sub_epi64(vxa2, vta0);
+                vxb0 = _mm256_sub_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
+                vxb2 = _mm256_sub_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
+                vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[14 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, vtb2);
+                vxb2 = _mm256_sub_epi64(vxb2, vtb0);
+                /* inverse round 24*c' + 7 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_shuffle_epi32(vxa3, 0xb1);
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_shuffle_epi32(vxb3, 0xb1);
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_shuffle_epi32(vxa1, 0xb1);
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_shuffle_epi32(vxb1, 0xb1);
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 6 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 6), _mm256_srli_epi64(vxa1, 58));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 6), _mm256_srli_epi64(vxb1, 58));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 42), _mm256_srli_epi64(vxa3, 22));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 42), _mm256_srli_epi64(vxb3, 22));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* inverse round 24*c' + 5 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 18), _mm256_srli_epi64(vxa3, 46));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 18), _mm256_srli_epi64(vxb3, 46));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 52), _mm256_srli_epi64(vxa1, 12));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 52), _mm256_srli_epi64(vxb1, 12));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 4 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 39), _mm256_srli_epi64(vxa1, 25));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 39), _mm256_srli_epi64(vxb1, 25));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 31), _mm256_srli_epi64(vxa3, 33));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 31), _mm256_srli_epi64(vxb3, 33));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* subtract subkey 13 - 6*c */
+                vxa0 = _mm256_sub_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[13 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
+                vxa2 = _mm256_sub_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
+                vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[13 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, vta1);
+                vxa2 = _mm256_sub_epi64(vxa2, vta2);
+                vxb0 = _mm256_sub_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[13 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
+                vxb2 = _mm256_sub_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
+                vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[13 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, vtb1);
+                vxb2 = _mm256_sub_epi64(vxb2, vtb2);
+                /* inverse round 24*c' + 3 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 59), _mm256_srli_epi64(vxa3, 5));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 59), _mm256_srli_epi64(vxb3, 5));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 27), _mm256_srli_epi64(vxa1, 37));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 27), _mm256_srli_epi64(vxb1, 37));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 2 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 41), _mm256_srli_epi64(vxa1, 23));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 41), _mm256_srli_epi64(vxb1, 23));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot24);
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot24);
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* inverse round 24*c' + 1 */
+                vxa3 = _mm256_xor_si256(vxa3, vxa0);
+                vxa3 = _mm256_or_si256(_mm256_slli_epi64(vxa3, 12), _mm256_srli_epi64(vxa3, 52));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb0);
+                vxb3 = _mm256_or_si256(_mm256_slli_epi64(vxb3, 12), _mm256_srli_epi64(vxb3, 52));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb3);
+                vxa1 = _mm256_xor_si256(vxa1, vxa2);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 7), _mm256_srli_epi64(vxa1, 57));
+                vxa2 = _mm256_sub_epi64(vxa2, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb2);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 7), _mm256_srli_epi64(vxb1, 57));
+                vxb2 = _mm256_sub_epi64(vxb2, vxb1);
+                /* inverse round 24*c' + 0 */
+                vxa1 = _mm256_xor_si256(vxa1, vxa0);
+                vxa1 = _mm256_or_si256(_mm256_slli_epi64(vxa1, 50), _mm256_srli_epi64(vxa1, 14));
+                vxa0 = _mm256_sub_epi64(vxa0, vxa1);
+                vxb1 = _mm256_xor_si256(vxb1, vxb0);
+                vxb1 = _mm256_or_si256(_mm256_slli_epi64(vxb1, 50), _mm256_srli_epi64(vxb1, 14));
+                vxb0 = _mm256_sub_epi64(vxb0, vxb1);
+                vxa3 = _mm256_xor_si256(vxa3, vxa2);
+                vxa3 = _mm256_shuffle_epi8(vxa3, rot48);
+                vxa2 = _mm256_sub_epi64(vxa2, vxa3);
+                vxb3 = _mm256_xor_si256(vxb3, vxb2);
+                vxb3 = _mm256_shuffle_epi8(vxb3, rot48);
+                vxb2 = _mm256_sub_epi64(vxb2, vxb3);
+                /* subtract subkey 12 - 6*c */
+                vxa0 = _mm256_sub_epi64(vxa0, _mm256_set1_epi64x((long long)(kr[12 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, _mm256_set1_epi64x((long long)(kr[13 - 6 * c])));
+                vxa2 = _mm256_sub_epi64(vxa2, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
+                vxa3 = _mm256_sub_epi64(vxa3, _mm256_set1_epi64x((long long)(kc[12 - 6 * c])));
+                vxa1 = _mm256_sub_epi64(vxa1, vta0);
+                vxa2 = _mm256_sub_epi64(vxa2, vta1);
+                vxb0 = _mm256_sub_epi64(vxb0, _mm256_set1_epi64x((long long)(kr[12 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, _mm256_set1_epi64x((long long)(kr[13 - 6 * c])));
+                vxb2 = _mm256_sub_epi64(vxb2, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
+                vxb3 = _mm256_sub_epi64(vxb3, _mm256_set1_epi64x((long long)(kc[12 - 6 * c])));
+                vxb1 = _mm256_sub_epi64(vxb1, vtb0);
+                vxb2 = _mm256_sub_epi64(vxb2, vtb1);
+            }
+            /* store the block(s) */
+            {
+                const __m256i s1_0 = _mm256_unpacklo_epi64(vxa0, vxa1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(vxa0, vxa1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(vxa2, vxa3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(vxa2, vxa3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
+            }
+            {
+                const __m256i s1_0 = _mm256_unpacklo_epi64(vxb0, vxb1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(vxb0, vxb1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(vxb2, vxb3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(vxb2, vxb3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
+            }
+        }
+        for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
+            __m256i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            unsigned c;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                vt0 = s2_0;
+                vt1 = s2_1;
+            }
+            vt2 = vt0;
+            vt2 = _mm256_xor_si256(vt2, vt1);
+            {
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                vx0 = s2_0;
+                vx1 = s2_1;
+                vx2 = s2_2;
+                vx3 = s2_3;
+            }
+            /* subtract subkey 18 */
+            vx0 = _mm256_sub_epi64(vx0, bk3);
+            vx1 = _mm256_sub_epi64(vx1, bk4);
+            vx2 = _mm256_sub_epi64(vx2, bk0);
+            vx3 = _mm256_sub_epi64(vx3, bk1);
+            vx1 = _mm256_sub_epi64(vx1, vt0);
+            vx2 = _mm256_sub_epi64(vx2, vt1);
+            vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
+            for (c = 0; c < 3; c++) {
+                /* inverse round 24*c' + 23 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_shuffle_epi32(vx3, 0xb1);
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_shuffle_epi32(vx1, 0xb1);
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 22 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 6), _mm256_srli_epi64(vx1, 58));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 21 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 52), _mm256_srli_epi64(vx1, 12));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 20 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 31), _mm256_srli_epi64(vx3, 33));
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* subtract subkey 17 - 6*c */
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[19 - 6 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kc[17 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, vt2);
+                vx2 = _mm256_sub_epi64(vx2, vt0);
+                /* inverse round 24*c' + 19 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 27), _mm256_srli_epi64(vx1, 37));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 18 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_shuffle_epi8(vx3, rot24);
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 17 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 12), _mm256_srli_epi64(vx3, 52));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 7), _mm256_srli_epi64(vx1, 57));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 16 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_shuffle_epi8(vx3, rot48);
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* subtract subkey 16 - 6*c */
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kc[16 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, vt1);
+                vx2 = _mm256_sub_epi64(vx2, vt2);
+                /* inverse round 24*c' + 15 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_shuffle_epi32(vx3, 0xb1);
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_shuffle_epi32(vx1, 0xb1);
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 14 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 6), _mm256_srli_epi64(vx1, 58));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 13 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 52), _mm256_srli_epi64(vx1, 12));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 12 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 31), _mm256_srli_epi64(vx3, 33));
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* subtract subkey 15 - 6*c */
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kc[15 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, vt0);
+                vx2 = _mm256_sub_epi64(vx2, vt1);
+                /* inverse round 24*c' + 11 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 27), _mm256_srli_epi64(vx1, 37));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 10 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_shuffle_epi8(vx3, rot24);
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 9 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 12), _mm256_srli_epi64(vx3, 52));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 7), _mm256_srli_epi64(vx1, 57));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 8 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_shuffle_epi8(vx3, rot48);
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* subtract subkey 14 - 6*c */
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kc[14 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, vt2);
+                vx2 = _mm256_sub_epi64(vx2, vt0);
+                /* inverse round 24*c' + 7 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_shuffle_epi32(vx3, 0xb1);
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_shuffle_epi32(vx1, 0xb1);
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 6 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 6), _mm256_srli_epi64(vx1, 58));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 5 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 52), _mm256_srli_epi64(vx1, 12));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 4 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 31), _mm256_srli_epi64(vx3, 33));
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* subtract subkey 13 - 6*c */
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[13 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kc[13 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, vt1);
+                vx2 = _mm256_sub_epi64(vx2, vt2);
+                /* inverse round 24*c' + 3 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 59), _mm256_srli_epi64(vx3, 5));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 27), _mm256_srli_epi64(vx1, 37));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 2 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_shuffle_epi8(vx3, rot24);
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* inverse round 24*c' + 1 */
+                vx3 = _mm256_xor_si256(vx3, vx0);
+                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 12), _mm256_srli_epi64(vx3, 52));
+                vx0 = _mm256_sub_epi64(vx0, vx3);
+                vx1 = _mm256_xor_si256(vx1, vx2);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 7), _mm256_srli_epi64(vx1, 57));
+                vx2 = _mm256_sub_epi64(vx2, vx1);
+                /* inverse round 24*c' + 0 */
+                vx1 = _mm256_xor_si256(vx1, vx0);
+                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 50), _mm256_srli_epi64(vx1, 14));
+                vx0 = _mm256_sub_epi64(vx0, vx1);
+                vx3 = _mm256_xor_si256(vx3, vx2);
+                vx3 = _mm256_shuffle_epi8(vx3, rot48);
+                vx2 = _mm256_sub_epi64(vx2, vx3);
+                /* subtract subkey 12 - 6*c */
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[12 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[13 - 6 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kc[12 - 6 * c])));
+                vx1 = _mm256_sub_epi64(vx1, vt0);
+                vx2 = _mm256_sub_epi64(vx2, vt1);
+            }
+            /* store the block(s) */
+            {
+                const __m256i s1_0 = _mm256_unpacklo_epi64(vx0, vx1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(vx0, vx1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(vx2, vx3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(vx2, vx3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
+            }
+        }
+    }
+    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
+        tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweaks, in, out);
+    }
+}
+
+#if !defined(THREEFISH_GEN_SIMDE)
+#if defined(__clang__)
+#pragma clang attribute pop
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
+#endif
+
+#endif
+
+#if defined(THREEFISH_GEN_NEON)
+
+/* ---- neon: AArch64 Advanced SIMD (architectural: no target attribute, no run-time check) */
+
+static void tf256_v13_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+                                                                       const uint8_t *in, uint8_t *out, size_t n)
+{
+    uint64_t k0, k1, k2, k3, k4, kt;
+    uint64_t kr[21];
+    uint64_t kc[19];
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf256_v13_csimd_auto_fly_full_i2_load64(key);
+    k1 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 8);
+    k2 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 16);
+    k3 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 24);
+    k4 = UINT64_C(0x1bd11bdaa9fc1a22);
+    k4 ^= k0;
+    k4 ^= k1;
+    k4 ^= k2;
+    k4 ^= k3;
+    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
+    kr[0] = k0;
+    kr[1] = k1;
+    kr[2] = k2;
+    kr[3] = k3;
+    kr[4] = k4;
+    kr[5] = k0;
+    kr[6] = k1;
+    kr[7] = k2;
+    kr[8] = k3;
+    kr[9] = k4;
+    kr[10] = k0;
+    kr[11] = k1;
+    kr[12] = k2;
+    kr[13] = k3;
+    kr[14] = k4;
+    kr[15] = k0;
+    kr[16] = k1;
+    kr[17] = k2;
+    kr[18] = k3;
+    kr[19] = k4;
+    kr[20] = k0;
+    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
+    kc[0] = k3;
+    kt = k4;
+    kt += 1;
+    kc[1] = kt;
+    kt = k0;
+    kt += 2;
+    kc[2] = kt;
+    kt = k1;
+    kt += 3;
+    kc[3] = kt;
+    kt = k2;
+    kt += 4;
+    kc[4] = kt;
+    kt = k3;
+    kt += 5;
+    kc[5] = kt;
+    kt = k4;
+    kt += 6;
+    kc[6] = kt;
+    kt = k0;
+    kt += 7;
+    kc[7] = kt;
+    kt = k1;
+    kt += 8;
+    kc[8] = kt;
+    kt = k2;
+    kt += 9;
+    kc[9] = kt;
+    kt = k3;
+    kt += 10;
+    kc[10] = kt;
+    kt = k4;
+    kt += 11;
+    kc[11] = kt;
+    kt = k0;
+    kt += 12;
+    kc[12] = kt;
+    kt = k1;
+    kt += 13;
+    kc[13] = kt;
+    kt = k2;
+    kt += 14;
+    kc[14] = kt;
+    kt = k3;
+    kt += 15;
+    kc[15] = kt;
+    kt = k4;
+    kt += 16;
+    kc[16] = kt;
+    kt = k0;
+    kt += 17;
+    kc[17] = kt;
+    kt = k1;
+    kt += 18;
+    kc[18] = kt;
+    if (n >= 2) {
+        const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
+        const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
+        const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
+        const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
+        const uint64x2_t rot16 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0504030201000706))), vcreate_u64((uint64_t)(UINT64_C(0x0d0c0b0a09080f0e))));
+        const uint64x2_t rot40 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0201000706050403))), vcreate_u64((uint64_t)(UINT64_C(0x0a09080f0e0d0c0b))));
+        for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
+            uint64x2_t vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
+            uint64x2_t vxb0, vxb1, vxb2, vxb3;
+            unsigned c;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vta0 = s1_0;
+                vta1 = s1_1;
+            }
+            vta2 = vta0;
+            vta2 = veorq_u64(vta2, vta1);
+            /* block 1: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 32));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vtb0 = s1_0;
+                vtb1 = s1_1;
+            }
+            vtb2 = vtb0;
+            vtb2 = veorq_u64(vtb2, vtb1);
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxa0 = s1_0;
+                vxa1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxa2 = s1_0;
+                vxa3 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 64));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxb0 = s1_0;
+                vxb1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 80));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxb2 = s1_0;
+                vxb3 = s1_1;
+            }
+            for (c = 0; c < 3; c++) {
+                /* add subkey 6*c */
+                vxa0 = vaddq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[6 * c])));
+                vxa1 = vaddq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[1 + 6 * c])));
+                vxa2 = vaddq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
+                vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[6 * c])));
+                vxa1 = vaddq_u64(vxa1, vta0);
+                vxa2 = vaddq_u64(vxa2, vta1);
+                vxb0 = vaddq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[6 * c])));
+                vxb1 = vaddq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[1 + 6 * c])));
+                vxb2 = vaddq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
+                vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[6 * c])));
+                vxb1 = vaddq_u64(vxb1, vtb0);
+                vxb2 = vaddq_u64(vxb2, vtb1);
+                /* round 24*c + 0 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 1 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* round 24*c + 2 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 3 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* add subkey 1 + 6*c */
+                vxa0 = vaddq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[1 + 6 * c])));
+                vxa1 = vaddq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
+                vxa2 = vaddq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
+                vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[1 + 6 * c])));
+                vxa1 = vaddq_u64(vxa1, vta1);
+                vxa2 = vaddq_u64(vxa2, vta2);
+                vxb0 = vaddq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[1 + 6 * c])));
+                vxb1 = vaddq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
+                vxb2 = vaddq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
+                vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[1 + 6 * c])));
+                vxb1 = vaddq_u64(vxb1, vtb1);
+                vxb2 = vaddq_u64(vxb2, vtb2);
+                /* round 24*c + 4 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 5 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* round 24*c + 6 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 7 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* add subkey 2 + 6*c */
+                vxa0 = vaddq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
+                vxa1 = vaddq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
+                vxa2 = vaddq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
+                vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[2 + 6 * c])));
+                vxa1 = vaddq_u64(vxa1, vta2);
+                vxa2 = vaddq_u64(vxa2, vta0);
+                vxb0 = vaddq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
+                vxb1 = vaddq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
+                vxb2 = vaddq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
+                vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[2 + 6 * c])));
+                vxb1 = vaddq_u64(vxb1, vtb2);
+                vxb2 = vaddq_u64(vxb2, vtb0);
+                /* round 24*c + 8 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 9 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* round 24*c + 10 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 11 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* add subkey 3 + 6*c */
+                vxa0 = vaddq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
+                vxa1 = vaddq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
+                vxa2 = vaddq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
+                vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[3 + 6 * c])));
+                vxa1 = vaddq_u64(vxa1, vta0);
+                vxa2 = vaddq_u64(vxa2, vta1);
+                vxb0 = vaddq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
+                vxb1 = vaddq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
+                vxb2 = vaddq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
+                vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[3 + 6 * c])));
+                vxb1 = vaddq_u64(vxb1, vtb0);
+                vxb2 = vaddq_u64(vxb2, vtb1);
+                /* round 24*c + 12 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 13 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* round 24*c + 14 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 15 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* add subkey 4 + 6*c */
+                vxa0 = vaddq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
+                vxa1 = vaddq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
+                vxa2 = vaddq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
+                vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[4 + 6 * c])));
+                vxa1 = vaddq_u64(vxa1, vta1);
+                vxa2 = vaddq_u64(vxa2, vta2);
+                vxb0 = vaddq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
+                vxb1 = vaddq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
+                vxb2 = vaddq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
+                vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[4 + 6 * c])));
+                vxb1 = vaddq_u64(vxb1, vtb1);
+                vxb2 = vaddq_u64(vxb2, vtb2);
+                /* round 24*c + 16 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 17 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* round 24*c + 18 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 19 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* add subkey 5 + 6*c */
+                vxa0 = vaddq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
+                vxa1 = vaddq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
+                vxa2 = vaddq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[7 + 6 * c])));
+                vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[5 + 6 * c])));
+                vxa1 = vaddq_u64(vxa1, vta2);
+                vxa2 = vaddq_u64(vxa2, vta0);
+                vxb0 = vaddq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
+                vxb1 = vaddq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
+                vxb2 = vaddq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[7 + 6 * c])));
+                vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[5 + 6 * c])));
+                vxb1 = vaddq_u64(vxb1, vtb2);
+                vxb2 = vaddq_u64(vxb2, vtb0);
+                /* round 24*c + 20 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 21 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                /* round 24*c + 22 */
+                vxa0 = vaddq_u64(vxa0, vxa1);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb1);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa3);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb3);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                /* round 24*c + 23 */
+                vxa0 = vaddq_u64(vxa0, vxa3);
+                vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxb0 = vaddq_u64(vxb0, vxb3);
+                vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxa2 = vaddq_u64(vxa2, vxa1);
+                vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxb2 = vaddq_u64(vxb2, vxb1);
+                vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+                vxb1 = veorq_u64(vxb1, vxb2);
+            }
+            /* add subkey 18 */
+            vxa0 = vaddq_u64(vxa0, bk3);
+            vxa1 = vaddq_u64(vxa1, bk4);
+            vxa2 = vaddq_u64(vxa2, bk0);
+            vxa3 = vaddq_u64(vxa3, bk1);
+            vxa1 = vaddq_u64(vxa1, vta0);
+            vxa2 = vaddq_u64(vxa2, vta1);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            vxb0 = vaddq_u64(vxb0, bk3);
+            vxb1 = vaddq_u64(vxb1, bk4);
+            vxb2 = vaddq_u64(vxb2, bk0);
+            vxb3 = vaddq_u64(vxb3, bk1);
+            vxb1 = vaddq_u64(vxb1, vtb0);
+            vxb2 = vaddq_u64(vxb2, vtb1);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            /* store the block(s) */
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxa0, vxa1);
+                const uint64x2_t s1_1 = vzip2q_u64(vxa0, vxa1);
+                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxa2, vxa3);
+                const uint64x2_t s1_1 = vzip2q_u64(vxa2, vxa3);
+                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxb0, vxb1);
+                const uint64x2_t s1_1 = vzip2q_u64(vxb0, vxb1);
+                threefish_gen_neon_store((uint8_t *)(out + 64), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 96), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxb2, vxb3);
+                const uint64x2_t s1_1 = vzip2q_u64(vxb2, vxb3);
+                threefish_gen_neon_store((uint8_t *)(out + 80), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 112), s1_1);
+            }
+        }
+        for (; n >= 2; n -= 2, tweaks += 32, in += 64, out += 64) {
+            uint64x2_t vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            unsigned c;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vt0 = s1_0;
+                vt1 = s1_1;
+            }
+            vt2 = vt0;
+            vt2 = veorq_u64(vt2, vt1);
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx0 = s1_0;
+                vx1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx2 = s1_0;
+                vx3 = s1_1;
+            }
+            for (c = 0; c < 3; c++) {
+                /* add subkey 6*c */
+                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[6 * c])));
+                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[1 + 6 * c])));
+                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
+                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kc[6 * c])));
+                vx1 = vaddq_u64(vx1, vt0);
+                vx2 = vaddq_u64(vx2, vt1);
+                /* round 24*c + 0 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 1 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+                vx1 = veorq_u64(vx1, vx2);
+                /* round 24*c + 2 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 3 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+                vx1 = veorq_u64(vx1, vx2);
+                /* add subkey 1 + 6*c */
+                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[1 + 6 * c])));
+                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
+                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
+                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kc[1 + 6 * c])));
+                vx1 = vaddq_u64(vx1, vt1);
+                vx2 = vaddq_u64(vx2, vt2);
+                /* round 24*c + 4 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 5 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+                vx1 = veorq_u64(vx1, vx2);
+                /* round 24*c + 6 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 7 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+                vx1 = veorq_u64(vx1, vx2);
+                /* add subkey 2 + 6*c */
+                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
+                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
+                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
+                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kc[2 + 6 * c])));
+                vx1 = vaddq_u64(vx1, vt2);
+                vx2 = vaddq_u64(vx2, vt0);
+                /* round 24*c + 8 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 9 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+                vx1 = veorq_u64(vx1, vx2);
+                /* round 24*c + 10 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 11 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+                vx1 = veorq_u64(vx1, vx2);
+                /* add subkey 3 + 6*c */
+                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
+                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
+                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
+                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kc[3 + 6 * c])));
+                vx1 = vaddq_u64(vx1, vt0);
+                vx2 = vaddq_u64(vx2, vt1);
+                /* round 24*c + 12 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 13 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+                vx1 = veorq_u64(vx1, vx2);
+                /* round 24*c + 14 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 15 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+                vx1 = veorq_u64(vx1, vx2);
+                /* add subkey 4 + 6*c */
+                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
+                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
+                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
+                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kc[4 + 6 * c])));
+                vx1 = vaddq_u64(vx1, vt1);
+                vx2 = vaddq_u64(vx2, vt2);
+                /* round 24*c + 16 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 17 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+                vx1 = veorq_u64(vx1, vx2);
+                /* round 24*c + 18 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 19 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+                vx1 = veorq_u64(vx1, vx2);
+                /* add subkey 5 + 6*c */
+                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
+                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
+                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[7 + 6 * c])));
+                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kc[5 + 6 * c])));
+                vx1 = vaddq_u64(vx1, vt2);
+                vx2 = vaddq_u64(vx2, vt0);
+                /* round 24*c + 20 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 21 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+                vx1 = veorq_u64(vx1, vx2);
+                /* round 24*c + 22 */
+                vx0 = vaddq_u64(vx0, vx1);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+                vx1 = veorq_u64(vx1, vx0);
+                vx2 = vaddq_u64(vx2, vx3);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+                vx3 = veorq_u64(vx3, vx2);
+                /* round 24*c + 23 */
+                vx0 = vaddq_u64(vx0, vx3);
+                vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+                vx3 = veorq_u64(vx3, vx0);
+                vx2 = vaddq_u64(vx2, vx1);
+                vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+                vx1 = veorq_u64(vx1, vx2);
+            }
+            /* add subkey 18 */
+            vx0 = vaddq_u64(vx0, bk3);
+            vx1 = vaddq_u64(vx1, bk4);
+            vx2 = vaddq_u64(vx2, bk0);
+            vx3 = vaddq_u64(vx3, bk1);
+            vx1 = vaddq_u64(vx1, vt0);
+            vx2 = vaddq_u64(vx2, vt1);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            /* store the block(s) */
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
+                const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
+                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
+                const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
+                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
+            }
+        }
+    }
+    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
+        tf256_v13_csimd_auto_fly_full_i2_wiped_encrypt(key, tweaks, in, out);
+    }
+}
+
+static void tf256_v13_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+                                                                       const uint8_t *in, uint8_t *out, size_t n)
+{
+    uint64_t k0, k1, k2, k3, k4, kt;
+    uint64_t kr[21];
+    uint64_t kc[19];
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf256_v13_csimd_auto_fly_full_i2_load64(key);
+    k1 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 8);
+    k2 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 16);
+    k3 = tf256_v13_csimd_auto_fly_full_i2_load64(key + 24);
+    k4 = UINT64_C(0x1bd11bdaa9fc1a22);
+    k4 ^= k0;
+    k4 ^= k1;
+    k4 ^= k2;
+    k4 ^= k3;
+    /* key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i] */
+    kr[0] = k0;
+    kr[1] = k1;
+    kr[2] = k2;
+    kr[3] = k3;
+    kr[4] = k4;
+    kr[5] = k0;
+    kr[6] = k1;
+    kr[7] = k2;
+    kr[8] = k3;
+    kr[9] = k4;
+    kr[10] = k0;
+    kr[11] = k1;
+    kr[12] = k2;
+    kr[13] = k3;
+    kr[14] = k4;
+    kr[15] = k0;
+    kr[16] = k1;
+    kr[17] = k2;
+    kr[18] = k3;
+    kr[19] = k4;
+    kr[20] = k0;
+    /* counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s] */
+    kc[0] = k3;
+    kt = k4;
+    kt += 1;
+    kc[1] = kt;
+    kt = k0;
+    kt += 2;
+    kc[2] = kt;
+    kt = k1;
+    kt += 3;
+    kc[3] = kt;
+    kt = k2;
+    kt += 4;
+    kc[4] = kt;
+    kt = k3;
+    kt += 5;
+    kc[5] = kt;
+    kt = k4;
+    kt += 6;
+    kc[6] = kt;
+    kt = k0;
+    kt += 7;
+    kc[7] = kt;
+    kt = k1;
+    kt += 8;
+    kc[8] = kt;
+    kt = k2;
+    kt += 9;
+    kc[9] = kt;
+    kt = k3;
+    kt += 10;
+    kc[10] = kt;
+    kt = k4;
+    kt += 11;
+    kc[11] = kt;
+    kt = k0;
+    kt += 12;
+    kc[12] = kt;
+    kt = k1;
+    kt += 13;
+    kc[13] = kt;
+    kt = k2;
+    kt += 14;
+    kc[14] = kt;
+    kt = k3;
+    kt += 15;
+    kc[15] = kt;
+    kt = k4;
+    kt += 16;
+    kc[16] = kt;
+    kt = k0;
+    kt += 17;
+    kc[17] = kt;
+    kt = k1;
+    kt += 18;
+    kc[18] = kt;
+    if (n >= 2) {
+        const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
+        const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
+        const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
+        const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
+        const uint64x2_t rot24 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0403020100070605))), vcreate_u64((uint64_t)(UINT64_C(0x0c0b0a09080f0e0d))));
+        const uint64x2_t rot48 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0100070605040302))), vcreate_u64((uint64_t)(UINT64_C(0x09080f0e0d0c0b0a))));
+        for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
+            uint64x2_t vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
+            uint64x2_t vxb0, vxb1, vxb2, vxb3;
+            unsigned c;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vta0 = s1_0;
+                vta1 = s1_1;
+            }
+            vta2 = vta0;
+            vta2 = veorq_u64(vta2, vta1);
+            /* block 1: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 32));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vtb0 = s1_0;
+                vtb1 = s1_1;
+            }
+            vtb2 = vtb0;
+            vtb2 = veorq_u64(vtb2, vtb1);
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxa0 = s1_0;
+                vxa1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxa2 = s1_0;
+                vxa3 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 64));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxb0 = s1_0;
+                vxb1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 80));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxb2 = s1_0;
+                vxb3 = s1_1;
+            }
+            /* subtract subkey 18 */
+            vxa0 = vsubq_u64(vxa0, bk3);
+            vxa1 = vsubq_u64(vxa1, bk4);
+            vxa2 = vsubq_u64(vxa2, bk0);
+            vxa3 = vsubq_u64(vxa3, bk1);
+            vxa1 = vsubq_u64(vxa1, vta0);
+            vxa2 = vsubq_u64(vxa2, vta1);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            vxb0 = vsubq_u64(vxb0, bk3);
+            vxb1 = vsubq_u64(vxb1, bk4);
+            vxb2 = vsubq_u64(vxb2, bk0);
+            vxb3 = vsubq_u64(vxb3, bk1);
+            vxb1 = vsubq_u64(vxb1, vtb0);
+            vxb2 = vsubq_u64(vxb2, vtb1);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            for (c = 0; c < 3; c++) {
+                /* inverse round 24*c' + 23 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 22 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* inverse round 24*c' + 21 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 20 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* subtract subkey 17 - 6*c */
+                vxa0 = vsubq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
+                vxa2 = vsubq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[19 - 6 * c])));
+                vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[17 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vta2);
+                vxa2 = vsubq_u64(vxa2, vta0);
+                vxb0 = vsubq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
+                vxb2 = vsubq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[19 - 6 * c])));
+                vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[17 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vtb2);
+                vxb2 = vsubq_u64(vxb2, vtb0);
+                /* inverse round 24*c' + 19 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 18 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* inverse round 24*c' + 17 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 16 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* subtract subkey 16 - 6*c */
+                vxa0 = vsubq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
+                vxa2 = vsubq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
+                vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[16 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vta1);
+                vxa2 = vsubq_u64(vxa2, vta2);
+                vxb0 = vsubq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
+                vxb2 = vsubq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
+                vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[16 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vtb1);
+                vxb2 = vsubq_u64(vxb2, vtb2);
+                /* inverse round 24*c' + 15 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 14 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* inverse round 24*c' + 13 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 12 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* subtract subkey 15 - 6*c */
+                vxa0 = vsubq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
+                vxa2 = vsubq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
+                vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[15 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vta0);
+                vxa2 = vsubq_u64(vxa2, vta1);
+                vxb0 = vsubq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
+                vxb2 = vsubq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
+                vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[15 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vtb0);
+                vxb2 = vsubq_u64(vxb2, vtb1);
+                /* inverse round 24*c' + 11 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 10 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* inverse round 24*c' + 9 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 8 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* subtract subkey 14 - 6*c */
+                vxa0 = vsubq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
+                vxa2 = vsubq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
+                vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[14 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vta2);
+                vxa2 = vsubq_u64(vxa2, vta0);
+                vxb0 = vsubq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
+                vxb2 = vsubq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
+                vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[14 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vtb2);
+                vxb2 = vsubq_u64(vxb2, vtb0);
+                /* inverse round 24*c' + 7 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 6 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* inverse round 24*c' + 5 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 4 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* subtract subkey 13 - 6*c */
+                vxa0 = vsubq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[13 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
+                vxa2 = vsubq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
+                vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[13 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vta1);
+                vxa2 = vsubq_u64(vxa2, vta2);
+                vxb0 = vsubq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[13 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
+                vxb2 = vsubq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
+                vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[13 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vtb1);
+                vxb2 = vsubq_u64(vxb2, vtb2);
+                /* inverse round 24*c' + 3 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 2 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* inverse round 24*c' + 1 */
+                vxa3 = veorq_u64(vxa3, vxa0);
+                vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+                vxa0 = vsubq_u64(vxa0, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb0);
+                vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+                vxb0 = vsubq_u64(vxb0, vxb3);
+                vxa1 = veorq_u64(vxa1, vxa2);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+                vxa2 = vsubq_u64(vxa2, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb2);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+                vxb2 = vsubq_u64(vxb2, vxb1);
+                /* inverse round 24*c' + 0 */
+                vxa1 = veorq_u64(vxa1, vxa0);
+                vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+                vxa0 = vsubq_u64(vxa0, vxa1);
+                vxb1 = veorq_u64(vxb1, vxb0);
+                vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+                vxb0 = vsubq_u64(vxb0, vxb1);
+                vxa3 = veorq_u64(vxa3, vxa2);
+                vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+                vxa2 = vsubq_u64(vxa2, vxa3);
+                vxb3 = veorq_u64(vxb3, vxb2);
+                vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+                vxb2 = vsubq_u64(vxb2, vxb3);
+                /* subtract subkey 12 - 6*c */
+                vxa0 = vsubq_u64(vxa0, vdupq_n_u64((uint64_t)(kr[12 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vdupq_n_u64((uint64_t)(kr[13 - 6 * c])));
+                vxa2 = vsubq_u64(vxa2, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
+                vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(kc[12 - 6 * c])));
+                vxa1 = vsubq_u64(vxa1, vta0);
+                vxa2 = vsubq_u64(vxa2, vta1);
+                vxb0 = vsubq_u64(vxb0, vdupq_n_u64((uint64_t)(kr[12 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vdupq_n_u64((uint64_t)(kr[13 - 6 * c])));
+                vxb2 = vsubq_u64(vxb2, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
+                vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(kc[12 - 6 * c])));
+                vxb1 = vsubq_u64(vxb1, vtb0);
+                vxb2 = vsubq_u64(vxb2, vtb1);
+            }
+            /* store the block(s) */
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxa0, vxa1);
+                const uint64x2_t s1_1 = vzip2q_u64(vxa0, vxa1);
+                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxa2, vxa3);
+                const uint64x2_t s1_1 = vzip2q_u64(vxa2, vxa3);
+                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxb0, vxb1);
+                const uint64x2_t s1_1 = vzip2q_u64(vxb0, vxb1);
+                threefish_gen_neon_store((uint8_t *)(out + 64), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 96), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxb2, vxb3);
+                const uint64x2_t s1_1 = vzip2q_u64(vxb2, vxb3);
+                threefish_gen_neon_store((uint8_t *)(out + 80), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 112), s1_1);
+            }
+        }
+        for (; n >= 2; n -= 2, tweaks += 32, in += 64, out += 64) {
+            uint64x2_t vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            unsigned c;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vt0 = s1_0;
+                vt1 = s1_1;
+            }
+            vt2 = vt0;
+            vt2 = veorq_u64(vt2, vt1);
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx0 = s1_0;
+                vx1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx2 = s1_0;
+                vx3 = s1_1;
+            }
+            /* subtract subkey 18 */
+            vx0 = vsubq_u64(vx0, bk3);
+            vx1 = vsubq_u64(vx1, bk4);
+            vx2 = vsubq_u64(vx2, bk0);
+            vx3 = vsubq_u64(vx3, bk1);
+            vx1 = vsubq_u64(vx1, vt0);
+            vx2 = vsubq_u64(vx2, vt1);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            for (c = 0; c < 3; c++) {
+                /* inverse round 24*c' + 23 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 22 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+                vx2 = vsubq_u64(vx2, vx3);
+                /* inverse round 24*c' + 21 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 20 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+                vx2 = vsubq_u64(vx2, vx3);
+                /* subtract subkey 17 - 6*c */
+                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
+                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[19 - 6 * c])));
+                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kc[17 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vt2);
+                vx2 = vsubq_u64(vx2, vt0);
+                /* inverse round 24*c' + 19 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 18 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+                vx2 = vsubq_u64(vx2, vx3);
+                /* inverse round 24*c' + 17 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 16 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+                vx2 = vsubq_u64(vx2, vx3);
+                /* subtract subkey 16 - 6*c */
+                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
+                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
+                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kc[16 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vt1);
+                vx2 = vsubq_u64(vx2, vt2);
+                /* inverse round 24*c' + 15 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 14 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+                vx2 = vsubq_u64(vx2, vx3);
+                /* inverse round 24*c' + 13 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 12 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+                vx2 = vsubq_u64(vx2, vx3);
+                /* subtract subkey 15 - 6*c */
+                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
+                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
+                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kc[15 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vt0);
+                vx2 = vsubq_u64(vx2, vt1);
+                /* inverse round 24*c' + 11 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 10 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+                vx2 = vsubq_u64(vx2, vx3);
+                /* inverse round 24*c' + 9 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 8 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+                vx2 = vsubq_u64(vx2, vx3);
+                /* subtract subkey 14 - 6*c */
+                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
+                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
+                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kc[14 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vt2);
+                vx2 = vsubq_u64(vx2, vt0);
+                /* inverse round 24*c' + 7 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 6 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+                vx2 = vsubq_u64(vx2, vx3);
+                /* inverse round 24*c' + 5 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 4 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+                vx2 = vsubq_u64(vx2, vx3);
+                /* subtract subkey 13 - 6*c */
+                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[13 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
+                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
+                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kc[13 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vt1);
+                vx2 = vsubq_u64(vx2, vt2);
+                /* inverse round 24*c' + 3 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 2 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+                vx2 = vsubq_u64(vx2, vx3);
+                /* inverse round 24*c' + 1 */
+                vx3 = veorq_u64(vx3, vx0);
+                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+                vx0 = vsubq_u64(vx0, vx3);
+                vx1 = veorq_u64(vx1, vx2);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+                vx2 = vsubq_u64(vx2, vx1);
+                /* inverse round 24*c' + 0 */
+                vx1 = veorq_u64(vx1, vx0);
+                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+                vx0 = vsubq_u64(vx0, vx1);
+                vx3 = veorq_u64(vx3, vx2);
+                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+                vx2 = vsubq_u64(vx2, vx3);
+                /* subtract subkey 12 - 6*c */
+                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[12 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[13 - 6 * c])));
+                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
+                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kc[12 - 6 * c])));
+                vx1 = vsubq_u64(vx1, vt0);
+                vx2 = vsubq_u64(vx2, vt1);
+            }
+            /* store the block(s) */
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
+                const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
+                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
+                const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
+                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
+            }
+        }
+    }
+    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
+        tf256_v13_csimd_auto_fly_full_i2_wiped_decrypt(key, tweaks, in, out);
+    }
+}
 
 #endif
 
@@ -16781,11 +9985,11 @@ static int tf256_v13_csimd_auto_fly_full_i2_cpu_rule(void)
 }
 
 static const char *const tf256_v13_csimd_auto_fly_full_i2_choice_names[] = {
-    "avx512 lanes fly/full/i4 (cpu rule intel-spr-emr: GenuineIntel family 0x06 models 0x8f,0xcf)",
+    "avx512 lanes fly/loop/i4 (cpu rule intel-spr-emr: GenuineIntel family 0x06 models 0x8f,0xcf)",
     "avx2 lanes fly/loop/i2 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)",
-    "avx512 lanes fly/full/i4 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)",
-    "avx512 lanes fly/full/i4 (cpu rule zen5: AuthenticAMD family 0x1a models 0x00-0x1f)",
-    "avx512 lanes fly/full/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)",
+    "avx512 lanes fly/loop/i4 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)",
+    "avx512 lanes fly/loop/i4 (cpu rule zen5: AuthenticAMD family 0x1a models 0x00-0x1f)",
+    "avx512 lanes fly/loop/i4 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)",
     "avx2 lanes fly/loop/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
 };
 
@@ -16843,16 +10047,16 @@ static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_f
     switch (tf256_v13_csimd_auto_fly_full_i2_choice(n)) {
 #if defined(THREEFISH_GEN_X86)
     case 0:
-        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_encrypt_blocks(key, tweaks, in, out, n);
+        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     case 1:
         tf256_v13_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     case 2:
-        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_encrypt_blocks(key, tweaks, in, out, n);
+        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     case 3:
-        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_encrypt_blocks(key, tweaks, in, out, n);
+        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     case 4:
         tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
@@ -16876,15 +10080,15 @@ void tf256_v13_csimd_auto_fly_full_i2_encrypt_blocks(const uint8_t key[32], cons
 {
     tf256_v13_csimd_auto_fly_full_i2_encrypt_blocks_work(key, tweaks, in, out, n);
 #if defined(__OPTIMIZE__)
-    tf256_v13_csimd_auto_fly_full_i2_burn(9984);
+    tf256_v13_csimd_auto_fly_full_i2_burn(10496);
 #elif defined(__clang__)
-    tf256_v13_csimd_auto_fly_full_i2_burn(1856704); /* clang -O0 */
+    tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* clang -O0 */
     tf256_v13_csimd_auto_fly_full_i2_burn_top();
 #elif defined(__GNUC__)
-    tf256_v13_csimd_auto_fly_full_i2_burn(970752); /* gcc -O0 */
+    tf256_v13_csimd_auto_fly_full_i2_burn(470592); /* gcc -O0 */
     tf256_v13_csimd_auto_fly_full_i2_burn_top();
 #else
-    tf256_v13_csimd_auto_fly_full_i2_burn(1856704); /* no __OPTIMIZE__ */
+    tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* no __OPTIMIZE__ */
 #endif
 }
 
@@ -16894,16 +10098,16 @@ static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_f
     switch (tf256_v13_csimd_auto_fly_full_i2_choice(n)) {
 #if defined(THREEFISH_GEN_X86)
     case 0:
-        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_decrypt_blocks(key, tweaks, in, out, n);
+        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     case 1:
         tf256_v13_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     case 2:
-        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_decrypt_blocks(key, tweaks, in, out, n);
+        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     case 3:
-        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_fly_full_i4_decrypt_blocks(key, tweaks, in, out, n);
+        tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     case 4:
         tf256_v13_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
@@ -16927,15 +10131,15 @@ void tf256_v13_csimd_auto_fly_full_i2_decrypt_blocks(const uint8_t key[32], cons
 {
     tf256_v13_csimd_auto_fly_full_i2_decrypt_blocks_work(key, tweaks, in, out, n);
 #if defined(__OPTIMIZE__)
-    tf256_v13_csimd_auto_fly_full_i2_burn(9984);
+    tf256_v13_csimd_auto_fly_full_i2_burn(10496);
 #elif defined(__clang__)
-    tf256_v13_csimd_auto_fly_full_i2_burn(1856704); /* clang -O0 */
+    tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* clang -O0 */
     tf256_v13_csimd_auto_fly_full_i2_burn_top();
 #elif defined(__GNUC__)
-    tf256_v13_csimd_auto_fly_full_i2_burn(970752); /* gcc -O0 */
+    tf256_v13_csimd_auto_fly_full_i2_burn(470592); /* gcc -O0 */
     tf256_v13_csimd_auto_fly_full_i2_burn_top();
 #else
-    tf256_v13_csimd_auto_fly_full_i2_burn(1856704); /* no __OPTIMIZE__ */
+    tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* no __OPTIMIZE__ */
 #endif
 }
 

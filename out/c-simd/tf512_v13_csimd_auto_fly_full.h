@@ -6,13 +6,13 @@
  * runtime dispatcher: single blocks -> scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
  * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path); dispatch_path(n) names the path and the rule that chose it
  * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
- * path avx512: c-simd avx512 lanes 512 v1.3 fly/full/i2 (n >= 8; default)
+ * path avx512: c-simd avx512 lanes 512 v1.3 fly/loop/i2 (n >= 8; default)
  * path avx2: c-simd avx2 lanes 512 v1.3 fly/loop/i1 (n >= 4; default)
  * path neon: c-simd neon lanes 512 v1.3 fly/loop/i1 (n >= 2; default)
- * CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; threefish-gen tune on Intel Xeon family 6 model 0xcf (Emerald Rapids), 2026-11-25: shared/profiles/intel-emr.json): avx512 lanes fly/full/i2
+ * CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; threefish-gen tune on Intel Xeon family 6 model 0xcf (Emerald Rapids), 2026-11-25: shared/profiles/intel-emr.json): avx512 lanes fly/loop/i2
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; paired bench of the c-simd AVX2 lanes kernels on AMD EPYC (Zen 3, family 0x19 model 0x01), 2026-11-27, two runs with every other process stopped): avx2 lanes fly/loop/i1
- * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i2
- * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i2
+ * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/loop/i2
+ * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/loop/i2
  */
 #ifndef TF512_V13_CSIMD_AUTO_FLY_FULL_H
 #define TF512_V13_CSIMD_AUTO_FLY_FULL_H

@@ -11,9 +11,9 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 4, moves 39, instructions 268
+;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 4, moves 66, instructions 479
 ;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 10, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
-;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 0, moves 39, instructions 268
+;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 0, moves 66, instructions 479
 ;   tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 11, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
 ;
 ; Register map of tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes (value: registers it occupies):
@@ -25,12 +25,20 @@
 ;       r2: ymm0                  r3: ymm0                  r4: ymm0                  r5: ymm0
 ;       r6: ymm0                  r7: ymm0                  r8: ymm0                  r9: ymm0
 ;      r10: ymm0                 r11: ymm0                 r12: ymm0                 r13: ymm0
-;      r14: ymm0                 r15: ymm0                 r16: ymm0                  s0: ymm5
+;      r14: ymm0                 r15: ymm0                 r16: ymm0                 r17: ymm0
+;      r18: ymm0                 r19: ymm0                 r20: ymm0                 r21: ymm0
+;      r22: ymm0                 r23: ymm0                 r24: ymm0                 r25: ymm0
+;      r26: ymm0                 r27: ymm0                 r28: ymm0                 r29: ymm0
+;      r30: ymm0                 r31: ymm0                 r32: ymm0                 r33: ymm0
+;      r34: ymm0                 r35: ymm0                 r36: ymm0                 r37: ymm0
+;      r38: ymm0                 r39: ymm0                 r40: ymm0                 r41: ymm0
+;      r42: ymm0                 r43: ymm0                 r44: ymm0                 r45: ymm0
+;      r46: ymm0                 r47: ymm0                 r48: ymm0                  s0: ymm5
 ;       s1: ymm7                  s2: ymm9                  s3: ymm10                 t0: ymm6
 ;       t1: ymm2                t1_0: ymm0                t1_1: ymm12               t1_2: ymm1
-;     t1_3: ymm7                  t2: ymm9                  ts: ymm0, ymm10          tw0: ymm2
-;      tw1: ymm5               tweak: rcx, rsi              x0: ymm12                 x1: ymm8
-;       x2: ymm7                  x3: ymm5
+;     t1_3: ymm7                  t2: ymm9                 tw0: ymm2                 tw1: ymm5
+;    tweak: rcx, rsi              x0: ymm12                 x1: ymm8                  x2: ymm7
+;       x3: ymm5
 ;   stack slots: in k0 k1 k3 k4 n out tweak
 ;   frame: 2152 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -57,12 +65,20 @@
 ;       r2: ymm0                  r3: ymm0                  r4: ymm0                  r5: ymm0
 ;       r6: ymm0                  r7: ymm0                  r8: ymm0                  r9: ymm0
 ;      r10: ymm0                 r11: ymm0                 r12: ymm0                 r13: ymm0
-;      r14: ymm0                 r15: ymm0                 r16: ymm0                  s0: ymm5
-;       s1: ymm7                  s2: ymm9                  s3: ymm10                 t0: ymm2, ymm6
-;       t1: ymm2, ymm9          t1_0: ymm0                t1_1: ymm12               t1_2: ymm1
-;     t1_3: ymm7                  t2: ymm6, ymm9            ts: ymm0, ymm10, ymm6     tw0: ymm2
-;      tw1: ymm5               tweak: rcx, rsi              x0: ymm12                 x1: ymm8
-;       x2: ymm7                  x3: ymm5
+;      r14: ymm0                 r15: ymm0                 r16: ymm0                 r17: ymm0
+;      r18: ymm0                 r19: ymm0                 r20: ymm0                 r21: ymm0
+;      r22: ymm0                 r23: ymm0                 r24: ymm0                 r25: ymm0
+;      r26: ymm0                 r27: ymm0                 r28: ymm0                 r29: ymm0
+;      r30: ymm0                 r31: ymm0                 r32: ymm0                 r33: ymm0
+;      r34: ymm0                 r35: ymm0                 r36: ymm0                 r37: ymm0
+;      r38: ymm0                 r39: ymm0                 r40: ymm0                 r41: ymm0
+;      r42: ymm0                 r43: ymm0                 r44: ymm0                 r45: ymm0
+;      r46: ymm0                 r47: ymm0                 r48: ymm0                  s0: ymm5
+;       s1: ymm7                  s2: ymm9                  s3: ymm10                 t0: ymm6
+;       t1: ymm2                t1_0: ymm0                t1_1: ymm12               t1_2: ymm1
+;     t1_3: ymm7                  t2: ymm9                 tw0: ymm2                 tw1: ymm5
+;    tweak: rcx, rsi              x0: ymm12                 x1: ymm8                  x2: ymm7
+;       x3: ymm5
 ;   stack slots: in k0 k1 k3 k4 n out tweak
 ;   frame: 2152 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -492,28 +508,27 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vmovdqa ymm9, ymm6
     vpxor ymm9, ymm9, ymm2
 ; ctr = 0
-    vmovdqa ymm10, ymm6
     mov rax, 0
     mov qword [rsp + 96], rdx
     mov qword [rsp + 0], r8
     mov qword [rsp + 32], rcx
     mov qword [rsp + 64], rsi
-; for each of 9 cycles of 8 rounds
+; for each of 3 cycles of 8 rounds
 .cycle:
-; add subkey 2*c
-; x0 += kr[2*c]
+; add subkey 6*c
+; x0 += kr[6*c]
     vpaddq ymm12, ymm12, [rsp + rax + 1472]
-; x1 += kr[1 + 2*c]
+; x1 += kr[1 + 6*c]
     vpaddq ymm8, ymm8, [rsp + rax + 1504]
-; x2 += kr[2 + 2*c]
+; x2 += kr[2 + 6*c]
     vpaddq ymm7, ymm7, [rsp + rax + 1536]
-; x3 += kc[2*c]
+; x3 += kc[6*c]
     vpaddq ymm5, ymm5, [rsp + rax + 864]
 ; x1 += t0
     vpaddq ymm8, ymm8, ymm6
 ; x2 += t1
     vpaddq ymm7, ymm7, ymm2
-; round 8*c + 0
+; round 24*c + 0
 ; x0 += x1
     vpaddq ymm12, ymm12, ymm8
 ; x1 <<<= 14
@@ -532,7 +547,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm0
 ; x3 ^= x2
     vpxor ymm5, ymm5, ymm7
-; round 8*c + 1
+; round 24*c + 1
 ; x0 += x3
     vpaddq ymm12, ymm12, ymm5
 ; x3 <<<= 52
@@ -551,7 +566,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm8, ymm8, ymm0
 ; x1 ^= x2
     vpxor ymm8, ymm8, ymm7
-; round 8*c + 2
+; round 24*c + 2
 ; x0 += x1
     vpaddq ymm12, ymm12, ymm8
 ; x1 <<<= 23
@@ -570,7 +585,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm0
 ; x3 ^= x2
     vpxor ymm5, ymm5, ymm7
-; round 8*c + 3
+; round 24*c + 3
 ; x0 += x3
     vpaddq ymm12, ymm12, ymm5
 ; x3 <<<= 5
@@ -589,20 +604,20 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm8, ymm8, ymm0
 ; x1 ^= x2
     vpxor ymm8, ymm8, ymm7
-; add subkey 1 + 2*c
-; x0 += kr[1 + 2*c]
+; add subkey 1 + 6*c
+; x0 += kr[1 + 6*c]
     vpaddq ymm12, ymm12, [rsp + rax + 1504]
-; x1 += kr[2 + 2*c]
+; x1 += kr[2 + 6*c]
     vpaddq ymm8, ymm8, [rsp + rax + 1536]
-; x2 += kr[3 + 2*c]
+; x2 += kr[3 + 6*c]
     vpaddq ymm7, ymm7, [rsp + rax + 1568]
-; x3 += kc[1 + 2*c]
+; x3 += kc[1 + 6*c]
     vpaddq ymm5, ymm5, [rsp + rax + 896]
 ; x1 += t1
     vpaddq ymm8, ymm8, ymm2
 ; x2 += t2
     vpaddq ymm7, ymm7, ymm9
-; round 8*c + 4
+; round 24*c + 4
 ; x0 += x1
     vpaddq ymm12, ymm12, ymm8
 ; x1 <<<= 25
@@ -621,7 +636,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm0
 ; x3 ^= x2
     vpxor ymm5, ymm5, ymm7
-; round 8*c + 5
+; round 24*c + 5
 ; x0 += x3
     vpaddq ymm12, ymm12, ymm5
 ; x3 <<<= 46
@@ -640,7 +655,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm8, ymm8, ymm0
 ; x1 ^= x2
     vpxor ymm8, ymm8, ymm7
-; round 8*c + 6
+; round 24*c + 6
 ; x0 += x1
     vpaddq ymm12, ymm12, ymm8
 ; x1 <<<= 58
@@ -659,7 +674,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm0
 ; x3 ^= x2
     vpxor ymm5, ymm5, ymm7
-; round 8*c + 7
+; round 24*c + 7
 ; x0 += x3
     vpaddq ymm12, ymm12, ymm5
 ; x3 <<<= 32
@@ -678,13 +693,364 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm8, ymm8, ymm0
 ; x1 ^= x2
     vpxor ymm8, ymm8, ymm7
-; next cycle's tweak words: t[i] <- t[i-1 mod 3]
-; ctr += 64
-    vmovdqa ymm0, ymm6
-    vmovdqa ymm6, ymm9
-    vmovdqa ymm9, ymm2
-    vmovdqa ymm2, ymm0
-    add rax, 0x40
+; add subkey 2 + 6*c
+; x0 += kr[2 + 6*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 1536]
+; x1 += kr[3 + 6*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 1568]
+; x2 += kr[4 + 6*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 1600]
+; x3 += kc[2 + 6*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 928]
+; x1 += t2
+    vpaddq ymm8, ymm8, ymm9
+; x2 += t0
+    vpaddq ymm7, ymm7, ymm6
+; round 24*c + 8
+; x0 += x1
+    vpaddq ymm12, ymm12, ymm8
+; x1 <<<= 14
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm0, ymm0, 50
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x2 += x3
+    vpaddq ymm7, ymm7, ymm5
+; x3 <<<= 16
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 16
+    vpsrlq ymm0, ymm0, 48
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; round 24*c + 9
+; x0 += x3
+    vpaddq ymm12, ymm12, ymm5
+; x3 <<<= 52
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 52
+    vpsrlq ymm0, ymm0, 12
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x2 += x1
+    vpaddq ymm7, ymm7, ymm8
+; x1 <<<= 57
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 57
+    vpsrlq ymm0, ymm0, 7
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; round 24*c + 10
+; x0 += x1
+    vpaddq ymm12, ymm12, ymm8
+; x1 <<<= 23
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm0, ymm0, 41
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x2 += x3
+    vpaddq ymm7, ymm7, ymm5
+; x3 <<<= 40
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 40
+    vpsrlq ymm0, ymm0, 24
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; round 24*c + 11
+; x0 += x3
+    vpaddq ymm12, ymm12, ymm5
+; x3 <<<= 5
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 5
+    vpsrlq ymm0, ymm0, 59
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x2 += x1
+    vpaddq ymm7, ymm7, ymm8
+; x1 <<<= 37
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 37
+    vpsrlq ymm0, ymm0, 27
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; add subkey 3 + 6*c
+; x0 += kr[3 + 6*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 1568]
+; x1 += kr[4 + 6*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 1600]
+; x2 += kr[5 + 6*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 1632]
+; x3 += kc[3 + 6*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 960]
+; x1 += t0
+    vpaddq ymm8, ymm8, ymm6
+; x2 += t1
+    vpaddq ymm7, ymm7, ymm2
+; round 24*c + 12
+; x0 += x1
+    vpaddq ymm12, ymm12, ymm8
+; x1 <<<= 25
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm0, ymm0, 39
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x2 += x3
+    vpaddq ymm7, ymm7, ymm5
+; x3 <<<= 33
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 33
+    vpsrlq ymm0, ymm0, 31
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; round 24*c + 13
+; x0 += x3
+    vpaddq ymm12, ymm12, ymm5
+; x3 <<<= 46
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 46
+    vpsrlq ymm0, ymm0, 18
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x2 += x1
+    vpaddq ymm7, ymm7, ymm8
+; x1 <<<= 12
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 12
+    vpsrlq ymm0, ymm0, 52
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; round 24*c + 14
+; x0 += x1
+    vpaddq ymm12, ymm12, ymm8
+; x1 <<<= 58
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm0, ymm0, 6
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x2 += x3
+    vpaddq ymm7, ymm7, ymm5
+; x3 <<<= 22
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 22
+    vpsrlq ymm0, ymm0, 42
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; round 24*c + 15
+; x0 += x3
+    vpaddq ymm12, ymm12, ymm5
+; x3 <<<= 32
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x2 += x1
+    vpaddq ymm7, ymm7, ymm8
+; x1 <<<= 32
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; add subkey 4 + 6*c
+; x0 += kr[4 + 6*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 1600]
+; x1 += kr[5 + 6*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 1632]
+; x2 += kr[6 + 6*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 1664]
+; x3 += kc[4 + 6*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 992]
+; x1 += t1
+    vpaddq ymm8, ymm8, ymm2
+; x2 += t2
+    vpaddq ymm7, ymm7, ymm9
+; round 24*c + 16
+; x0 += x1
+    vpaddq ymm12, ymm12, ymm8
+; x1 <<<= 14
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm0, ymm0, 50
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x2 += x3
+    vpaddq ymm7, ymm7, ymm5
+; x3 <<<= 16
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 16
+    vpsrlq ymm0, ymm0, 48
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; round 24*c + 17
+; x0 += x3
+    vpaddq ymm12, ymm12, ymm5
+; x3 <<<= 52
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 52
+    vpsrlq ymm0, ymm0, 12
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x2 += x1
+    vpaddq ymm7, ymm7, ymm8
+; x1 <<<= 57
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 57
+    vpsrlq ymm0, ymm0, 7
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; round 24*c + 18
+; x0 += x1
+    vpaddq ymm12, ymm12, ymm8
+; x1 <<<= 23
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm0, ymm0, 41
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x2 += x3
+    vpaddq ymm7, ymm7, ymm5
+; x3 <<<= 40
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 40
+    vpsrlq ymm0, ymm0, 24
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; round 24*c + 19
+; x0 += x3
+    vpaddq ymm12, ymm12, ymm5
+; x3 <<<= 5
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 5
+    vpsrlq ymm0, ymm0, 59
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x2 += x1
+    vpaddq ymm7, ymm7, ymm8
+; x1 <<<= 37
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 37
+    vpsrlq ymm0, ymm0, 27
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; add subkey 5 + 6*c
+; x0 += kr[5 + 6*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 1632]
+; x1 += kr[6 + 6*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 1664]
+; x2 += kr[7 + 6*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 1696]
+; x3 += kc[5 + 6*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 1024]
+; x1 += t2
+    vpaddq ymm8, ymm8, ymm9
+; x2 += t0
+    vpaddq ymm7, ymm7, ymm6
+; round 24*c + 20
+; x0 += x1
+    vpaddq ymm12, ymm12, ymm8
+; x1 <<<= 25
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm0, ymm0, 39
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x2 += x3
+    vpaddq ymm7, ymm7, ymm5
+; x3 <<<= 33
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 33
+    vpsrlq ymm0, ymm0, 31
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; round 24*c + 21
+; x0 += x3
+    vpaddq ymm12, ymm12, ymm5
+; x3 <<<= 46
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 46
+    vpsrlq ymm0, ymm0, 18
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x2 += x1
+    vpaddq ymm7, ymm7, ymm8
+; x1 <<<= 12
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 12
+    vpsrlq ymm0, ymm0, 52
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; round 24*c + 22
+; x0 += x1
+    vpaddq ymm12, ymm12, ymm8
+; x1 <<<= 58
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm0, ymm0, 6
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x2 += x3
+    vpaddq ymm7, ymm7, ymm5
+; x3 <<<= 22
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 22
+    vpsrlq ymm0, ymm0, 42
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; round 24*c + 23
+; x0 += x3
+    vpaddq ymm12, ymm12, ymm5
+; x3 <<<= 32
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm5, ymm5, ymm0
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x2 += x1
+    vpaddq ymm7, ymm7, ymm8
+; x1 <<<= 32
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm8, ymm8, ymm0
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; ctr += 192
+    add rax, 0xc0
 ; while ctr != 576
     cmp rax, 0x240
     jne .cycle
@@ -2623,8 +2989,6 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; t2 ^= t1
     vmovdqa ymm9, ymm6
     vpxor ymm9, ymm9, ymm2
-; x0 -= k3
-    vmovdqa ymm10, ymm6
 ; subtract subkey 18
 ; x0 -= k3
     vpsubq ymm12, ymm12, ymm3
@@ -2646,9 +3010,9 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     mov qword [rsp + 0], r8
     mov qword [rsp + 32], rcx
     mov qword [rsp + 64], rsi
-; for each of 9 cycles of 8 rounds
+; for each of 3 cycles of 8 rounds
 .cycle:
-; inverse round 8*c' + 7
+; inverse round 24*c' + 23
 ; x3 ^= x0
     vpxor ymm5, ymm5, ymm12
 ; x3 >>>= 32
@@ -2667,7 +3031,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm8, ymm8, ymm0
 ; x2 -= x1
     vpsubq ymm7, ymm7, ymm8
-; inverse round 8*c' + 6
+; inverse round 24*c' + 22
 ; x1 ^= x0
     vpxor ymm8, ymm8, ymm12
 ; x1 >>>= 58
@@ -2686,7 +3050,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm0
 ; x2 -= x3
     vpsubq ymm7, ymm7, ymm5
-; inverse round 8*c' + 5
+; inverse round 24*c' + 21
 ; x3 ^= x0
     vpxor ymm5, ymm5, ymm12
 ; x3 >>>= 46
@@ -2705,7 +3069,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm8, ymm8, ymm0
 ; x2 -= x1
     vpsubq ymm7, ymm7, ymm8
-; inverse round 8*c' + 4
+; inverse round 24*c' + 20
 ; x1 ^= x0
     vpxor ymm8, ymm8, ymm12
 ; x1 >>>= 25
@@ -2724,20 +3088,20 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm0
 ; x2 -= x3
     vpsubq ymm7, ymm7, ymm5
-; subtract subkey 17 - 2*c
-; x0 -= kr[17 - 2*c]
+; subtract subkey 17 - 6*c
+; x0 -= kr[17 - 6*c]
     vpsubq ymm12, ymm12, [rsp + rax + 2016]
-; x1 -= kr[18 - 2*c]
+; x1 -= kr[18 - 6*c]
     vpsubq ymm8, ymm8, [rsp + rax + 2048]
-; x2 -= kr[19 - 2*c]
+; x2 -= kr[19 - 6*c]
     vpsubq ymm7, ymm7, [rsp + rax + 2080]
-; x3 -= kc[17 - 2*c]
+; x3 -= kc[17 - 6*c]
     vpsubq ymm5, ymm5, [rsp + rax + 1408]
-; x1 -= t1
+; x1 -= t2
     vpsubq ymm8, ymm8, ymm9
-; x2 -= t2
+; x2 -= t0
     vpsubq ymm7, ymm7, ymm6
-; inverse round 8*c' + 3
+; inverse round 24*c' + 19
 ; x3 ^= x0
     vpxor ymm5, ymm5, ymm12
 ; x3 >>>= 5
@@ -2756,7 +3120,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm8, ymm8, ymm0
 ; x2 -= x1
     vpsubq ymm7, ymm7, ymm8
-; inverse round 8*c' + 2
+; inverse round 24*c' + 18
 ; x1 ^= x0
     vpxor ymm8, ymm8, ymm12
 ; x1 >>>= 23
@@ -2775,7 +3139,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm0
 ; x2 -= x3
     vpsubq ymm7, ymm7, ymm5
-; inverse round 8*c' + 1
+; inverse round 24*c' + 17
 ; x3 ^= x0
     vpxor ymm5, ymm5, ymm12
 ; x3 >>>= 52
@@ -2794,7 +3158,7 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm8, ymm8, ymm0
 ; x2 -= x1
     vpsubq ymm7, ymm7, ymm8
-; inverse round 8*c' + 0
+; inverse round 24*c' + 16
 ; x1 ^= x0
     vpxor ymm8, ymm8, ymm12
 ; x1 >>>= 14
@@ -2813,26 +3177,377 @@ tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm0
 ; x2 -= x3
     vpsubq ymm7, ymm7, ymm5
-; subtract subkey 16 - 2*c
-; x0 -= kr[16 - 2*c]
+; subtract subkey 16 - 6*c
+; x0 -= kr[16 - 6*c]
     vpsubq ymm12, ymm12, [rsp + rax + 1984]
-; x1 -= kr[17 - 2*c]
+; x1 -= kr[17 - 6*c]
     vpsubq ymm8, ymm8, [rsp + rax + 2016]
-; x2 -= kr[18 - 2*c]
+; x2 -= kr[18 - 6*c]
     vpsubq ymm7, ymm7, [rsp + rax + 2048]
-; x3 -= kc[16 - 2*c]
+; x3 -= kc[16 - 6*c]
     vpsubq ymm5, ymm5, [rsp + rax + 1376]
-; x1 -= t0
+; x1 -= t1
     vpsubq ymm8, ymm8, ymm2
-; x2 -= t1
+; x2 -= t2
     vpsubq ymm7, ymm7, ymm9
-; previous cycle's tweak words: t[i] <- t[i+1 mod 3]
-; ctr += -64
-    vmovdqa ymm0, ymm2
-    vmovdqa ymm2, ymm9
-    vmovdqa ymm9, ymm6
-    vmovdqa ymm6, ymm0
-    add rax, -64
+; inverse round 24*c' + 15
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x3 >>>= 32
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm5, ymm5, ymm0
+; x0 -= x3
+    vpsubq ymm12, ymm12, ymm5
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; x1 >>>= 32
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm8, ymm8, ymm0
+; x2 -= x1
+    vpsubq ymm7, ymm7, ymm8
+; inverse round 24*c' + 14
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x1 >>>= 58
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm0, ymm0, 58
+    vpor ymm8, ymm8, ymm0
+; x0 -= x1
+    vpsubq ymm12, ymm12, ymm8
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; x3 >>>= 22
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 42
+    vpsrlq ymm0, ymm0, 22
+    vpor ymm5, ymm5, ymm0
+; x2 -= x3
+    vpsubq ymm7, ymm7, ymm5
+; inverse round 24*c' + 13
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x3 >>>= 46
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 18
+    vpsrlq ymm0, ymm0, 46
+    vpor ymm5, ymm5, ymm0
+; x0 -= x3
+    vpsubq ymm12, ymm12, ymm5
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; x1 >>>= 12
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 52
+    vpsrlq ymm0, ymm0, 12
+    vpor ymm8, ymm8, ymm0
+; x2 -= x1
+    vpsubq ymm7, ymm7, ymm8
+; inverse round 24*c' + 12
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x1 >>>= 25
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm0, ymm0, 25
+    vpor ymm8, ymm8, ymm0
+; x0 -= x1
+    vpsubq ymm12, ymm12, ymm8
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; x3 >>>= 33
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 31
+    vpsrlq ymm0, ymm0, 33
+    vpor ymm5, ymm5, ymm0
+; x2 -= x3
+    vpsubq ymm7, ymm7, ymm5
+; subtract subkey 15 - 6*c
+; x0 -= kr[15 - 6*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 1952]
+; x1 -= kr[16 - 6*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 1984]
+; x2 -= kr[17 - 6*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 2016]
+; x3 -= kc[15 - 6*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 1344]
+; x1 -= t0
+    vpsubq ymm8, ymm8, ymm6
+; x2 -= t1
+    vpsubq ymm7, ymm7, ymm2
+; inverse round 24*c' + 11
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x3 >>>= 5
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 59
+    vpsrlq ymm0, ymm0, 5
+    vpor ymm5, ymm5, ymm0
+; x0 -= x3
+    vpsubq ymm12, ymm12, ymm5
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; x1 >>>= 37
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 27
+    vpsrlq ymm0, ymm0, 37
+    vpor ymm8, ymm8, ymm0
+; x2 -= x1
+    vpsubq ymm7, ymm7, ymm8
+; inverse round 24*c' + 10
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x1 >>>= 23
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm0, ymm0, 23
+    vpor ymm8, ymm8, ymm0
+; x0 -= x1
+    vpsubq ymm12, ymm12, ymm8
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; x3 >>>= 40
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 24
+    vpsrlq ymm0, ymm0, 40
+    vpor ymm5, ymm5, ymm0
+; x2 -= x3
+    vpsubq ymm7, ymm7, ymm5
+; inverse round 24*c' + 9
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x3 >>>= 52
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 12
+    vpsrlq ymm0, ymm0, 52
+    vpor ymm5, ymm5, ymm0
+; x0 -= x3
+    vpsubq ymm12, ymm12, ymm5
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; x1 >>>= 57
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 7
+    vpsrlq ymm0, ymm0, 57
+    vpor ymm8, ymm8, ymm0
+; x2 -= x1
+    vpsubq ymm7, ymm7, ymm8
+; inverse round 24*c' + 8
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x1 >>>= 14
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm0, ymm0, 14
+    vpor ymm8, ymm8, ymm0
+; x0 -= x1
+    vpsubq ymm12, ymm12, ymm8
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; x3 >>>= 16
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 48
+    vpsrlq ymm0, ymm0, 16
+    vpor ymm5, ymm5, ymm0
+; x2 -= x3
+    vpsubq ymm7, ymm7, ymm5
+; subtract subkey 14 - 6*c
+; x0 -= kr[14 - 6*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 1920]
+; x1 -= kr[15 - 6*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 1952]
+; x2 -= kr[16 - 6*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 1984]
+; x3 -= kc[14 - 6*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 1312]
+; x1 -= t2
+    vpsubq ymm8, ymm8, ymm9
+; x2 -= t0
+    vpsubq ymm7, ymm7, ymm6
+; inverse round 24*c' + 7
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x3 >>>= 32
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm5, ymm5, ymm0
+; x0 -= x3
+    vpsubq ymm12, ymm12, ymm5
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; x1 >>>= 32
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 32
+    vpsrlq ymm0, ymm0, 32
+    vpor ymm8, ymm8, ymm0
+; x2 -= x1
+    vpsubq ymm7, ymm7, ymm8
+; inverse round 24*c' + 6
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x1 >>>= 58
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm0, ymm0, 58
+    vpor ymm8, ymm8, ymm0
+; x0 -= x1
+    vpsubq ymm12, ymm12, ymm8
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; x3 >>>= 22
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 42
+    vpsrlq ymm0, ymm0, 22
+    vpor ymm5, ymm5, ymm0
+; x2 -= x3
+    vpsubq ymm7, ymm7, ymm5
+; inverse round 24*c' + 5
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x3 >>>= 46
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 18
+    vpsrlq ymm0, ymm0, 46
+    vpor ymm5, ymm5, ymm0
+; x0 -= x3
+    vpsubq ymm12, ymm12, ymm5
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; x1 >>>= 12
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 52
+    vpsrlq ymm0, ymm0, 12
+    vpor ymm8, ymm8, ymm0
+; x2 -= x1
+    vpsubq ymm7, ymm7, ymm8
+; inverse round 24*c' + 4
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x1 >>>= 25
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm0, ymm0, 25
+    vpor ymm8, ymm8, ymm0
+; x0 -= x1
+    vpsubq ymm12, ymm12, ymm8
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; x3 >>>= 33
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 31
+    vpsrlq ymm0, ymm0, 33
+    vpor ymm5, ymm5, ymm0
+; x2 -= x3
+    vpsubq ymm7, ymm7, ymm5
+; subtract subkey 13 - 6*c
+; x0 -= kr[13 - 6*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 1888]
+; x1 -= kr[14 - 6*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 1920]
+; x2 -= kr[15 - 6*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 1952]
+; x3 -= kc[13 - 6*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 1280]
+; x1 -= t1
+    vpsubq ymm8, ymm8, ymm2
+; x2 -= t2
+    vpsubq ymm7, ymm7, ymm9
+; inverse round 24*c' + 3
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x3 >>>= 5
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 59
+    vpsrlq ymm0, ymm0, 5
+    vpor ymm5, ymm5, ymm0
+; x0 -= x3
+    vpsubq ymm12, ymm12, ymm5
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; x1 >>>= 37
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 27
+    vpsrlq ymm0, ymm0, 37
+    vpor ymm8, ymm8, ymm0
+; x2 -= x1
+    vpsubq ymm7, ymm7, ymm8
+; inverse round 24*c' + 2
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x1 >>>= 23
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm0, ymm0, 23
+    vpor ymm8, ymm8, ymm0
+; x0 -= x1
+    vpsubq ymm12, ymm12, ymm8
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; x3 >>>= 40
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 24
+    vpsrlq ymm0, ymm0, 40
+    vpor ymm5, ymm5, ymm0
+; x2 -= x3
+    vpsubq ymm7, ymm7, ymm5
+; inverse round 24*c' + 1
+; x3 ^= x0
+    vpxor ymm5, ymm5, ymm12
+; x3 >>>= 52
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 12
+    vpsrlq ymm0, ymm0, 52
+    vpor ymm5, ymm5, ymm0
+; x0 -= x3
+    vpsubq ymm12, ymm12, ymm5
+; x1 ^= x2
+    vpxor ymm8, ymm8, ymm7
+; x1 >>>= 57
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 7
+    vpsrlq ymm0, ymm0, 57
+    vpor ymm8, ymm8, ymm0
+; x2 -= x1
+    vpsubq ymm7, ymm7, ymm8
+; inverse round 24*c' + 0
+; x1 ^= x0
+    vpxor ymm8, ymm8, ymm12
+; x1 >>>= 14
+    vmovdqa ymm0, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm0, ymm0, 14
+    vpor ymm8, ymm8, ymm0
+; x0 -= x1
+    vpsubq ymm12, ymm12, ymm8
+; x3 ^= x2
+    vpxor ymm5, ymm5, ymm7
+; x3 >>>= 16
+    vmovdqa ymm0, ymm5
+    vpsllq ymm5, ymm5, 48
+    vpsrlq ymm0, ymm0, 16
+    vpor ymm5, ymm5, ymm0
+; x2 -= x3
+    vpsubq ymm7, ymm7, ymm5
+; subtract subkey 12 - 6*c
+; x0 -= kr[12 - 6*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 1856]
+; x1 -= kr[13 - 6*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 1888]
+; x2 -= kr[14 - 6*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 1920]
+; x3 -= kc[12 - 6*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 1248]
+; x1 -= t0
+    vpsubq ymm8, ymm8, ymm6
+; x2 -= t1
+    vpsubq ymm7, ymm7, ymm2
+; ctr += -192
+    add rax, -192
 ; while ctr != -576
     cmp rax, -576
     jne .cycle

@@ -4,9 +4,9 @@
  * Threefish-256, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 72 rounds, 32-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa avx2, abi sysv, strategy belady, rotate rol, schedule description): assemble tf256_v13_nasmx64_sysv_avx2_belady_fly_loop.asm with nasm -f elf64
- * tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 4, moves 39, instructions 268
+ * tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 4, moves 66, instructions 479
  * tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 10, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
- * tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 0, moves 39, instructions 268
+ * tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 16, reloads 11, memory operands 0, moves 66, instructions 479
  * tf256_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 11, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
  */
 #ifndef TF256_V13_NASMX64_SYSV_AVX2_BELADY_FLY_LOOP_H

@@ -11,9 +11,9 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 55, instructions 412
+;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 114, instructions 831
 ;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 14, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
-;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 55, instructions 412
+;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 114, instructions 831
 ;   tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 15, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
 ;
 ; Register map of tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes (value: registers it occupies):
@@ -32,15 +32,31 @@
 ;      r18: ymm10                r19: ymm10                r20: ymm10                r21: ymm10
 ;      r22: ymm10                r23: ymm10                r24: ymm10                r25: ymm10
 ;      r26: ymm10                r27: ymm10                r28: ymm10                r29: ymm10
-;      r30: ymm10                r31: ymm10                r32: ymm10                 s0: ymm1
+;      r30: ymm10                r31: ymm10                r32: ymm10                r33: ymm10
+;      r34: ymm10                r35: ymm10                r36: ymm10                r37: ymm10
+;      r38: ymm10                r39: ymm10                r40: ymm10                r41: ymm10
+;      r42: ymm10                r43: ymm10                r44: ymm10                r45: ymm10
+;      r46: ymm10                r47: ymm10                r48: ymm10                r49: ymm10
+;      r50: ymm10                r51: ymm10                r52: ymm10                r53: ymm10
+;      r54: ymm10                r55: ymm10                r56: ymm10                r57: ymm10
+;      r58: ymm10                r59: ymm10                r60: ymm10                r61: ymm10
+;      r62: ymm10                r63: ymm10                r64: ymm10                r65: ymm10
+;      r66: ymm10                r67: ymm10                r68: ymm10                r69: ymm10
+;      r70: ymm10                r71: ymm10                r72: ymm10                r73: ymm10
+;      r74: ymm10                r75: ymm10                r76: ymm10                r77: ymm10
+;      r78: ymm10                r79: ymm10                r80: ymm10                r81: ymm10
+;      r82: ymm10                r83: ymm10                r84: ymm10                r85: ymm10
+;      r86: ymm10                r87: ymm10                r88: ymm10                r89: ymm10
+;      r90: ymm10                r91: ymm10                r92: ymm10                r93: ymm10
+;      r94: ymm10                r95: ymm10                r96: ymm10                 s0: ymm1
 ;       s1: ymm5                  s2: ymm3                  s3: ymm6                  s4: ymm5
 ;       s5: ymm9                  s6: ymm6                  s7: ymm10                 t0: ymm2
 ;       t1: ymm0                t1_0: ymm0                t1_1: ymm8                t1_2: ymm9
 ;     t1_3: ymm12               t1_4: ymm2                t1_5: ymm3                t1_6: ymm10
-;     t1_7: ymm6                  t2: ymm9                  ts: ymm10                tw0: ymm0
-;      tw1: ymm1               tweak: rcx, rsi              x0: ymm8                  x1: ymm4
-;       x2: ymm3                  x3: ymm1                  x4: ymm12                 x5: ymm7
-;       x6: ymm6                  x7: ymm5
+;     t1_7: ymm6                  t2: ymm9                 tw0: ymm0                 tw1: ymm1
+;    tweak: rcx, rsi              x0: ymm8                  x1: ymm4                  x2: ymm3
+;       x3: ymm1                  x4: ymm12                 x5: ymm7                  x6: ymm6
+;       x7: ymm5
 ;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 n out tweak
 ;   frame: 2408 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -76,15 +92,31 @@
 ;      r18: ymm10                r19: ymm10                r20: ymm10                r21: ymm10
 ;      r22: ymm10                r23: ymm10                r24: ymm10                r25: ymm10
 ;      r26: ymm10                r27: ymm10                r28: ymm10                r29: ymm10
-;      r30: ymm10                r31: ymm10                r32: ymm10                 s0: ymm1
+;      r30: ymm10                r31: ymm10                r32: ymm10                r33: ymm10
+;      r34: ymm10                r35: ymm10                r36: ymm10                r37: ymm10
+;      r38: ymm10                r39: ymm10                r40: ymm10                r41: ymm10
+;      r42: ymm10                r43: ymm10                r44: ymm10                r45: ymm10
+;      r46: ymm10                r47: ymm10                r48: ymm10                r49: ymm10
+;      r50: ymm10                r51: ymm10                r52: ymm10                r53: ymm10
+;      r54: ymm10                r55: ymm10                r56: ymm10                r57: ymm10
+;      r58: ymm10                r59: ymm10                r60: ymm10                r61: ymm10
+;      r62: ymm10                r63: ymm10                r64: ymm10                r65: ymm10
+;      r66: ymm10                r67: ymm10                r68: ymm10                r69: ymm10
+;      r70: ymm10                r71: ymm10                r72: ymm10                r73: ymm10
+;      r74: ymm10                r75: ymm10                r76: ymm10                r77: ymm10
+;      r78: ymm10                r79: ymm10                r80: ymm10                r81: ymm10
+;      r82: ymm10                r83: ymm10                r84: ymm10                r85: ymm10
+;      r86: ymm10                r87: ymm10                r88: ymm10                r89: ymm10
+;      r90: ymm10                r91: ymm10                r92: ymm10                r93: ymm10
+;      r94: ymm10                r95: ymm10                r96: ymm10                 s0: ymm1
 ;       s1: ymm5                  s2: ymm3                  s3: ymm6                  s4: ymm5
-;       s5: ymm9                  s6: ymm6                  s7: ymm10                 t0: ymm0, ymm2
-;       t1: ymm0, ymm9          t1_0: ymm10               t1_1: ymm8                t1_2: ymm2
+;       s5: ymm9                  s6: ymm6                  s7: ymm10                 t0: ymm2
+;       t1: ymm0                t1_0: ymm10               t1_1: ymm8                t1_2: ymm2
 ;     t1_3: ymm12               t1_4: ymm0                t1_5: ymm3                t1_6: ymm9
-;     t1_7: ymm6                  t2: ymm2, ymm9            ts: ymm10, ymm2          tw0: ymm0
-;      tw1: ymm1               tweak: rcx, rsi              x0: ymm8                  x1: ymm4
-;       x2: ymm3                  x3: ymm1                  x4: ymm12                 x5: ymm7
-;       x6: ymm6                  x7: ymm5
+;     t1_7: ymm6                  t2: ymm9                 tw0: ymm0                 tw1: ymm1
+;    tweak: rcx, rsi              x0: ymm8                  x1: ymm4                  x2: ymm3
+;       x3: ymm1                  x4: ymm12                 x5: ymm7                  x6: ymm6
+;       x7: ymm5
 ;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 n out tweak
 ;   frame: 2408 bytes of stack slots; callee-saved registers pushed: none
 ;
@@ -568,36 +600,35 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vmovdqa ymm9, ymm2
     vpxor ymm9, ymm9, ymm0
 ; ctr = 0
-    vmovdqa ymm10, ymm2
     mov rax, 0
     mov qword [rsp + 96], rdx
     mov qword [rsp + 0], r8
     mov qword [rsp + 32], rcx
     mov qword [rsp + 64], rsi
-; for each of 9 cycles of 8 rounds
+; for each of 3 cycles of 8 rounds
 .cycle:
-; add subkey 2*c
-; x0 += kr[2*c]
+; add subkey 6*c
+; x0 += kr[6*c]
     vpaddq ymm8, ymm8, [rsp + rax + 1600]
-; x1 += kr[1 + 2*c]
+; x1 += kr[1 + 6*c]
     vpaddq ymm4, ymm4, [rsp + rax + 1632]
-; x2 += kr[2 + 2*c]
+; x2 += kr[2 + 6*c]
     vpaddq ymm3, ymm3, [rsp + rax + 1664]
-; x3 += kr[3 + 2*c]
+; x3 += kr[3 + 6*c]
     vpaddq ymm1, ymm1, [rsp + rax + 1696]
-; x4 += kr[4 + 2*c]
+; x4 += kr[4 + 6*c]
     vpaddq ymm12, ymm12, [rsp + rax + 1728]
-; x5 += kr[5 + 2*c]
+; x5 += kr[5 + 6*c]
     vpaddq ymm7, ymm7, [rsp + rax + 1760]
-; x6 += kr[6 + 2*c]
+; x6 += kr[6 + 6*c]
     vpaddq ymm6, ymm6, [rsp + rax + 1792]
-; x7 += kc[2*c]
+; x7 += kc[6*c]
     vpaddq ymm5, ymm5, [rsp + rax + 992]
 ; x5 += t0
     vpaddq ymm7, ymm7, ymm2
 ; x6 += t1
     vpaddq ymm6, ymm6, ymm0
-; round 8*c + 0
+; round 24*c + 0
 ; x0 += x1
     vpaddq ymm8, ymm8, ymm4
 ; x1 <<<= 46
@@ -634,7 +665,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm10
 ; x7 ^= x6
     vpxor ymm5, ymm5, ymm6
-; round 8*c + 1
+; round 24*c + 1
 ; x2 += x1
     vpaddq ymm3, ymm3, ymm4
 ; x1 <<<= 33
@@ -671,7 +702,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm1, ymm1, ymm10
 ; x3 ^= x0
     vpxor ymm1, ymm1, ymm8
-; round 8*c + 2
+; round 24*c + 2
 ; x4 += x1
     vpaddq ymm12, ymm12, ymm4
 ; x1 <<<= 17
@@ -708,7 +739,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm10
 ; x7 ^= x2
     vpxor ymm5, ymm5, ymm3
-; round 8*c + 3
+; round 24*c + 3
 ; x6 += x1
     vpaddq ymm6, ymm6, ymm4
 ; x1 <<<= 44
@@ -745,28 +776,28 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm1, ymm1, ymm10
 ; x3 ^= x4
     vpxor ymm1, ymm1, ymm12
-; add subkey 1 + 2*c
-; x0 += kr[1 + 2*c]
+; add subkey 1 + 6*c
+; x0 += kr[1 + 6*c]
     vpaddq ymm8, ymm8, [rsp + rax + 1632]
-; x1 += kr[2 + 2*c]
+; x1 += kr[2 + 6*c]
     vpaddq ymm4, ymm4, [rsp + rax + 1664]
-; x2 += kr[3 + 2*c]
+; x2 += kr[3 + 6*c]
     vpaddq ymm3, ymm3, [rsp + rax + 1696]
-; x3 += kr[4 + 2*c]
+; x3 += kr[4 + 6*c]
     vpaddq ymm1, ymm1, [rsp + rax + 1728]
-; x4 += kr[5 + 2*c]
+; x4 += kr[5 + 6*c]
     vpaddq ymm12, ymm12, [rsp + rax + 1760]
-; x5 += kr[6 + 2*c]
+; x5 += kr[6 + 6*c]
     vpaddq ymm7, ymm7, [rsp + rax + 1792]
-; x6 += kr[7 + 2*c]
+; x6 += kr[7 + 6*c]
     vpaddq ymm6, ymm6, [rsp + rax + 1824]
-; x7 += kc[1 + 2*c]
+; x7 += kc[1 + 6*c]
     vpaddq ymm5, ymm5, [rsp + rax + 1024]
 ; x5 += t1
     vpaddq ymm7, ymm7, ymm0
 ; x6 += t2
     vpaddq ymm6, ymm6, ymm9
-; round 8*c + 4
+; round 24*c + 4
 ; x0 += x1
     vpaddq ymm8, ymm8, ymm4
 ; x1 <<<= 39
@@ -803,7 +834,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm10
 ; x7 ^= x6
     vpxor ymm5, ymm5, ymm6
-; round 8*c + 5
+; round 24*c + 5
 ; x2 += x1
     vpaddq ymm3, ymm3, ymm4
 ; x1 <<<= 13
@@ -840,7 +871,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm1, ymm1, ymm10
 ; x3 ^= x0
     vpxor ymm1, ymm1, ymm8
-; round 8*c + 6
+; round 24*c + 6
 ; x4 += x1
     vpaddq ymm12, ymm12, ymm4
 ; x1 <<<= 25
@@ -877,7 +908,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm10
 ; x7 ^= x2
     vpxor ymm5, ymm5, ymm3
-; round 8*c + 7
+; round 24*c + 7
 ; x6 += x1
     vpaddq ymm6, ymm6, ymm4
 ; x1 <<<= 8
@@ -914,13 +945,684 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm1, ymm1, ymm10
 ; x3 ^= x4
     vpxor ymm1, ymm1, ymm12
-; next cycle's tweak words: t[i] <- t[i-1 mod 3]
-; ctr += 64
-    vmovdqa ymm10, ymm2
-    vmovdqa ymm2, ymm9
-    vmovdqa ymm9, ymm0
-    vmovdqa ymm0, ymm10
-    add rax, 0x40
+; add subkey 2 + 6*c
+; x0 += kr[2 + 6*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 1664]
+; x1 += kr[3 + 6*c]
+    vpaddq ymm4, ymm4, [rsp + rax + 1696]
+; x2 += kr[4 + 6*c]
+    vpaddq ymm3, ymm3, [rsp + rax + 1728]
+; x3 += kr[5 + 6*c]
+    vpaddq ymm1, ymm1, [rsp + rax + 1760]
+; x4 += kr[6 + 6*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 1792]
+; x5 += kr[7 + 6*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 1824]
+; x6 += kr[8 + 6*c]
+    vpaddq ymm6, ymm6, [rsp + rax + 1856]
+; x7 += kc[2 + 6*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 1056]
+; x5 += t2
+    vpaddq ymm7, ymm7, ymm9
+; x6 += t0
+    vpaddq ymm6, ymm6, ymm2
+; round 24*c + 8
+; x0 += x1
+    vpaddq ymm8, ymm8, ymm4
+; x1 <<<= 46
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 46
+    vpsrlq ymm10, ymm10, 18
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm8
+; x2 += x3
+    vpaddq ymm3, ymm3, ymm1
+; x3 <<<= 36
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 36
+    vpsrlq ymm10, ymm10, 28
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x2
+    vpxor ymm1, ymm1, ymm3
+; x4 += x5
+    vpaddq ymm12, ymm12, ymm7
+; x5 <<<= 19
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 19
+    vpsrlq ymm10, ymm10, 45
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x4
+    vpxor ymm7, ymm7, ymm12
+; x6 += x7
+    vpaddq ymm6, ymm6, ymm5
+; x7 <<<= 37
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 37
+    vpsrlq ymm10, ymm10, 27
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x6
+    vpxor ymm5, ymm5, ymm6
+; round 24*c + 9
+; x2 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm10, ymm10, 31
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm3
+; x4 += x7
+    vpaddq ymm12, ymm12, ymm5
+; x7 <<<= 27
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 27
+    vpsrlq ymm10, ymm10, 37
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x4
+    vpxor ymm5, ymm5, ymm12
+; x6 += x5
+    vpaddq ymm6, ymm6, ymm7
+; x5 <<<= 14
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 14
+    vpsrlq ymm10, ymm10, 50
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm7, ymm7, ymm6
+; x0 += x3
+    vpaddq ymm8, ymm8, ymm1
+; x3 <<<= 42
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 42
+    vpsrlq ymm10, ymm10, 22
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x0
+    vpxor ymm1, ymm1, ymm8
+; round 24*c + 10
+; x4 += x1
+    vpaddq ymm12, ymm12, ymm4
+; x1 <<<= 17
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 17
+    vpsrlq ymm10, ymm10, 47
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm12
+; x6 += x3
+    vpaddq ymm6, ymm6, ymm1
+; x3 <<<= 49
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 49
+    vpsrlq ymm10, ymm10, 15
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x6
+    vpxor ymm1, ymm1, ymm6
+; x0 += x5
+    vpaddq ymm8, ymm8, ymm7
+; x5 <<<= 36
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 36
+    vpsrlq ymm10, ymm10, 28
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x0
+    vpxor ymm7, ymm7, ymm8
+; x2 += x7
+    vpaddq ymm3, ymm3, ymm5
+; x7 <<<= 39
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 39
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x2
+    vpxor ymm5, ymm5, ymm3
+; round 24*c + 11
+; x6 += x1
+    vpaddq ymm6, ymm6, ymm4
+; x1 <<<= 44
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 44
+    vpsrlq ymm10, ymm10, 20
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm6
+; x0 += x7
+    vpaddq ymm8, ymm8, ymm5
+; x7 <<<= 9
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 9
+    vpsrlq ymm10, ymm10, 55
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x0
+    vpxor ymm5, ymm5, ymm8
+; x2 += x5
+    vpaddq ymm3, ymm3, ymm7
+; x5 <<<= 54
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 54
+    vpsrlq ymm10, ymm10, 10
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x2
+    vpxor ymm7, ymm7, ymm3
+; x4 += x3
+    vpaddq ymm12, ymm12, ymm1
+; x3 <<<= 56
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 56
+    vpsrlq ymm10, ymm10, 8
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x4
+    vpxor ymm1, ymm1, ymm12
+; add subkey 3 + 6*c
+; x0 += kr[3 + 6*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 1696]
+; x1 += kr[4 + 6*c]
+    vpaddq ymm4, ymm4, [rsp + rax + 1728]
+; x2 += kr[5 + 6*c]
+    vpaddq ymm3, ymm3, [rsp + rax + 1760]
+; x3 += kr[6 + 6*c]
+    vpaddq ymm1, ymm1, [rsp + rax + 1792]
+; x4 += kr[7 + 6*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 1824]
+; x5 += kr[8 + 6*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 1856]
+; x6 += kr[9 + 6*c]
+    vpaddq ymm6, ymm6, [rsp + rax + 1888]
+; x7 += kc[3 + 6*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 1088]
+; x5 += t0
+    vpaddq ymm7, ymm7, ymm2
+; x6 += t1
+    vpaddq ymm6, ymm6, ymm0
+; round 24*c + 12
+; x0 += x1
+    vpaddq ymm8, ymm8, ymm4
+; x1 <<<= 39
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm8
+; x2 += x3
+    vpaddq ymm3, ymm3, ymm1
+; x3 <<<= 30
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 30
+    vpsrlq ymm10, ymm10, 34
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x2
+    vpxor ymm1, ymm1, ymm3
+; x4 += x5
+    vpaddq ymm12, ymm12, ymm7
+; x5 <<<= 34
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 34
+    vpsrlq ymm10, ymm10, 30
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x4
+    vpxor ymm7, ymm7, ymm12
+; x6 += x7
+    vpaddq ymm6, ymm6, ymm5
+; x7 <<<= 24
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 24
+    vpsrlq ymm10, ymm10, 40
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x6
+    vpxor ymm5, ymm5, ymm6
+; round 24*c + 13
+; x2 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 13
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 13
+    vpsrlq ymm10, ymm10, 51
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm3
+; x4 += x7
+    vpaddq ymm12, ymm12, ymm5
+; x7 <<<= 50
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 50
+    vpsrlq ymm10, ymm10, 14
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x4
+    vpxor ymm5, ymm5, ymm12
+; x6 += x5
+    vpaddq ymm6, ymm6, ymm7
+; x5 <<<= 10
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 10
+    vpsrlq ymm10, ymm10, 54
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm7, ymm7, ymm6
+; x0 += x3
+    vpaddq ymm8, ymm8, ymm1
+; x3 <<<= 17
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 17
+    vpsrlq ymm10, ymm10, 47
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x0
+    vpxor ymm1, ymm1, ymm8
+; round 24*c + 14
+; x4 += x1
+    vpaddq ymm12, ymm12, ymm4
+; x1 <<<= 25
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm12
+; x6 += x3
+    vpaddq ymm6, ymm6, ymm1
+; x3 <<<= 29
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 29
+    vpsrlq ymm10, ymm10, 35
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x6
+    vpxor ymm1, ymm1, ymm6
+; x0 += x5
+    vpaddq ymm8, ymm8, ymm7
+; x5 <<<= 39
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 39
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x0
+    vpxor ymm7, ymm7, ymm8
+; x2 += x7
+    vpaddq ymm3, ymm3, ymm5
+; x7 <<<= 43
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 43
+    vpsrlq ymm10, ymm10, 21
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x2
+    vpxor ymm5, ymm5, ymm3
+; round 24*c + 15
+; x6 += x1
+    vpaddq ymm6, ymm6, ymm4
+; x1 <<<= 8
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 8
+    vpsrlq ymm10, ymm10, 56
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm6
+; x0 += x7
+    vpaddq ymm8, ymm8, ymm5
+; x7 <<<= 35
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 35
+    vpsrlq ymm10, ymm10, 29
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x0
+    vpxor ymm5, ymm5, ymm8
+; x2 += x5
+    vpaddq ymm3, ymm3, ymm7
+; x5 <<<= 56
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 56
+    vpsrlq ymm10, ymm10, 8
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x2
+    vpxor ymm7, ymm7, ymm3
+; x4 += x3
+    vpaddq ymm12, ymm12, ymm1
+; x3 <<<= 22
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 22
+    vpsrlq ymm10, ymm10, 42
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x4
+    vpxor ymm1, ymm1, ymm12
+; add subkey 4 + 6*c
+; x0 += kr[4 + 6*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 1728]
+; x1 += kr[5 + 6*c]
+    vpaddq ymm4, ymm4, [rsp + rax + 1760]
+; x2 += kr[6 + 6*c]
+    vpaddq ymm3, ymm3, [rsp + rax + 1792]
+; x3 += kr[7 + 6*c]
+    vpaddq ymm1, ymm1, [rsp + rax + 1824]
+; x4 += kr[8 + 6*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 1856]
+; x5 += kr[9 + 6*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 1888]
+; x6 += kr[10 + 6*c]
+    vpaddq ymm6, ymm6, [rsp + rax + 1920]
+; x7 += kc[4 + 6*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 1120]
+; x5 += t1
+    vpaddq ymm7, ymm7, ymm0
+; x6 += t2
+    vpaddq ymm6, ymm6, ymm9
+; round 24*c + 16
+; x0 += x1
+    vpaddq ymm8, ymm8, ymm4
+; x1 <<<= 46
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 46
+    vpsrlq ymm10, ymm10, 18
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm8
+; x2 += x3
+    vpaddq ymm3, ymm3, ymm1
+; x3 <<<= 36
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 36
+    vpsrlq ymm10, ymm10, 28
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x2
+    vpxor ymm1, ymm1, ymm3
+; x4 += x5
+    vpaddq ymm12, ymm12, ymm7
+; x5 <<<= 19
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 19
+    vpsrlq ymm10, ymm10, 45
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x4
+    vpxor ymm7, ymm7, ymm12
+; x6 += x7
+    vpaddq ymm6, ymm6, ymm5
+; x7 <<<= 37
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 37
+    vpsrlq ymm10, ymm10, 27
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x6
+    vpxor ymm5, ymm5, ymm6
+; round 24*c + 17
+; x2 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm10, ymm10, 31
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm3
+; x4 += x7
+    vpaddq ymm12, ymm12, ymm5
+; x7 <<<= 27
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 27
+    vpsrlq ymm10, ymm10, 37
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x4
+    vpxor ymm5, ymm5, ymm12
+; x6 += x5
+    vpaddq ymm6, ymm6, ymm7
+; x5 <<<= 14
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 14
+    vpsrlq ymm10, ymm10, 50
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm7, ymm7, ymm6
+; x0 += x3
+    vpaddq ymm8, ymm8, ymm1
+; x3 <<<= 42
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 42
+    vpsrlq ymm10, ymm10, 22
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x0
+    vpxor ymm1, ymm1, ymm8
+; round 24*c + 18
+; x4 += x1
+    vpaddq ymm12, ymm12, ymm4
+; x1 <<<= 17
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 17
+    vpsrlq ymm10, ymm10, 47
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm12
+; x6 += x3
+    vpaddq ymm6, ymm6, ymm1
+; x3 <<<= 49
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 49
+    vpsrlq ymm10, ymm10, 15
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x6
+    vpxor ymm1, ymm1, ymm6
+; x0 += x5
+    vpaddq ymm8, ymm8, ymm7
+; x5 <<<= 36
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 36
+    vpsrlq ymm10, ymm10, 28
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x0
+    vpxor ymm7, ymm7, ymm8
+; x2 += x7
+    vpaddq ymm3, ymm3, ymm5
+; x7 <<<= 39
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 39
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x2
+    vpxor ymm5, ymm5, ymm3
+; round 24*c + 19
+; x6 += x1
+    vpaddq ymm6, ymm6, ymm4
+; x1 <<<= 44
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 44
+    vpsrlq ymm10, ymm10, 20
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm6
+; x0 += x7
+    vpaddq ymm8, ymm8, ymm5
+; x7 <<<= 9
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 9
+    vpsrlq ymm10, ymm10, 55
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x0
+    vpxor ymm5, ymm5, ymm8
+; x2 += x5
+    vpaddq ymm3, ymm3, ymm7
+; x5 <<<= 54
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 54
+    vpsrlq ymm10, ymm10, 10
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x2
+    vpxor ymm7, ymm7, ymm3
+; x4 += x3
+    vpaddq ymm12, ymm12, ymm1
+; x3 <<<= 56
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 56
+    vpsrlq ymm10, ymm10, 8
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x4
+    vpxor ymm1, ymm1, ymm12
+; add subkey 5 + 6*c
+; x0 += kr[5 + 6*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 1760]
+; x1 += kr[6 + 6*c]
+    vpaddq ymm4, ymm4, [rsp + rax + 1792]
+; x2 += kr[7 + 6*c]
+    vpaddq ymm3, ymm3, [rsp + rax + 1824]
+; x3 += kr[8 + 6*c]
+    vpaddq ymm1, ymm1, [rsp + rax + 1856]
+; x4 += kr[9 + 6*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 1888]
+; x5 += kr[10 + 6*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 1920]
+; x6 += kr[11 + 6*c]
+    vpaddq ymm6, ymm6, [rsp + rax + 1952]
+; x7 += kc[5 + 6*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 1152]
+; x5 += t2
+    vpaddq ymm7, ymm7, ymm9
+; x6 += t0
+    vpaddq ymm6, ymm6, ymm2
+; round 24*c + 20
+; x0 += x1
+    vpaddq ymm8, ymm8, ymm4
+; x1 <<<= 39
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm8
+; x2 += x3
+    vpaddq ymm3, ymm3, ymm1
+; x3 <<<= 30
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 30
+    vpsrlq ymm10, ymm10, 34
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x2
+    vpxor ymm1, ymm1, ymm3
+; x4 += x5
+    vpaddq ymm12, ymm12, ymm7
+; x5 <<<= 34
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 34
+    vpsrlq ymm10, ymm10, 30
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x4
+    vpxor ymm7, ymm7, ymm12
+; x6 += x7
+    vpaddq ymm6, ymm6, ymm5
+; x7 <<<= 24
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 24
+    vpsrlq ymm10, ymm10, 40
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x6
+    vpxor ymm5, ymm5, ymm6
+; round 24*c + 21
+; x2 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 13
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 13
+    vpsrlq ymm10, ymm10, 51
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm3
+; x4 += x7
+    vpaddq ymm12, ymm12, ymm5
+; x7 <<<= 50
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 50
+    vpsrlq ymm10, ymm10, 14
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x4
+    vpxor ymm5, ymm5, ymm12
+; x6 += x5
+    vpaddq ymm6, ymm6, ymm7
+; x5 <<<= 10
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 10
+    vpsrlq ymm10, ymm10, 54
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm7, ymm7, ymm6
+; x0 += x3
+    vpaddq ymm8, ymm8, ymm1
+; x3 <<<= 17
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 17
+    vpsrlq ymm10, ymm10, 47
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x0
+    vpxor ymm1, ymm1, ymm8
+; round 24*c + 22
+; x4 += x1
+    vpaddq ymm12, ymm12, ymm4
+; x1 <<<= 25
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm12
+; x6 += x3
+    vpaddq ymm6, ymm6, ymm1
+; x3 <<<= 29
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 29
+    vpsrlq ymm10, ymm10, 35
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x6
+    vpxor ymm1, ymm1, ymm6
+; x0 += x5
+    vpaddq ymm8, ymm8, ymm7
+; x5 <<<= 39
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 39
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x0
+    vpxor ymm7, ymm7, ymm8
+; x2 += x7
+    vpaddq ymm3, ymm3, ymm5
+; x7 <<<= 43
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 43
+    vpsrlq ymm10, ymm10, 21
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x2
+    vpxor ymm5, ymm5, ymm3
+; round 24*c + 23
+; x6 += x1
+    vpaddq ymm6, ymm6, ymm4
+; x1 <<<= 8
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 8
+    vpsrlq ymm10, ymm10, 56
+    vpor ymm4, ymm4, ymm10
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm6
+; x0 += x7
+    vpaddq ymm8, ymm8, ymm5
+; x7 <<<= 35
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 35
+    vpsrlq ymm10, ymm10, 29
+    vpor ymm5, ymm5, ymm10
+; x7 ^= x0
+    vpxor ymm5, ymm5, ymm8
+; x2 += x5
+    vpaddq ymm3, ymm3, ymm7
+; x5 <<<= 56
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 56
+    vpsrlq ymm10, ymm10, 8
+    vpor ymm7, ymm7, ymm10
+; x5 ^= x2
+    vpxor ymm7, ymm7, ymm3
+; x4 += x3
+    vpaddq ymm12, ymm12, ymm1
+; x3 <<<= 22
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 22
+    vpsrlq ymm10, ymm10, 42
+    vpor ymm1, ymm1, ymm10
+; x3 ^= x4
+    vpxor ymm1, ymm1, ymm12
+; ctr += 192
+    add rax, 0xc0
 ; while ctr != 576
     cmp rax, 0x240
     jne .cycle
@@ -4013,8 +4715,6 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; t2 ^= t1
     vmovdqa ymm9, ymm2
     vpxor ymm9, ymm9, ymm0
-; x0 -= k0
-    vmovdqa ymm10, ymm2
 ; subtract subkey 18
 ; x0 -= k0
     vpsubq ymm8, ymm8, [rsp + 160]
@@ -4044,9 +4744,9 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     mov qword [rsp + 0], r8
     mov qword [rsp + 32], rcx
     mov qword [rsp + 64], rsi
-; for each of 9 cycles of 8 rounds
+; for each of 3 cycles of 8 rounds
 .cycle:
-; inverse round 8*c' + 7
+; inverse round 24*c' + 23
 ; x1 ^= x6
     vpxor ymm4, ymm4, ymm6
 ; x1 >>>= 8
@@ -4083,7 +4783,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm1, ymm1, ymm10
 ; x4 -= x3
     vpsubq ymm12, ymm12, ymm1
-; inverse round 8*c' + 6
+; inverse round 24*c' + 22
 ; x1 ^= x4
     vpxor ymm4, ymm4, ymm12
 ; x1 >>>= 25
@@ -4120,7 +4820,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm10
 ; x2 -= x7
     vpsubq ymm3, ymm3, ymm5
-; inverse round 8*c' + 5
+; inverse round 24*c' + 21
 ; x1 ^= x2
     vpxor ymm4, ymm4, ymm3
 ; x1 >>>= 13
@@ -4157,7 +4857,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm1, ymm1, ymm10
 ; x0 -= x3
     vpsubq ymm8, ymm8, ymm1
-; inverse round 8*c' + 4
+; inverse round 24*c' + 20
 ; x1 ^= x0
     vpxor ymm4, ymm4, ymm8
 ; x1 >>>= 39
@@ -4194,28 +4894,28 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm10
 ; x6 -= x7
     vpsubq ymm6, ymm6, ymm5
-; subtract subkey 17 - 2*c
-; x0 -= kr[17 - 2*c]
+; subtract subkey 17 - 6*c
+; x0 -= kr[17 - 6*c]
     vpsubq ymm8, ymm8, [rsp + rax + 2144]
-; x1 -= kr[18 - 2*c]
+; x1 -= kr[18 - 6*c]
     vpsubq ymm4, ymm4, [rsp + rax + 2176]
-; x2 -= kr[19 - 2*c]
+; x2 -= kr[19 - 6*c]
     vpsubq ymm3, ymm3, [rsp + rax + 2208]
-; x3 -= kr[20 - 2*c]
+; x3 -= kr[20 - 6*c]
     vpsubq ymm1, ymm1, [rsp + rax + 2240]
-; x4 -= kr[21 - 2*c]
+; x4 -= kr[21 - 6*c]
     vpsubq ymm12, ymm12, [rsp + rax + 2272]
-; x5 -= kr[22 - 2*c]
+; x5 -= kr[22 - 6*c]
     vpsubq ymm7, ymm7, [rsp + rax + 2304]
-; x6 -= kr[23 - 2*c]
+; x6 -= kr[23 - 6*c]
     vpsubq ymm6, ymm6, [rsp + rax + 2336]
-; x7 -= kc[17 - 2*c]
+; x7 -= kc[17 - 6*c]
     vpsubq ymm5, ymm5, [rsp + rax + 1536]
-; x5 -= t1
+; x5 -= t2
     vpsubq ymm7, ymm7, ymm9
-; x6 -= t2
+; x6 -= t0
     vpsubq ymm6, ymm6, ymm2
-; inverse round 8*c' + 3
+; inverse round 24*c' + 19
 ; x1 ^= x6
     vpxor ymm4, ymm4, ymm6
 ; x1 >>>= 44
@@ -4252,7 +4952,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm1, ymm1, ymm10
 ; x4 -= x3
     vpsubq ymm12, ymm12, ymm1
-; inverse round 8*c' + 2
+; inverse round 24*c' + 18
 ; x1 ^= x4
     vpxor ymm4, ymm4, ymm12
 ; x1 >>>= 17
@@ -4289,7 +4989,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm10
 ; x2 -= x7
     vpsubq ymm3, ymm3, ymm5
-; inverse round 8*c' + 1
+; inverse round 24*c' + 17
 ; x1 ^= x2
     vpxor ymm4, ymm4, ymm3
 ; x1 >>>= 33
@@ -4326,7 +5026,7 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm1, ymm1, ymm10
 ; x0 -= x3
     vpsubq ymm8, ymm8, ymm1
-; inverse round 8*c' + 0
+; inverse round 24*c' + 16
 ; x1 ^= x0
     vpxor ymm4, ymm4, ymm8
 ; x1 >>>= 46
@@ -4363,34 +5063,705 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm5, ymm5, ymm10
 ; x6 -= x7
     vpsubq ymm6, ymm6, ymm5
-; subtract subkey 16 - 2*c
-; x0 -= kr[16 - 2*c]
+; subtract subkey 16 - 6*c
+; x0 -= kr[16 - 6*c]
     vpsubq ymm8, ymm8, [rsp + rax + 2112]
-; x1 -= kr[17 - 2*c]
+; x1 -= kr[17 - 6*c]
     vpsubq ymm4, ymm4, [rsp + rax + 2144]
-; x2 -= kr[18 - 2*c]
+; x2 -= kr[18 - 6*c]
     vpsubq ymm3, ymm3, [rsp + rax + 2176]
-; x3 -= kr[19 - 2*c]
+; x3 -= kr[19 - 6*c]
     vpsubq ymm1, ymm1, [rsp + rax + 2208]
-; x4 -= kr[20 - 2*c]
+; x4 -= kr[20 - 6*c]
     vpsubq ymm12, ymm12, [rsp + rax + 2240]
-; x5 -= kr[21 - 2*c]
+; x5 -= kr[21 - 6*c]
     vpsubq ymm7, ymm7, [rsp + rax + 2272]
-; x6 -= kr[22 - 2*c]
+; x6 -= kr[22 - 6*c]
     vpsubq ymm6, ymm6, [rsp + rax + 2304]
-; x7 -= kc[16 - 2*c]
+; x7 -= kc[16 - 6*c]
     vpsubq ymm5, ymm5, [rsp + rax + 1504]
-; x5 -= t0
+; x5 -= t1
     vpsubq ymm7, ymm7, ymm0
-; x6 -= t1
+; x6 -= t2
     vpsubq ymm6, ymm6, ymm9
-; previous cycle's tweak words: t[i] <- t[i+1 mod 3]
-; ctr += -64
-    vmovdqa ymm10, ymm0
-    vmovdqa ymm0, ymm9
-    vmovdqa ymm9, ymm2
-    vmovdqa ymm2, ymm10
-    add rax, -64
+; inverse round 24*c' + 15
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm6
+; x1 >>>= 8
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 56
+    vpsrlq ymm10, ymm10, 8
+    vpor ymm4, ymm4, ymm10
+; x6 -= x1
+    vpsubq ymm6, ymm6, ymm4
+; x7 ^= x0
+    vpxor ymm5, ymm5, ymm8
+; x7 >>>= 35
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 29
+    vpsrlq ymm10, ymm10, 35
+    vpor ymm5, ymm5, ymm10
+; x0 -= x7
+    vpsubq ymm8, ymm8, ymm5
+; x5 ^= x2
+    vpxor ymm7, ymm7, ymm3
+; x5 >>>= 56
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 8
+    vpsrlq ymm10, ymm10, 56
+    vpor ymm7, ymm7, ymm10
+; x2 -= x5
+    vpsubq ymm3, ymm3, ymm7
+; x3 ^= x4
+    vpxor ymm1, ymm1, ymm12
+; x3 >>>= 22
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 42
+    vpsrlq ymm10, ymm10, 22
+    vpor ymm1, ymm1, ymm10
+; x4 -= x3
+    vpsubq ymm12, ymm12, ymm1
+; inverse round 24*c' + 14
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm12
+; x1 >>>= 25
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm4, ymm4, ymm10
+; x4 -= x1
+    vpsubq ymm12, ymm12, ymm4
+; x3 ^= x6
+    vpxor ymm1, ymm1, ymm6
+; x3 >>>= 29
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 35
+    vpsrlq ymm10, ymm10, 29
+    vpor ymm1, ymm1, ymm10
+; x6 -= x3
+    vpsubq ymm6, ymm6, ymm1
+; x5 ^= x0
+    vpxor ymm7, ymm7, ymm8
+; x5 >>>= 39
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 25
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm7, ymm7, ymm10
+; x0 -= x5
+    vpsubq ymm8, ymm8, ymm7
+; x7 ^= x2
+    vpxor ymm5, ymm5, ymm3
+; x7 >>>= 43
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 21
+    vpsrlq ymm10, ymm10, 43
+    vpor ymm5, ymm5, ymm10
+; x2 -= x7
+    vpsubq ymm3, ymm3, ymm5
+; inverse round 24*c' + 13
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 13
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 51
+    vpsrlq ymm10, ymm10, 13
+    vpor ymm4, ymm4, ymm10
+; x2 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x7 ^= x4
+    vpxor ymm5, ymm5, ymm12
+; x7 >>>= 50
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 14
+    vpsrlq ymm10, ymm10, 50
+    vpor ymm5, ymm5, ymm10
+; x4 -= x7
+    vpsubq ymm12, ymm12, ymm5
+; x5 ^= x6
+    vpxor ymm7, ymm7, ymm6
+; x5 >>>= 10
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 54
+    vpsrlq ymm10, ymm10, 10
+    vpor ymm7, ymm7, ymm10
+; x6 -= x5
+    vpsubq ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm1, ymm1, ymm8
+; x3 >>>= 17
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 47
+    vpsrlq ymm10, ymm10, 17
+    vpor ymm1, ymm1, ymm10
+; x0 -= x3
+    vpsubq ymm8, ymm8, ymm1
+; inverse round 24*c' + 12
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm8
+; x1 >>>= 39
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm4, ymm4, ymm10
+; x0 -= x1
+    vpsubq ymm8, ymm8, ymm4
+; x3 ^= x2
+    vpxor ymm1, ymm1, ymm3
+; x3 >>>= 30
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 34
+    vpsrlq ymm10, ymm10, 30
+    vpor ymm1, ymm1, ymm10
+; x2 -= x3
+    vpsubq ymm3, ymm3, ymm1
+; x5 ^= x4
+    vpxor ymm7, ymm7, ymm12
+; x5 >>>= 34
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 30
+    vpsrlq ymm10, ymm10, 34
+    vpor ymm7, ymm7, ymm10
+; x4 -= x5
+    vpsubq ymm12, ymm12, ymm7
+; x7 ^= x6
+    vpxor ymm5, ymm5, ymm6
+; x7 >>>= 24
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 40
+    vpsrlq ymm10, ymm10, 24
+    vpor ymm5, ymm5, ymm10
+; x6 -= x7
+    vpsubq ymm6, ymm6, ymm5
+; subtract subkey 15 - 6*c
+; x0 -= kr[15 - 6*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 2080]
+; x1 -= kr[16 - 6*c]
+    vpsubq ymm4, ymm4, [rsp + rax + 2112]
+; x2 -= kr[17 - 6*c]
+    vpsubq ymm3, ymm3, [rsp + rax + 2144]
+; x3 -= kr[18 - 6*c]
+    vpsubq ymm1, ymm1, [rsp + rax + 2176]
+; x4 -= kr[19 - 6*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 2208]
+; x5 -= kr[20 - 6*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 2240]
+; x6 -= kr[21 - 6*c]
+    vpsubq ymm6, ymm6, [rsp + rax + 2272]
+; x7 -= kc[15 - 6*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 1472]
+; x5 -= t0
+    vpsubq ymm7, ymm7, ymm2
+; x6 -= t1
+    vpsubq ymm6, ymm6, ymm0
+; inverse round 24*c' + 11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm6
+; x1 >>>= 44
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 20
+    vpsrlq ymm10, ymm10, 44
+    vpor ymm4, ymm4, ymm10
+; x6 -= x1
+    vpsubq ymm6, ymm6, ymm4
+; x7 ^= x0
+    vpxor ymm5, ymm5, ymm8
+; x7 >>>= 9
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 55
+    vpsrlq ymm10, ymm10, 9
+    vpor ymm5, ymm5, ymm10
+; x0 -= x7
+    vpsubq ymm8, ymm8, ymm5
+; x5 ^= x2
+    vpxor ymm7, ymm7, ymm3
+; x5 >>>= 54
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 10
+    vpsrlq ymm10, ymm10, 54
+    vpor ymm7, ymm7, ymm10
+; x2 -= x5
+    vpsubq ymm3, ymm3, ymm7
+; x3 ^= x4
+    vpxor ymm1, ymm1, ymm12
+; x3 >>>= 56
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 8
+    vpsrlq ymm10, ymm10, 56
+    vpor ymm1, ymm1, ymm10
+; x4 -= x3
+    vpsubq ymm12, ymm12, ymm1
+; inverse round 24*c' + 10
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm12
+; x1 >>>= 17
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 47
+    vpsrlq ymm10, ymm10, 17
+    vpor ymm4, ymm4, ymm10
+; x4 -= x1
+    vpsubq ymm12, ymm12, ymm4
+; x3 ^= x6
+    vpxor ymm1, ymm1, ymm6
+; x3 >>>= 49
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 15
+    vpsrlq ymm10, ymm10, 49
+    vpor ymm1, ymm1, ymm10
+; x6 -= x3
+    vpsubq ymm6, ymm6, ymm1
+; x5 ^= x0
+    vpxor ymm7, ymm7, ymm8
+; x5 >>>= 36
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 28
+    vpsrlq ymm10, ymm10, 36
+    vpor ymm7, ymm7, ymm10
+; x0 -= x5
+    vpsubq ymm8, ymm8, ymm7
+; x7 ^= x2
+    vpxor ymm5, ymm5, ymm3
+; x7 >>>= 39
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 25
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm5, ymm5, ymm10
+; x2 -= x7
+    vpsubq ymm3, ymm3, ymm5
+; inverse round 24*c' + 9
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm10, ymm10, 33
+    vpor ymm4, ymm4, ymm10
+; x2 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x7 ^= x4
+    vpxor ymm5, ymm5, ymm12
+; x7 >>>= 27
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 37
+    vpsrlq ymm10, ymm10, 27
+    vpor ymm5, ymm5, ymm10
+; x4 -= x7
+    vpsubq ymm12, ymm12, ymm5
+; x5 ^= x6
+    vpxor ymm7, ymm7, ymm6
+; x5 >>>= 14
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 50
+    vpsrlq ymm10, ymm10, 14
+    vpor ymm7, ymm7, ymm10
+; x6 -= x5
+    vpsubq ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm1, ymm1, ymm8
+; x3 >>>= 42
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 22
+    vpsrlq ymm10, ymm10, 42
+    vpor ymm1, ymm1, ymm10
+; x0 -= x3
+    vpsubq ymm8, ymm8, ymm1
+; inverse round 24*c' + 8
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm8
+; x1 >>>= 46
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 18
+    vpsrlq ymm10, ymm10, 46
+    vpor ymm4, ymm4, ymm10
+; x0 -= x1
+    vpsubq ymm8, ymm8, ymm4
+; x3 ^= x2
+    vpxor ymm1, ymm1, ymm3
+; x3 >>>= 36
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 28
+    vpsrlq ymm10, ymm10, 36
+    vpor ymm1, ymm1, ymm10
+; x2 -= x3
+    vpsubq ymm3, ymm3, ymm1
+; x5 ^= x4
+    vpxor ymm7, ymm7, ymm12
+; x5 >>>= 19
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 45
+    vpsrlq ymm10, ymm10, 19
+    vpor ymm7, ymm7, ymm10
+; x4 -= x5
+    vpsubq ymm12, ymm12, ymm7
+; x7 ^= x6
+    vpxor ymm5, ymm5, ymm6
+; x7 >>>= 37
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 27
+    vpsrlq ymm10, ymm10, 37
+    vpor ymm5, ymm5, ymm10
+; x6 -= x7
+    vpsubq ymm6, ymm6, ymm5
+; subtract subkey 14 - 6*c
+; x0 -= kr[14 - 6*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 2048]
+; x1 -= kr[15 - 6*c]
+    vpsubq ymm4, ymm4, [rsp + rax + 2080]
+; x2 -= kr[16 - 6*c]
+    vpsubq ymm3, ymm3, [rsp + rax + 2112]
+; x3 -= kr[17 - 6*c]
+    vpsubq ymm1, ymm1, [rsp + rax + 2144]
+; x4 -= kr[18 - 6*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 2176]
+; x5 -= kr[19 - 6*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 2208]
+; x6 -= kr[20 - 6*c]
+    vpsubq ymm6, ymm6, [rsp + rax + 2240]
+; x7 -= kc[14 - 6*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 1440]
+; x5 -= t2
+    vpsubq ymm7, ymm7, ymm9
+; x6 -= t0
+    vpsubq ymm6, ymm6, ymm2
+; inverse round 24*c' + 7
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm6
+; x1 >>>= 8
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 56
+    vpsrlq ymm10, ymm10, 8
+    vpor ymm4, ymm4, ymm10
+; x6 -= x1
+    vpsubq ymm6, ymm6, ymm4
+; x7 ^= x0
+    vpxor ymm5, ymm5, ymm8
+; x7 >>>= 35
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 29
+    vpsrlq ymm10, ymm10, 35
+    vpor ymm5, ymm5, ymm10
+; x0 -= x7
+    vpsubq ymm8, ymm8, ymm5
+; x5 ^= x2
+    vpxor ymm7, ymm7, ymm3
+; x5 >>>= 56
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 8
+    vpsrlq ymm10, ymm10, 56
+    vpor ymm7, ymm7, ymm10
+; x2 -= x5
+    vpsubq ymm3, ymm3, ymm7
+; x3 ^= x4
+    vpxor ymm1, ymm1, ymm12
+; x3 >>>= 22
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 42
+    vpsrlq ymm10, ymm10, 22
+    vpor ymm1, ymm1, ymm10
+; x4 -= x3
+    vpsubq ymm12, ymm12, ymm1
+; inverse round 24*c' + 6
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm12
+; x1 >>>= 25
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm10, ymm10, 25
+    vpor ymm4, ymm4, ymm10
+; x4 -= x1
+    vpsubq ymm12, ymm12, ymm4
+; x3 ^= x6
+    vpxor ymm1, ymm1, ymm6
+; x3 >>>= 29
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 35
+    vpsrlq ymm10, ymm10, 29
+    vpor ymm1, ymm1, ymm10
+; x6 -= x3
+    vpsubq ymm6, ymm6, ymm1
+; x5 ^= x0
+    vpxor ymm7, ymm7, ymm8
+; x5 >>>= 39
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 25
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm7, ymm7, ymm10
+; x0 -= x5
+    vpsubq ymm8, ymm8, ymm7
+; x7 ^= x2
+    vpxor ymm5, ymm5, ymm3
+; x7 >>>= 43
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 21
+    vpsrlq ymm10, ymm10, 43
+    vpor ymm5, ymm5, ymm10
+; x2 -= x7
+    vpsubq ymm3, ymm3, ymm5
+; inverse round 24*c' + 5
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 13
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 51
+    vpsrlq ymm10, ymm10, 13
+    vpor ymm4, ymm4, ymm10
+; x2 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x7 ^= x4
+    vpxor ymm5, ymm5, ymm12
+; x7 >>>= 50
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 14
+    vpsrlq ymm10, ymm10, 50
+    vpor ymm5, ymm5, ymm10
+; x4 -= x7
+    vpsubq ymm12, ymm12, ymm5
+; x5 ^= x6
+    vpxor ymm7, ymm7, ymm6
+; x5 >>>= 10
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 54
+    vpsrlq ymm10, ymm10, 10
+    vpor ymm7, ymm7, ymm10
+; x6 -= x5
+    vpsubq ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm1, ymm1, ymm8
+; x3 >>>= 17
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 47
+    vpsrlq ymm10, ymm10, 17
+    vpor ymm1, ymm1, ymm10
+; x0 -= x3
+    vpsubq ymm8, ymm8, ymm1
+; inverse round 24*c' + 4
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm8
+; x1 >>>= 39
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm4, ymm4, ymm10
+; x0 -= x1
+    vpsubq ymm8, ymm8, ymm4
+; x3 ^= x2
+    vpxor ymm1, ymm1, ymm3
+; x3 >>>= 30
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 34
+    vpsrlq ymm10, ymm10, 30
+    vpor ymm1, ymm1, ymm10
+; x2 -= x3
+    vpsubq ymm3, ymm3, ymm1
+; x5 ^= x4
+    vpxor ymm7, ymm7, ymm12
+; x5 >>>= 34
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 30
+    vpsrlq ymm10, ymm10, 34
+    vpor ymm7, ymm7, ymm10
+; x4 -= x5
+    vpsubq ymm12, ymm12, ymm7
+; x7 ^= x6
+    vpxor ymm5, ymm5, ymm6
+; x7 >>>= 24
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 40
+    vpsrlq ymm10, ymm10, 24
+    vpor ymm5, ymm5, ymm10
+; x6 -= x7
+    vpsubq ymm6, ymm6, ymm5
+; subtract subkey 13 - 6*c
+; x0 -= kr[13 - 6*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 2016]
+; x1 -= kr[14 - 6*c]
+    vpsubq ymm4, ymm4, [rsp + rax + 2048]
+; x2 -= kr[15 - 6*c]
+    vpsubq ymm3, ymm3, [rsp + rax + 2080]
+; x3 -= kr[16 - 6*c]
+    vpsubq ymm1, ymm1, [rsp + rax + 2112]
+; x4 -= kr[17 - 6*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 2144]
+; x5 -= kr[18 - 6*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 2176]
+; x6 -= kr[19 - 6*c]
+    vpsubq ymm6, ymm6, [rsp + rax + 2208]
+; x7 -= kc[13 - 6*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 1408]
+; x5 -= t1
+    vpsubq ymm7, ymm7, ymm0
+; x6 -= t2
+    vpsubq ymm6, ymm6, ymm9
+; inverse round 24*c' + 3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm6
+; x1 >>>= 44
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 20
+    vpsrlq ymm10, ymm10, 44
+    vpor ymm4, ymm4, ymm10
+; x6 -= x1
+    vpsubq ymm6, ymm6, ymm4
+; x7 ^= x0
+    vpxor ymm5, ymm5, ymm8
+; x7 >>>= 9
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 55
+    vpsrlq ymm10, ymm10, 9
+    vpor ymm5, ymm5, ymm10
+; x0 -= x7
+    vpsubq ymm8, ymm8, ymm5
+; x5 ^= x2
+    vpxor ymm7, ymm7, ymm3
+; x5 >>>= 54
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 10
+    vpsrlq ymm10, ymm10, 54
+    vpor ymm7, ymm7, ymm10
+; x2 -= x5
+    vpsubq ymm3, ymm3, ymm7
+; x3 ^= x4
+    vpxor ymm1, ymm1, ymm12
+; x3 >>>= 56
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 8
+    vpsrlq ymm10, ymm10, 56
+    vpor ymm1, ymm1, ymm10
+; x4 -= x3
+    vpsubq ymm12, ymm12, ymm1
+; inverse round 24*c' + 2
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm12
+; x1 >>>= 17
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 47
+    vpsrlq ymm10, ymm10, 17
+    vpor ymm4, ymm4, ymm10
+; x4 -= x1
+    vpsubq ymm12, ymm12, ymm4
+; x3 ^= x6
+    vpxor ymm1, ymm1, ymm6
+; x3 >>>= 49
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 15
+    vpsrlq ymm10, ymm10, 49
+    vpor ymm1, ymm1, ymm10
+; x6 -= x3
+    vpsubq ymm6, ymm6, ymm1
+; x5 ^= x0
+    vpxor ymm7, ymm7, ymm8
+; x5 >>>= 36
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 28
+    vpsrlq ymm10, ymm10, 36
+    vpor ymm7, ymm7, ymm10
+; x0 -= x5
+    vpsubq ymm8, ymm8, ymm7
+; x7 ^= x2
+    vpxor ymm5, ymm5, ymm3
+; x7 >>>= 39
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 25
+    vpsrlq ymm10, ymm10, 39
+    vpor ymm5, ymm5, ymm10
+; x2 -= x7
+    vpsubq ymm3, ymm3, ymm5
+; inverse round 24*c' + 1
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm10, ymm10, 33
+    vpor ymm4, ymm4, ymm10
+; x2 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x7 ^= x4
+    vpxor ymm5, ymm5, ymm12
+; x7 >>>= 27
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 37
+    vpsrlq ymm10, ymm10, 27
+    vpor ymm5, ymm5, ymm10
+; x4 -= x7
+    vpsubq ymm12, ymm12, ymm5
+; x5 ^= x6
+    vpxor ymm7, ymm7, ymm6
+; x5 >>>= 14
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 50
+    vpsrlq ymm10, ymm10, 14
+    vpor ymm7, ymm7, ymm10
+; x6 -= x5
+    vpsubq ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm1, ymm1, ymm8
+; x3 >>>= 42
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 22
+    vpsrlq ymm10, ymm10, 42
+    vpor ymm1, ymm1, ymm10
+; x0 -= x3
+    vpsubq ymm8, ymm8, ymm1
+; inverse round 24*c' + 0
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm8
+; x1 >>>= 46
+    vmovdqa ymm10, ymm4
+    vpsllq ymm4, ymm4, 18
+    vpsrlq ymm10, ymm10, 46
+    vpor ymm4, ymm4, ymm10
+; x0 -= x1
+    vpsubq ymm8, ymm8, ymm4
+; x3 ^= x2
+    vpxor ymm1, ymm1, ymm3
+; x3 >>>= 36
+    vmovdqa ymm10, ymm1
+    vpsllq ymm1, ymm1, 28
+    vpsrlq ymm10, ymm10, 36
+    vpor ymm1, ymm1, ymm10
+; x2 -= x3
+    vpsubq ymm3, ymm3, ymm1
+; x5 ^= x4
+    vpxor ymm7, ymm7, ymm12
+; x5 >>>= 19
+    vmovdqa ymm10, ymm7
+    vpsllq ymm7, ymm7, 45
+    vpsrlq ymm10, ymm10, 19
+    vpor ymm7, ymm7, ymm10
+; x4 -= x5
+    vpsubq ymm12, ymm12, ymm7
+; x7 ^= x6
+    vpxor ymm5, ymm5, ymm6
+; x7 >>>= 37
+    vmovdqa ymm10, ymm5
+    vpsllq ymm5, ymm5, 27
+    vpsrlq ymm10, ymm10, 37
+    vpor ymm5, ymm5, ymm10
+; x6 -= x7
+    vpsubq ymm6, ymm6, ymm5
+; subtract subkey 12 - 6*c
+; x0 -= kr[12 - 6*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 1984]
+; x1 -= kr[13 - 6*c]
+    vpsubq ymm4, ymm4, [rsp + rax + 2016]
+; x2 -= kr[14 - 6*c]
+    vpsubq ymm3, ymm3, [rsp + rax + 2048]
+; x3 -= kr[15 - 6*c]
+    vpsubq ymm1, ymm1, [rsp + rax + 2080]
+; x4 -= kr[16 - 6*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 2112]
+; x5 -= kr[17 - 6*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 2144]
+; x6 -= kr[18 - 6*c]
+    vpsubq ymm6, ymm6, [rsp + rax + 2176]
+; x7 -= kc[12 - 6*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 1376]
+; x5 -= t0
+    vpsubq ymm7, ymm7, ymm2
+; x6 -= t1
+    vpsubq ymm6, ymm6, ymm0
+; ctr += -192
+    add rax, -192
 ; while ctr != -576
     cmp rax, -576
     jne .cycle

@@ -4,9 +4,9 @@
  * Threefish-512, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa avx2, abi sysv, strategy belady, rotate rol, schedule description): assemble tf512_v13_nasmx64_sysv_avx2_belady_fly_loop.asm with nasm -f elf64
- * tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 55, instructions 412
+ * tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 114, instructions 831
  * tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 14, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
- * tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 55, instructions 412
+ * tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 19, spills 20, reloads 7, memory operands 8, moves 114, instructions 831
  * tf512_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 15, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
  */
 #ifndef TF512_V13_NASMX64_SYSV_AVX2_BELADY_FLY_LOOP_H

@@ -11,11 +11,13 @@ Options (see :class:`Options`):
   words (k[(s+i) mod (Nw+1)] + t[..] + s), ``table`` precomputes the whole
   subkey table first and adds table words.
 * ``unroll``: ``full`` unrolls every round (the permutation is free renaming),
-  ``loop`` loops over passes of LOOP_CYCLES = 3 8-round cycles, 24 rounds (six
-  subkey injections per pass, key-ring indices affine in the loop counter; after
-  six subkeys the tweak words are back in their places, so a pass reads them
-  where they are: no tweak ring, no moves); the cycles a pass does not fill
-  (Threefish-1024's tenth) follow the loop unrolled.
+  ``loop`` loops over passes of ``cycles`` 8-round cycles, by default LOOP_CYCLES =
+  3, 24 rounds (six subkey injections per pass, key-ring indices affine in the loop
+  counter; after six subkeys the tweak words are back in their places, so a pass
+  reads them where they are: no tweak ring, no moves); the cycles a pass does not
+  fill (Threefish-1024's tenth) follow the loop unrolled.  Passes of one cycle (a
+  target's choice: describe's ``cycles``) rotate the three tweak words through
+  their values once per pass (moves).
 * ``interleave``: how many independent blocks ``encrypt_blocks`` processes per
   pass (their rounds interleaved for instruction-level parallelism).
 """
@@ -29,11 +31,13 @@ from .spec import Spec
 
 KEYS = ("fly", "table")
 UNROLL = ("full", "loop")
-# 8-round cycles per pass of the loop form: 3, so that the tweak index s mod 3 of every subkey is
-# the same in every pass (docs/bench.md, "Compact kernels": passes of one cycle rotated the tweak
-# words through moves at every pass, 2-14% slower under gcc than passes of three).
+# 8-round cycles per pass of the loop form, by default: 3, so that the tweak index s mod 3 of every
+# subkey is the same in every pass (docs/bench.md, "Compact kernels": passes of one cycle rotate
+# the tweak words through moves at every pass, 2-19% slower than passes of three, except where a
+# target's allocator spills more over the longer pass: NASM's words in XMM, which keep passes of one,
+# gen/targets/nasm.py loop_cycles).
 LOOP_CYCLES = 3
-assert LOOP_CYCLES % 3 == 0, "a pass must bring the tweak words back to their places"
+CYCLES = (1, 3)
 DIRECTIONS = ("encrypt", "decrypt")
 
 
@@ -74,7 +78,8 @@ def _names(blocks: int, b: int, stem: str) -> str:
 class _Schedule:
     """Key-schedule access for one block: add or subtract subkey s to the state."""
 
-    def __init__(self, b: Builder, spec: Spec, opts: Options, key: list[Val], block: int, blocks: int):
+    def __init__(self, b: Builder, spec: Spec, opts: Options, key: list[Val], block: int, blocks: int,
+                 rotating: bool = False):
         self.b, self.spec, self.opts, self.key = b, spec, opts, key
         nw = spec.nw
         tn = _names(blocks, block, "t")
@@ -84,6 +89,9 @@ class _Schedule:
         t2 ^= t1
         self.tweak = [t0, t1, t2]
         self.table = f"ks{'abcd'[block]}" if blocks > 1 else "ks"
+        # passes of one cycle rotate the tweak words through a spare value, defined here, before
+        # the loop (a value first defined inside a loop is refused by some printers)
+        self.spare = b.val(f"{tn}s", t0) if rotating else None
         if opts.keys == "table":
             # Precompute every subkey word of this block into the table ks[s*Nw + i].
             tmp = b.val(f"{tn}k", key[0])
@@ -98,10 +106,23 @@ class _Schedule:
                         tmp += s
                     b.store(Mem(self.table, s * nw + i), tmp)
 
+    def rotate(self, step: int) -> None:
+        """A one-cycle pass's tweak words, rotated by one place through a spare value (moves, no
+        arithmetic): step +1, t[i] <- t[i-1 mod 3] (the next cycle of encrypt), step -1,
+        t[i] <- t[i+1 mod 3] (decrypt's cycles run backwards)."""
+        t, b, spare = self.tweak, self.b, self.spare
+        b.emit(Op("mov", spare.name, t[0].name))
+        dst = 0
+        while (src := (dst - step) % 3) != 0:
+            b.emit(Op("mov", t[dst].name, t[src].name))
+            dst = src
+        b.emit(Op("mov", t[dst].name, spare.name))
+
     def inject(self, x: list[Val], s: int | Idx, sign: int, pos: int | None = None) -> None:
         """x += subkey s (sign = +1) or x -= subkey s (sign = -1).  pos (the loop form): the
-        subkey's place in its pass; a pass is 6 subkeys, so s = pos mod 3 and the subkey adds
-        tweak words pos mod 3 and pos + 1 mod 3."""
+        subkey's place in its pass; the tweak words then hold t[s-pos mod 3], t[s-pos+1 mod 3],
+        t[s-pos+2 mod 3] (a pass of three cycles is 6 subkeys: s = pos mod 3; passes of one
+        rotate them once per pass), so the subkey adds tweak words pos and pos + 1 mod 3."""
         nw = self.spec.nw
 
         def acc(v: Val, operand) -> None:
@@ -116,7 +137,7 @@ class _Schedule:
                 acc(x[i], Mem(self.table, Idx(si.base * nw + i, si.scale * nw)))
             return
         tw = (s % 3, (s + 1) % 3) if pos is None else (pos % 3, (pos + 1) % 3)
-        if isinstance(s, Idx):  # loop: key ring kr[s+i], counter ring kc[s], the tweak words in place
+        if isinstance(s, Idx):  # loop: key ring kr[s+i], counter ring kc[s], the tweak words
             for i in range(nw - 1):
                 acc(x[i], Mem("kr", Idx(s.base + i, s.scale)))
             acc(x[nw - 1], Mem("kc", s))
@@ -133,9 +154,12 @@ class _Schedule:
 
 
 def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt",
-             blocks: int = 1) -> Program:
-    """The Threefish program for one spec, option set, direction and block count."""
+             blocks: int = 1, cycles: int = LOOP_CYCLES) -> Program:
+    """The Threefish program for one spec, option set, direction and block count (``cycles``:
+    8-round cycles per pass of the loop form, 1 or 3)."""
     options.check()
+    if cycles not in CYCLES:
+        raise GenError(f"loop passes of {cycles} cycles: 1 or 3")
     if direction not in DIRECTIONS:
         raise GenError(f"unknown direction {direction!r}")
     nw, rounds, rot, perm = spec.nw, spec.rounds, spec.rot, spec.perm
@@ -172,13 +196,14 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
             sb.store(Mem("kc", s), kt)
 
     # ---- body: per block, tweak words, state words, rounds
-    cycles, per = rounds // 8, LOOP_CYCLES
+    per, cycles = cycles, rounds // 8
     passes = cycles // per             # the loop form: passes of `per` cycles, then the rest unrolled
+    rotating = options.unroll == "loop" and options.keys == "fly" and per % 3 != 0
     b = Builder()
     sched, state = [], []
     for blk in range(blocks):
         b.note(f"block {blk}: tweak t2 = t0 ^ t1" + ("" if options.keys == "fly" else ", subkey table"))
-        sched.append(_Schedule(b, spec, options, key, blk, blocks))
+        sched.append(_Schedule(b, spec, options, key, blk, blocks, rotating))
     for blk in range(blocks):
         xn = _names(blocks, blk, "x")
         src = "in"
@@ -233,12 +258,16 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
                             inject(Idx(2 * cyc + d // 4, 2 * per), +1, 2 * cyc + d // 4)
                         mix_round(f"{8 * per}c+{8 * cyc + d}", d)
                 _check_identity(state, names_before)
+                if rotating:
+                    b.note("next cycle's tweak words: t[i] <- t[i-1 mod 3]")
+                    for sc in sched:
+                        sc.rotate(+1)
             for cyc in range(per * passes, cycles):
                 for d in range(8):
                     if d % 4 == 0:
                         inject(2 * cyc + d // 4, +1)
                     mix_round(8 * cyc + d, d)
-        inject(rounds // 4, +1)
+        inject(rounds // 4, +1, 0 if rotating else None)
     else:
         inject(rounds // 4, -1)
         if options.unroll == "full":
@@ -253,6 +282,11 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
                     if d % 4 == 0:
                         inject(2 * cyc + d // 4, -1)
             names_before = [[v.name for v in st] for st in state]
+            if rotating:
+                # the last cycle's tweak words: t[i] <- t[(2*(cycles-1) + i) mod 3]
+                for _ in range(2 * (cycles - 1) % 3):
+                    for sc in sched:
+                        sc.rotate(-1)
             with b.loop(passes):
                 # counter c' = 0.. runs the passes backwards: pass = passes-1-c'
                 for cyc in reversed(range(per)):
@@ -262,6 +296,10 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
                             p = 2 * cyc + d // 4
                             inject(Idx(2 * per * (passes - 1) + p, -2 * per), -1, p)
                 _check_identity(state, names_before)
+                if rotating:
+                    b.note("previous cycle's tweak words: t[i] <- t[i+1 mod 3]")
+                    for sc in sched:
+                        sc.rotate(-1)
 
     b.note("store the block(s)")
     for blk, st in enumerate(state):

@@ -49,14 +49,16 @@ ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
 # packed"); the CPU table's single-block rows add it where a profile's chained winner is packed
 # (single_rule_paths, gen/cpu_rules.py).
 # Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
-# measurements (docs/bench.md, "Compact kernels"): (isa, layout, options).  AVX2 takes the loop over
-# 8-round cycles (--unroll loop: a third to a ninth of the source), which ran as fast as the
-# unrolled kernel or faster on the AVX2 CPU measured (Zen 3); AVX-512 stays unrolled: on the AVX-512
-# CPU measured (Zen 4) its loop was 9-13% slower (docs/bench.md, "Compact kernels").
+# measurements (docs/bench.md, "Compact kernels"): (isa, layout, options).  Both x86 ISAs take the
+# compact form, the loop over 24-round passes (--unroll loop: a third of the rounds' source),
+# its key and counter rings read by broadcast loads: on Zen 4 (AVX-512) it ran at 0.96-1.05x the
+# unrolled kernel of the same interleave, on Zen 3 and Zen 4 (AVX2) at 0.92-1.02x.  Threefish-256's
+# AVX-512 path interleaves 4 lane groups, the bulk winner on every AVX-512 CPU measured (Zen 4,
+# Zen 5, Emerald Rapids), so the CPU table's rows and the default share one kernel.
 RECOMMENDED = {
-    256: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "loop", 2))],
-    512: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "loop", 1))],
-    1024: [("avx512", "lanes", Options("fly", "full", 1)), ("avx2", "lanes", Options("fly", "loop", 1))],
+    256: [("avx512", "lanes", Options("fly", "loop", 4)), ("avx2", "lanes", Options("fly", "loop", 2))],
+    512: [("avx512", "lanes", Options("fly", "loop", 2)), ("avx2", "lanes", Options("fly", "loop", 1))],
+    1024: [("avx512", "lanes", Options("fly", "loop", 1)), ("avx2", "lanes", Options("fly", "loop", 1))],
 }
 # The AArch64 path of the dispatcher (and its standalone variant in out/), a separate entry: its
 # speed is unmeasured here (qemu only), so it takes the compact form, the loop over 8-round cycles;
@@ -67,6 +69,18 @@ RECOMMENDED_NEON = {
     512: [("neon", "lanes", Options("fly", "loop", 1))],
     1024: [("neon", "lanes", Options("fly", "loop", 1))],
 }
+
+
+def compact(isa: str, layout: str, o: Options) -> Options:
+    """The options a CPU table row's path is compiled with: a measured winner's own, except that
+    an unrolled lanes kernel (keys fly) of an ISA whose recommended path is the loop takes the
+    loop form of the same interleave (the dispatcher holds the compact kernels only; the loop ran
+    within 0.96-1.05x of the unrolled kernel on the CPUs measured: docs/bench.md, "Compact
+    kernels")."""
+    loops = {i for paths in RECOMMENDED.values() for i, lay, p in paths if lay == "lanes" and p.unroll == "loop"}
+    if layout == "lanes" and isa in loops and o.keys == "fly" and o.unroll == "full":
+        return Options("fly", "loop", o.interleave)
+    return o
 
 
 def lowerings(v: Variant, subs=()) -> dict:
@@ -263,7 +277,7 @@ class CSimd(Target):
             # (a packed winner, e.g. Sapphire/Emerald Rapids' Threefish-1024, adds no second copy)
             layout = "lanes" if layout == "packed" else layout
             if isa in ISAS and family_name(ISAS[isa]) == "x86":
-                out.append((r, self.simd(spec, isa, layout, r.options)))
+                out.append((r, self.simd(spec, isa, layout, compact(isa, layout, r.options))))
         return out
 
     def single_rule_paths(self, spec) -> list:

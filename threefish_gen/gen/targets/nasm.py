@@ -12,7 +12,7 @@ from ..asm.abi import ABIS
 from ..errors import GenError
 from ..printers import nasm as printer
 from ..spec import Spec
-from ..threefish import Options
+from ..threefish import LOOP_CYCLES, Options
 from .base import ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass, is_skein
 from .c import render_skein, skein_context
 
@@ -191,6 +191,13 @@ class Nasm(Target):
         no = self.options(v)
         return ("lanes", "scalar") if no.lanes else ("interleave", "scalar") if no.split else ("scalar",)
 
+    def loop_cycles(self, v) -> int:
+        """8-round cycles per pass of --unroll loop: 3 (gen/threefish.py LOOP_CYCLES), except
+        for the words in XMM (nasm-x86, nasm-x64 --isa sse2), whose allocation spills more over a
+        longer pass: one cycle per pass (Threefish-1024 in 64-bit mode, Zen 4: 5.8 c/B with passes
+        of one, 8.3 with passes of three, 8.4 unrolled; docs/bench.md, "Compact kernels")."""
+        return 1 if self.options(v).words == "sse2" else LOOP_CYCLES
+
     def main_part(self, v) -> str:
         return self.parts(v)[0]
 
@@ -259,7 +266,7 @@ class Nasm(Target):
         lower = ("lower packed (gen/asm/lower_packed.py)" if no.layout == "packed"
                  else "lower lanes (gen/asm/lowering.py)" if no.lanes
                  else "lower to machine ops (gen/asm/lowering.py)")
-        return [describe_pass(self._needs),
+        return [describe_pass(self._needs, cycles=self.loop_cycles),
                 Pass(lower, "Program", "MOp list (gen/asm/ir.py)", self._lower),
                 Pass("liveness (gen/asm/liveness.py)", "MOp list", "MOp list + intervals", self._liveness),
                 Pass(f"allocate registers ({no.strategy}; gen/asm/alloc/)", "MOp list + intervals",
@@ -273,7 +280,8 @@ class Nasm(Target):
         """(isa, MOps) of one direction's main function (``tail``: its one-block function),
         through the same passes as render."""
         part = "scalar" if tail else self.main_part(v)
-        ir = describe_pass(lambda v: [x for x in self._needs(v) if x[0] == direction]).run(v, None)
+        ir = describe_pass(lambda v: [x for x in self._needs(v) if x[0] == direction],
+                           cycles=self.loop_cycles).run(v, None)
         isa, ops, _ = self._lower(v, ir)[(direction, part)]
         return isa, ops
 
@@ -281,7 +289,8 @@ class Nasm(Target):
         """One function's allocation, checked: (isa, allocation).  The allocation report and the
         explorer ask for one direction (and strategy) at a time; the same passes as render."""
         part = "scalar" if tail else self.main_part(v)
-        ir = describe_pass(lambda v: [x for x in self._needs(v) if x[0] == direction]).run(v, None)
+        ir = describe_pass(lambda v: [x for x in self._needs(v) if x[0] == direction],
+                           cycles=self.loop_cycles).run(v, None)
         lowered = {f: x for f, x in self._lower(v, ir).items() if f == (direction, part)}
         return self._check(v, self._assign(v, self._liveness(v, lowered), strategy))[(direction, part)]
 
