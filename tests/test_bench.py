@@ -124,8 +124,8 @@ def test_json_ratios_and_op_counts(quick_run):
             bulk = next(r for r in rows if r["mode"] == "bulk")
             # rounds x (words/2) MIX, one xor each, over 4 blocks per 256-bit vector (plus a fraction
             # for the tweak word t2 per group): 72 rounds unrolled (36 xors per block for
-            # Threefish-256, 72 for 512), the 8 of one cycle for the loop form (its body's counts)
-            rounds = 72 if o.unroll == "full" else 8
+            # Threefish-256, 72 for 512), the 24 of one pass for the loop form (its body's counts)
+            rounds = 72 if o.unroll == "full" else 24
             assert rounds * nw // 2 / 4 <= bulk["ops"]["xor"] < rounds * nw // 2 / 4 + 1, (name, bulk["ops"])
             assert bulk["ops"]["blocks per pass"] == 4 * o.interleave      # groups of 4 blocks
             assert next(r for r in rows if r["mode"] == "chained")["ops"] == {}   # one block: scalar code
@@ -298,8 +298,9 @@ def test_size_columns_match_an_independent_count(quick_run):
 
 
 def test_a_loop_kernel_has_less_code_than_its_full_kernel(tmp_path):
-    """--unroll loop (8-round cycles) against fully unrolled, same options otherwise: the built
-    objects' function bytes (build(): what the bench tables show), scalar C and NASM gpr."""
+    """--unroll loop (24-round passes) against fully unrolled, same options otherwise: the built
+    objects' function bytes (build(): what the bench tables show), scalar C and NASM gpr: less
+    than two thirds (a pass is 24 of the 72 rounds, plus the functions' fixed parts)."""
     from threefish_gen.tools.bench.run import build, default_entries
     names = ["c fly/full/i1 gcc", "c fly/loop/i1 gcc"]
     if shutil.which("nasm"):
@@ -310,5 +311,5 @@ def test_a_loop_kernel_has_less_code_than_its_full_kernel(tmp_path):
     assert not [n for n in notes if n.startswith("FAIL")], notes
     got = {name: sizes[(name, 512)] for name in names}
     for full, loop in zip(names[::2], names[1::2]):
-        assert 0 < got[loop]["code_bytes"] < got[full]["code_bytes"] / 2, (got[loop], got[full])
+        assert 0 < 3 * got[loop]["code_bytes"] < 2 * got[full]["code_bytes"], (got[loop], got[full])
         assert 0 < got[loop]["src_bytes"] < got[full]["src_bytes"]

@@ -100,4 +100,4 @@ def test_no_path_is_shipped_twice():
     assert not twice, f"shipped more than once: {twice[:3]}"
     # the SIMD kernels (vector code) are each in one file
     vector = [w for code, w in seen.items() if re.search(r"_mm(256|512)_|ymm|zmm", code)]
-    assert len(vector) >= 36 and all(len(w) == 1 for w in vector)
+    assert len(vector) >= 34 and all(len(w) == 1 for w in vector)   # 34 on 2026-11-27 (compact AVX-512)

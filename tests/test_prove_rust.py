@@ -92,12 +92,12 @@ def test_rejects_a_wrong_subkey_index():
     table (--keys table) indexed one word off."""
     text, line = edit_line(_source(V), "let k2 = self.k[2];", "let k2 = self.k[3];")
     assert "DIFFERS" in _differs(V, text, "Threefish256::encrypt_block_with_tweak")
-    text, line = edit_line(_source(LOOP), "x3 = x3.wrapping_add(kc[2 * c]);", "x3 = x3.wrapping_add(kc[1 + 2 * c]);")
-    assert f"line {line}: x3 = x3.wrapping_add(kc[1 + 2 * c]);" in \
+    text, line = edit_line(_source(LOOP), "x3 = x3.wrapping_add(kc[6 * c]);", "x3 = x3.wrapping_add(kc[1 + 6 * c]);")
+    assert f"line {line}: x3 = x3.wrapping_add(kc[1 + 6 * c]);" in \
         _differs(LOOP, text, "Threefish256::encrypt_block_with_tweak")
-    text, line = edit_line(_source(TABLE), "x1 = x1.wrapping_add(ks[1 + 16 * c]);",
-                           "x1 = x1.wrapping_add(ks[2 + 16 * c]);")
-    assert f"line {line}: x1 = x1.wrapping_add(ks[2 + 16 * c]);" in \
+    text, line = edit_line(_source(TABLE), "x1 = x1.wrapping_add(ks[1 + 48 * c]);",
+                           "x1 = x1.wrapping_add(ks[2 + 48 * c]);")
+    assert f"line {line}: x1 = x1.wrapping_add(ks[2 + 48 * c]);" in \
         _differs(TABLE, text, "Threefish512::encrypt_block_with_tweak")
 
 

@@ -249,7 +249,7 @@ def test_dispatcher_table_zen4_takes_its_row_where_the_cpu_allows_it(dispatcher_
     exes, want = dispatcher_exe
     bulk, small, got = _run(exes["zen4"])
     if {"avx512f", "avx512vl"} <= cpu_flags():
-        assert bulk == "avx512 lanes fly/full/i2 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)"
+        assert bulk == "avx512 lanes fly/loop/i2 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)"
     else:
         assert bulk.startswith("avx2 lanes fly/loop/i1 (default rule"), bulk
     assert (small, got) == ("scalar", want)
@@ -268,7 +268,7 @@ def test_dispatcher_table_unknown_cpu_takes_the_default_rule(dispatcher_exe):
     exes, want = dispatcher_exe
     bulk, _, got = _run(exes["other"])
     top = "avx512" if {"avx512f", "avx512vl"} <= cpu_flags() else "avx2"
-    path = {"avx512": "fly/full/i2", "avx2": "fly/loop/i1"}[top]     # c_simd.RECOMMENDED[512]
+    path = {"avx512": "fly/loop/i2", "avx2": "fly/loop/i1"}[top]     # c_simd.RECOMMENDED[512]
     assert bulk == f"{top} lanes {path} (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
     assert got == want
     assert _run(exes["other"], "avx2")[0].startswith("avx2 lanes fly/loop/i1 (default rule")
@@ -314,7 +314,7 @@ def test_dispatcher_table_intel_takes_its_row_where_the_cpu_allows_it(dispatcher
     exes, want = dispatcher_exe
     bulk, small, got = _run(exes["intel"])
     if {"avx512f", "avx512vl"} <= cpu_flags():
-        assert bulk == "avx512 lanes fly/full/i2 (cpu rule intel-spr-emr: GenuineIntel family 0x06 models 0x8f,0xcf)"
+        assert bulk == "avx512 lanes fly/loop/i2 (cpu rule intel-spr-emr: GenuineIntel family 0x06 models 0x8f,0xcf)"
     else:
         assert bulk.startswith("avx2 lanes fly/loop/i1 (default rule"), bulk
     assert (small, got) == ("scalar", want)

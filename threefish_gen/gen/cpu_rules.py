@@ -28,11 +28,15 @@ The table today (docs/tune.md, "The dispatcher's CPU table"):
   is assumed, not measured.
 * **Other Intel cores: the default rule, on purpose.**  AVX-512 parts (Skylake-SP, Cascade and
   Cooper Lake, Ice Lake, Tiger Lake, Granite Rapids, ...) get the highest default path, AVX-512
-  lanes (gen/targets/c_simd.py ``RECOMMENDED``: i2 for 256/512, i1 for 1024), the path that
-  won or came within noise of the winner on every AVX-512 CPU measured (Zen 4, Zen 5,
-  Emerald Rapids); AVX2-only cores (Haswell to Comet Lake, Alder/Raptor Lake hybrids with
+  lanes (gen/targets/c_simd.py ``RECOMMENDED``: i4 for 256, i2 for 512, i1 for 1024), the
+  interleave that won or came within noise of the winner on every AVX-512 CPU measured (Zen 4,
+  Zen 5, Emerald Rapids); AVX2-only cores (Haswell to Comet Lake, Alder/Raptor Lake hybrids with
   AVX-512 fused off, the E-core Xeons) get AVX2 lanes.  No row is written for a CPU nobody
   has measured: add one from ``threefish-gen tune`` on it (docs/tune.md).
+
+A row names the measured winner; the dispatcher compiles its compact form where one exists (an
+unrolled lanes kernel of an ISA whose recommended path loops becomes the loop of the same
+interleave: gen/targets/c_simd.py ``compact``), so the table adds no unrolled copy of a path.
 """
 from __future__ import annotations
 
