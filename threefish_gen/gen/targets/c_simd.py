@@ -61,7 +61,7 @@ RECOMMENDED = {
     1024: [("avx512", "lanes", Options("fly", "loop", 1)), ("avx2", "lanes", Options("fly", "loop", 1))],
 }
 # The AArch64 path of the dispatcher (and its standalone variant in out/), a separate entry: its
-# speed is unmeasured here (qemu only), so it takes the compact form, the loop over 8-round cycles;
+# speed is unmeasured here (qemu only), so it takes the compact form, the loop over 24-round passes;
 # the interleave is the most lane groups whose state fits in AArch64's 32 vector registers without
 # more stack traffic per block (docs/aarch64.md, "Speed").
 RECOMMENDED_NEON = {

@@ -70,9 +70,9 @@ ARCH_TEXT = {"x86_64": "x86-64", "aarch64": "little-endian AArch64"}
 RECOMMENDED_ISA = "auto"
 # The lanes paths of --isa auto, per size and ISA: the options of the SIMD C dispatcher's lanes
 # path of that ISA (gen/targets/c_simd.py RECOMMENDED, RECOMMENDED_NEON: the same lanes layout IR,
-# printed in C, measured there), one table for both targets.  AVX2 and NEON take the loop over
-# 8-round cycles; AVX-512 stays unrolled, interleaved at 256 and 512 (--interleave 2: two
-# independent lane groups per pass).  One fly/loop/i1 kernel for every path (before) left Rust's
+# printed in C, measured there), one table for both targets: every path the loop over 24-round
+# passes, AVX-512 interleaved at 256 and 512 (--interleave 4 and 2: independent lane groups per
+# pass).  One fly/loop/i1 kernel for every path (before) left Rust's
 # AVX-512 path a latency-bound single chain: 1.25x the SIMD C's cycles/byte at 256 on Zen 4
 # (docs/rust.md, "Speed").
 SIMD_OPTIONS = {bits: {isa: o for isa, layout, o in C_SIMD_PATHS[bits] + C_SIMD_NEON_PATHS[bits] if layout == "lanes"}
