@@ -61,6 +61,21 @@ def test_scopes_and_declarations():
     assert wipe_bounds(lines, False)["opt"] == 1280
 
 
+def test_blocks_bound_is_seven_quarters_of_the_locals():
+    """*_blocks functions, optimized: 7/4 of the locals of the deepest scope chain plus 1 KiB
+    (gen/printers/c.py, the note above SLACK); single-block functions twice plus 256; -O0
+    unchanged, twice all locals plus 1 KiB."""
+    lines = [decl("__m512i", [("v", 16)], "__m512i v[16];"), open_line("{"),
+             decl("uint64_t", [("k", 3)], "    uint64_t k[3];"), close_line()]
+    # 1024 + 24 = 1048 bytes: 7/4 is 1834, + 1024 = 2858 -> 2880; single: 2096 + 256 = 2352 -> 2368
+    assert wipe_bounds(lines, False)["opt"] == 2880
+    assert wipe_bounds(lines, True)["opt"] == 2368
+    # -O0 (no sites): 2096 + 1024 = 3120 -> 3136, both kinds
+    assert wipe_bounds(lines, False)["other"] == wipe_bounds(lines, True)["other"] == 3136
+    # no locals (the scalar blocks loop over the single-block kernel): 1 KiB
+    assert wipe_bounds([], False)["opt"] == 1024
+
+
 def test_sites_add_to_the_unoptimized_bounds():
     e = W256.add("a", W256.set1("k0"))
     lines = [decl("__m256i", [("a", 1)], "__m256i a;"), stmt(f"a = {e};", e), "/* a note */"]
