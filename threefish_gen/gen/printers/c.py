@@ -214,13 +214,15 @@ def section(printer: CPrinter, vp, part: str = "body", exclude=()) -> dict:
 TYPE_BYTES = {"uint64_t": 8, **x86.TYPES, **neon.TYPES}
 
 
-def _declared(line, constants: bool = True, once: bool = False) -> int:
+def _declared(line, constants: bool = True, once: bool = False, weights: dict | None = None) -> int | Fraction:
     """Bytes the locals declared on one line take (0 for a line that declares none; and for a
     line of constants, without ``constants``); ``once``: a single value's bytes once, an array's
-    twice (the bound then takes them once: scalar_bound)."""
+    twice (the bound then takes them once: scalar_bound); ``weights``: each type's bytes times
+    its factor ({type: factor}, None: every other type's)."""
     if not isinstance(line, Line) or (line.constant and not constants):
         return 0
-    return sum(TYPE_BYTES[t] * k * (2 if once and k > 1 else 1) for t, _, k in line.locals)
+    return sum(TYPE_BYTES[t] * k * (2 if once and k > 1 else 1) * (weights.get(t, weights[None]) if weights else 1)
+               for t, _, k in line.locals)
 
 
 # Room beyond twice the declared locals: 1 KiB, except for the single-block functions of
@@ -230,22 +232,25 @@ def _declared(line, constants: bool = True, once: bool = False) -> int:
 # alignment.  The frames gcc and clang give the work functions, red zone included, are checked
 # against the optimized bounds (tests/test_trust.py test_optimized_wipe_covers_the_frames).
 #
-# *_blocks functions, optimized: 7/4 (BLOCKS_FACTOR) of the locals of the deepest scope chain
-# plus 1 KiB (was twice: Threefish-1024 AVX-512 lanes fly/full/i1 10,048 -> 8,896 bytes, the
-# dispatcher's 11,072 -> 9,920; a 4 KiB call clears this after its blocks).  Measured (Zen 4,
-# gcc 12.2 and clang 14.0.6 at -O1, -O2, -O3, -Os, -Og, -fstack-usage: the work function, the
-# deepest static function it calls -- the tail's single-block kernel where the public wrapper is
-# inlined -- and the red zone, tests/test_trust.py wipes_and_needs), frame / declared locals D:
-# every blocks function of c-simd lanes (sse2, avx, avx2, avx512; interleave 1 to 4; fly/full,
-# fly/loop, table/loop), hybrid, packed, the dispatcher at each size and scalar C (every option
-# set): the frames beyond 1 KiB were at most 1.38 D (AVX2 lanes fly/full/i4 at Threefish-1024,
-# gcc -O1: D 3,656, frame 6,080, bound 7,424; 16 vector registers for 64 state vectors, gcc -O1
-# spills temporaries beyond the declared values), 1.27 D for hybrid (SSE2 i2, gcc -O2: the
-# scalar blocks' words spill too), 1.09 D for AVX-512 (32 registers), 1.13 D where a subkey table
-# fills D (AVX2 table/loop: the tail's single-block frame comes on top); the largest frame /
-# bound 0.82 (1.5 D: 0.93, too close).  SIMDe builds (THREEFISH_GEN_SIMDE, x86-64-v2 host) take
-# this bound too: AVX2 lanes at 256/512 bits up to 1.55 D under gcc -O2 (bound 0.92); SIMDe
-# AVX-512 frames are 8-26 times D under gcc 12 -O2, beyond this bound and the former one alike.
+# *_blocks functions, optimized: 7/4 (BLOCKS_FACTOR) of the vector locals of the deepest scope
+# chain, twice its uint64_t words, plus 1 KiB (was twice every local: Threefish-1024 AVX-512
+# lanes fly/full/i1 10,048 -> 8,960 bytes, the dispatcher's 11,072 -> 9,984; a 4 KiB call
+# clears this after its blocks).  Measured (Zen 4; gcc 12.2 and clang 14.0.6 at -O1, -O2, -O3,
+# -Os, -Og; -fstack-usage: the work function, the deepest static function it calls -- the
+# tail's single-block kernel where the public wrapper is inlined -- and the red zone,
+# tests/test_trust.py wipes_and_needs) against the declared locals D, 880 blocks functions:
+# c-simd lanes (sse2, avx, avx2, avx512; interleave 1 to 4; fly/full, fly/loop, table/loop),
+# hybrid, packed, the dispatcher at each size, scalar C (every option set at 1024 bits): the
+# frames beyond 1 KiB were at most 1.38 D for vectors (AVX2 lanes fly/full/i4 at Threefish-1024,
+# gcc -O1: D 3,656, frame 6,080, bound 7,424, 0.82 of it; SSE2 i4 likewise, 0.83: 16 vector
+# registers for 64 state vectors, gcc -O1 spills temporaries beyond the declared values; 1.5 D
+# left 0.93), 1.27 D for hybrid (SSE2 i2, gcc -O2: its scalar blocks' words spill too), 1.09 D
+# for AVX-512 (32 registers), 1.13 D where a subkey table fills D (AVX2 table/loop: the tail's
+# single-block frame comes on top); words 1.74 D (scalar C fly/full/i4 at Threefish-1024, gcc
+# -O3: D 896, frame 2,584 against 2,624 at 7/4, so words keep twice: 2,816).  SIMDe builds
+# (THREEFISH_GEN_SIMDE, an x86-64-v2 host) take this bound too: AVX2 lanes at 256/512 bits up to
+# 1.55 D under gcc -O2 (0.92 of the bound); SIMDe AVX-512 frames are 8 to 26 times D under gcc
+# 12 -O2 (Threefish-256 i2: 79,232 bytes), beyond this bound and the former one alike.
 #
 # Threefish's one-block kernels (issue 27: the wipe was most of the gap between the dispatcher's
 # single block and the NASM one; a Threefish-512 call's words are 64 bytes, its wipe cleared 576):
@@ -268,6 +273,7 @@ def _declared(line, constants: bool = True, once: bool = False) -> int:
 SLACK = 1024
 OPTIMIZED_SLACK = 256
 BLOCKS_FACTOR = Fraction(7, 4)
+BLOCKS_FACTORS = {"uint64_t": 2, None: BLOCKS_FACTOR}     # per type of local: words twice
 RED_ZONE = 128
 
 
@@ -332,7 +338,7 @@ def wipe_bounds(lines, single: bool, kernel: str | None = None, hoisted: int = 0
     (optimized: SLACK; "opt_gcc", gcc's optimized bound: twice the locals but constants; and
     "opt_clang", clang's: gcc's plus ``hoisted``, the bytes of the distinct subkey vectors the
     kernel builds, at most "opt")."""
-    opt = scoped_stack_bound(lines, OPTIMIZED_SLACK) if single else scoped_stack_bound(lines, SLACK, BLOCKS_FACTOR)
+    opt = scoped_stack_bound(lines, OPTIMIZED_SLACK) if single else scoped_stack_bound(lines, SLACK, BLOCKS_FACTORS)
     out = {"opt": opt, **unoptimized_bounds(lines)}
     if kernel == "scalar":
         out["opt"] = scoped_stack_bound(lines, OPTIMIZED_SLACK, factor=1, once=True)
@@ -345,17 +351,20 @@ def wipe_bounds(lines, single: bool, kernel: str | None = None, hoisted: int = 0
     return out
 
 
-def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK, factor: int | Fraction = 2, constants: bool = True,
+def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK, factor: int | Fraction | dict = 2, constants: bool = True,
                        once: bool = False) -> int:
     """The bound for optimized builds (``__OPTIMIZE__``: gcc and clang -O1 and up), where
     locals of scopes that are not open at the same time share their slots and intrinsics leave
     no slots of their own: the most bytes of locals declared in one chain of open scopes
     (``{ ... }`` blocks of the emitted lines; without ``constants``, lines of constants count
-    nothing; ``once``: arrays count twice, _declared), twice (``factor``), plus ``slack``.  The frames gcc and clang -O2/-O3 give the work
+    nothing; ``once``: arrays count twice, _declared), twice (``factor``; a dict: per type of
+    local, _declared's weights), plus ``slack``.  The frames gcc and clang give the work
     functions are checked against it (tests/test_trust.py, -fstack-usage)."""
+    weights = factor if isinstance(factor, dict) else None
+    factor = 1 if weights else factor
     scopes = [[0, 0]]                      # per open scope: bytes declared in it, most of any child
     for ln in lines:
-        scopes[-1][0] += _declared(ln, constants, once)
+        scopes[-1][0] += _declared(ln, constants, once, weights)
         scope = ln.scope if isinstance(ln, Line) else 0
         if scope > 0:
             scopes.append([0, 0])
