@@ -235,22 +235,27 @@ def _declared(line, constants: bool = True, once: bool = False, weights: dict | 
 # *_blocks functions, optimized: 7/4 (BLOCKS_FACTOR) of the vector locals of the deepest scope
 # chain, twice its uint64_t words, plus 1 KiB (was twice every local: Threefish-1024 AVX-512
 # lanes fly/full/i1 10,048 -> 8,960 bytes, the dispatcher's 11,072 -> 9,984; a 4 KiB call
-# clears this after its blocks).  Measured (Zen 4; gcc 12.2 and clang 14.0.6 at -O1, -O2, -O3,
-# -Os, -Og; -fstack-usage: the work function, the deepest static function it calls -- the
-# tail's single-block kernel where the public wrapper is inlined -- and the red zone,
-# tests/test_trust.py wipes_and_needs) against the declared locals D, 880 blocks functions:
-# c-simd lanes (sse2, avx, avx2, avx512; interleave 1 to 4; fly/full, fly/loop, table/loop),
-# hybrid, packed, the dispatcher at each size, scalar C (every option set at 1024 bits): the
+# clears this after its blocks).  Measured on Zen 4 with gcc 12.2 and clang 14.0.6 at -O1, -O2,
+# -O3, -Os and -Og (-fstack-usage: the work function, the deepest static function it calls --
+# the tail's single-block kernel where the public wrapper is inlined -- and the red zone,
+# tests/test_trust.py wipes_and_needs), 52 variants, 1,060 blocks-function builds: c-simd lanes
+# at 1024 bits (avx512, avx2: interleave 1 to 4 of fly/full, fly/loop, table/loop; sse2 i2, i4;
+# avx i4), AVX2 i4 at 256 and 512, hybrid fly/full (sse2, avx2, avx512; i1, i2, i4), packed
+# (avx2, avx512), the dispatcher at each size, scalar C (1024 bits: fly/full i1, i2, i4, fly/loop
+# i4, table/full i4, table/loop i2; fly/full i2 at 256 and 512); none above its bound (the
+# script is not kept; this note is its table).  Against the declared bytes D, the
 # frames beyond 1 KiB were at most 1.38 D for vectors (AVX2 lanes fly/full/i4 at Threefish-1024,
-# gcc -O1: D 3,656, frame 6,080, bound 7,424, 0.82 of it; SSE2 i4 likewise, 0.83: 16 vector
-# registers for 64 state vectors, gcc -O1 spills temporaries beyond the declared values; 1.5 D
-# left 0.93), 1.27 D for hybrid (SSE2 i2, gcc -O2: its scalar blocks' words spill too), 1.09 D
-# for AVX-512 (32 registers), 1.13 D where a subkey table fills D (AVX2 table/loop: the tail's
-# single-block frame comes on top); words 1.74 D (scalar C fly/full/i4 at Threefish-1024, gcc
-# -O3: D 896, frame 2,584 against 2,624 at 7/4, so words keep twice: 2,816).  SIMDe builds
-# (THREEFISH_GEN_SIMDE, an x86-64-v2 host) take this bound too: AVX2 lanes at 256/512 bits up to
-# 1.55 D under gcc -O2 (0.92 of the bound); SIMDe AVX-512 frames are 8 to 26 times D under gcc
-# 12 -O2 (Threefish-256 i2: 79,232 bytes), beyond this bound and the former one alike.
+# gcc -O1: D 3,656, frame 6,080, bound 7,488, 0.81 of it; SSE2 i4 0.83: 16 vector registers for
+# 64 state vectors, and gcc -O1 spills temporaries beyond the declared values; 3/2 would leave
+# 0.93), 1.27 D for hybrid (SSE2 i2, gcc -O2, 0.78 of the bound: its scalar blocks' words spill
+# too), 1.09 D for AVX-512 (32 registers; 0.65), 1.13 D where a subkey table fills D (AVX2
+# table/loop: the tail's single-block frame comes on top); words 1.74 D (scalar C fly/full/i4
+# at Threefish-1024, gcc -O3: D 896, frame 2,584, so words keep twice: 2,816, 0.92; 7/4 would
+# leave 0.98).  AArch64 (cross gcc 12, clang 14, -O1/-O2; NEON lanes i4, hybrid i2 at 1024;
+# no red zone): at most 0.98 D.  SIMDe builds (THREEFISH_GEN_SIMDE, an x86-64-v2 host) take
+# this bound too: AVX2 lanes at 256/512 bits up to 1.55 D under gcc -O2 (0.91 of the bound);
+# SIMDe AVX-512 frames are 8 to 26 times D under gcc 12 -O2 (Threefish-256 lanes i2: 79,232
+# bytes), beyond this bound and the former one alike.
 #
 # Threefish's one-block kernels (issue 27: the wipe was most of the gap between the dispatcher's
 # single block and the NASM one; a Threefish-512 call's words are 64 bytes, its wipe cleared 576):
