@@ -61,6 +61,25 @@ def test_scopes_and_declarations():
     assert wipe_bounds(lines, False)["opt"] == 1280
 
 
+def test_blocks_bound_is_seven_quarters_of_the_vectors():
+    """*_blocks functions, optimized: 7/4 of the vector locals of the deepest scope chain, twice
+    its words, plus 1 KiB (gen/printers/c.py, the note above SLACK); single-block functions twice
+    plus 256; -O0 unchanged, twice all locals plus 1 KiB."""
+    lines = [decl("__m512i", [("v", 16)], "__m512i v[16];"), open_line("{"),
+             decl("uint64_t", [("k", 3)], "    uint64_t k[3];"), close_line()]
+    # vectors 7/4: 1792, words twice: 48, + 1024 = 2864 -> 2880; single: 2096 + 256 = 2352 -> 2368
+    assert wipe_bounds(lines, False)["opt"] == 2880
+    # words alone keep twice (scalar C's blocks): 2 * 800 + 1024 = 2624; vectors alone 7/4
+    words = [decl("uint64_t", [("w", 100)], "uint64_t w[100];")]
+    assert wipe_bounds(words, False)["opt"] == 2624
+    assert wipe_bounds(lines[:1], False)["opt"] == 2816          # 1792 + 1024
+    assert wipe_bounds(lines, True)["opt"] == 2368
+    # -O0 (no sites): 2096 + 1024 = 3120 -> 3136, both kinds
+    assert wipe_bounds(lines, False)["other"] == wipe_bounds(lines, True)["other"] == 3136
+    # no locals (the scalar blocks loop over the single-block kernel): 1 KiB
+    assert wipe_bounds([], False)["opt"] == 1024
+
+
 def test_sites_add_to_the_unoptimized_bounds():
     e = W256.add("a", W256.set1("k0"))
     lines = [decl("__m256i", [("a", 1)], "__m256i a;"), stmt(f"a = {e};", e), "/* a note */"]

@@ -5,6 +5,9 @@ and formatting live in ``templates/c/``.
 """
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 from ..dsl import Idx, Mem
 from ..errors import GenError
 from ..isa import neon, x86
@@ -211,23 +214,48 @@ def section(printer: CPrinter, vp, part: str = "body", exclude=()) -> dict:
 TYPE_BYTES = {"uint64_t": 8, **x86.TYPES, **neon.TYPES}
 
 
-def _declared(line, constants: bool = True, once: bool = False) -> int:
+def _declared(line, constants: bool = True, once: bool = False, weights: dict | None = None) -> int | Fraction:
     """Bytes the locals declared on one line take (0 for a line that declares none; and for a
     line of constants, without ``constants``); ``once``: a single value's bytes once, an array's
-    twice (the bound then takes them once: scalar_bound)."""
+    twice (the bound then takes them once: scalar_bound); ``weights``: each type's bytes times
+    its factor ({type: factor}, None: every other type's)."""
     if not isinstance(line, Line) or (line.constant and not constants):
         return 0
-    return sum(TYPE_BYTES[t] * k * (2 if once and k > 1 else 1) for t, _, k in line.locals)
+    return sum(TYPE_BYTES[t] * k * (2 if once and k > 1 else 1) * (weights.get(t, weights[None]) if weights else 1)
+               for t, _, k in line.locals)
 
 
 # Room beyond twice the declared locals: 1 KiB, except for the single-block functions of
 # optimized gcc/clang builds (__OPTIMIZE__), where the wipe is a large part of a call's cost:
 # 256 bytes there, the x86-64 System V red zone (128 bytes below the stack pointer a leaf
 # function may use without moving it) plus 128 for saved registers, the return address and
-# alignment.  The frames gcc and clang -O2/-O3 give the work functions, red zone included, are
-# checked against the optimized bounds (tests/test_trust.py; blocks functions keep 1 KiB of
-# room: gcc -O3 gives the Threefish-1024 blocks loop 1 KiB of frame, and their wipe is spread
-# over n blocks).
+# alignment.  The frames gcc and clang give the work functions, red zone included, are checked
+# against the optimized bounds (tests/test_trust.py test_optimized_wipe_covers_the_frames).
+#
+# *_blocks functions, optimized: 7/4 (BLOCKS_FACTOR) of the vector locals of the deepest scope
+# chain, twice its uint64_t words, plus 1 KiB (was twice every local: Threefish-1024 AVX-512
+# lanes fly/full/i1 10,048 -> 8,960 bytes, the dispatcher's 11,072 -> 9,984; a 4 KiB call
+# clears this after its blocks).  Measured on Zen 4 with gcc 12.2 and clang 14.0.6 at -O1, -O2,
+# -O3, -Os and -Og (-fstack-usage: the work function, the deepest static function it calls --
+# the tail's single-block kernel where the public wrapper is inlined -- and the red zone,
+# tests/test_trust.py wipes_and_needs), 52 variants, 1,060 blocks-function builds: c-simd lanes
+# at 1024 bits (avx512, avx2: interleave 1 to 4 of fly/full, fly/loop, table/loop; sse2 i2, i4;
+# avx i4), AVX2 i4 at 256 and 512, hybrid fly/full (sse2, avx2, avx512; i1, i2, i4), packed
+# (avx2, avx512), the dispatcher at each size, scalar C (1024 bits: fly/full i1, i2, i4, fly/loop
+# i4, table/full i4, table/loop i2; fly/full i2 at 256 and 512); none above its bound (the
+# script is not kept; this note is its table).  Against the declared bytes D, the
+# frames beyond 1 KiB were at most 1.38 D for vectors (AVX2 lanes fly/full/i4 at Threefish-1024,
+# gcc -O1: D 3,656, frame 6,080, bound 7,488, 0.81 of it; SSE2 i4 0.83: 16 vector registers for
+# 64 state vectors, and gcc -O1 spills temporaries beyond the declared values; 3/2 would leave
+# 0.93), 1.27 D for hybrid (SSE2 i2, gcc -O2, 0.78 of the bound: its scalar blocks' words spill
+# too), 1.09 D for AVX-512 (32 registers; 0.65), 1.13 D where a subkey table fills D (AVX2
+# table/loop: the tail's single-block frame comes on top); words 1.74 D (scalar C fly/full/i4
+# at Threefish-1024, gcc -O3: D 896, frame 2,584, so words keep twice: 2,816, 0.92; 7/4 would
+# leave 0.98).  AArch64 (cross gcc 12, clang 14, -O1/-O2; NEON lanes i4, hybrid i2 at 1024;
+# no red zone): at most 0.98 D.  SIMDe builds (THREEFISH_GEN_SIMDE, an x86-64-v2 host) take
+# this bound too: AVX2 lanes at 256/512 bits up to 1.55 D under gcc -O2 (0.91 of the bound);
+# SIMDe AVX-512 frames are 8 to 26 times D under gcc 12 -O2 (Threefish-256 lanes i2: 79,232
+# bytes), beyond this bound and the former one alike.
 #
 # Threefish's one-block kernels (issue 27: the wipe was most of the gap between the dispatcher's
 # single block and the NASM one; a Threefish-512 call's words are 64 bytes, its wipe cleared 576):
@@ -236,28 +264,30 @@ def _declared(line, constants: bool = True, once: bool = False) -> int:
 #   subkey table, --unroll loop's key ring) twice, plus the 256 bytes of room (Threefish-1024
 #   fly/full: 576 bytes; frames gcc 152 and clang 184 bytes at -O1 to -O3, -Os, -Og; gcc -Og
 #   gives the Threefish-1024 subkey table's function the table plus 136 bytes);
-# * vector (layout packed): other compilers keep the blocks functions' bound; gcc builds each
+# * vector (layout packed): other compilers get twice the locals plus 1 KiB; gcc builds each
 #   subkey vector where it is used (frames 200 to 488 bytes at Threefish-1024) and gets twice the
 #   locals that are not constants (the rotation counts hold no key material and are never
 #   spilled: gcc and clang load them from memory again), plus 256 bytes; clang hoists the subkey
 #   vectors out of the rounds and spills them (frames past the declared locals: Threefish-1024
 #   AVX-512 packed decrypt 2,168 bytes), so it gets gcc's bound plus one slot for every distinct
 #   subkey vector the kernel builds (its inserts; the most it can hold at once, all of them
-#   computed ahead of the rounds), at most the blocks functions' bound: Threefish-1024 AVX2
+#   computed ahead of the rounds), at most the other compilers' bound: Threefish-1024 AVX2
 #   packed 59 vectors of 32 bytes, 3,008 bytes (was 3,904) for frames of 1,560 plus the red
 #   zone; clang 14 -O1, -O2, -O3, -Os, -Og, every x86 ISA and size (tests/test_trust.py
 #   test_clang_wipe_covers_the_packed_frames).  Both on x86 only, natively (not SIMDe, not NEON).
 SLACK = 1024
 OPTIMIZED_SLACK = 256
+BLOCKS_FACTOR = Fraction(7, 4)
+BLOCKS_FACTORS = {"uint64_t": 2, None: BLOCKS_FACTOR}     # per type of local: words twice
 RED_ZONE = 128
 
 
-def _bound(total: int, slack: int = SLACK, factor: int = 2) -> int:
+def _bound(total: int, slack: int = SLACK, factor: int | Fraction = 2) -> int:
     """Bytes a wipe clears below the caller after a call (the template's PREFIXburn) where the
     compiler gives every local a slot of its own and the code calls no vector intrinsic: twice
     (``factor``) the ``total`` bytes of declared locals (room for the compiler's spills and copies
     of them), plus ``slack``, in 64-byte units."""
-    return (factor * total + slack + 63) // 64 * 64
+    return (math.ceil(factor * total) + slack + 63) // 64 * 64
 
 
 # Unoptimized builds (-O0: no __OPTIMIZE__).  gcc and clang inline the intrinsics (always_inline
@@ -306,16 +336,18 @@ def unoptimized_bounds(lines) -> dict[str, int]:
 
 def wipe_bounds(lines, single: bool, kernel: str | None = None, hoisted: int = 0) -> dict[str, int]:
     """Bytes the wipe after a function with ``lines`` clears, by build: "opt" (__OPTIMIZE__:
-    scoped_stack_bound with OPTIMIZED_SLACK for single-block functions, SLACK for blocks ones),
+    scoped_stack_bound with OPTIMIZED_SLACK for single-block functions; BLOCKS_FACTOR and SLACK
+    for blocks ones, the note above SLACK),
     and unoptimized "gcc", "clang", "other" (unoptimized_bounds).  ``kernel``: a Threefish
     one-block kernel (the note above SLACK), "scalar" (optimized: the locals once) or "vector"
     (optimized: SLACK; "opt_gcc", gcc's optimized bound: twice the locals but constants; and
     "opt_clang", clang's: gcc's plus ``hoisted``, the bytes of the distinct subkey vectors the
     kernel builds, at most "opt")."""
-    out = {"opt": scoped_stack_bound(lines, OPTIMIZED_SLACK if single else SLACK), **unoptimized_bounds(lines)}
+    opt = scoped_stack_bound(lines, OPTIMIZED_SLACK) if single else scoped_stack_bound(lines, SLACK, BLOCKS_FACTORS)
+    out = {"opt": opt, **unoptimized_bounds(lines)}
     if kernel == "scalar":
         out["opt"] = scoped_stack_bound(lines, OPTIMIZED_SLACK, factor=1, once=True)
-    elif kernel == "vector":
+    elif kernel == "vector":       # twice the locals plus 1 KiB: the note above SLACK
         out["opt"] = scoped_stack_bound(lines, SLACK)
         out["opt_gcc"] = scoped_stack_bound(lines, OPTIMIZED_SLACK, constants=False)
         out["opt_clang"] = min(out["opt"], scoped_stack_bound(lines, OPTIMIZED_SLACK + hoisted, constants=False))
@@ -324,17 +356,20 @@ def wipe_bounds(lines, single: bool, kernel: str | None = None, hoisted: int = 0
     return out
 
 
-def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK, factor: int = 2, constants: bool = True,
+def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK, factor: int | Fraction | dict = 2, constants: bool = True,
                        once: bool = False) -> int:
     """The bound for optimized builds (``__OPTIMIZE__``: gcc and clang -O1 and up), where
     locals of scopes that are not open at the same time share their slots and intrinsics leave
     no slots of their own: the most bytes of locals declared in one chain of open scopes
     (``{ ... }`` blocks of the emitted lines; without ``constants``, lines of constants count
-    nothing; ``once``: arrays count twice, _declared), twice (``factor``), plus ``slack``.  The frames gcc and clang -O2/-O3 give the work
+    nothing; ``once``: arrays count twice, _declared), twice (``factor``; a dict: per type of
+    local, _declared's weights), plus ``slack``.  The frames gcc and clang give the work
     functions are checked against it (tests/test_trust.py, -fstack-usage)."""
+    weights = factor if isinstance(factor, dict) else None
+    factor = 1 if weights else factor
     scopes = [[0, 0]]                      # per open scope: bytes declared in it, most of any child
     for ln in lines:
-        scopes[-1][0] += _declared(ln, constants, once)
+        scopes[-1][0] += _declared(ln, constants, once, weights)
         scope = ln.scope if isinstance(ln, Line) else 0
         if scope > 0:
             scopes.append([0, 0])
