@@ -71,12 +71,15 @@ static inline uint64_t tf1024_v13_csimd_auto_fly_full_load64(const uint8_t *p)
    -O1 and up) the bytes of the locals declared in scopes open at the same time (locals
    of scopes not open together share their slots there) plus 256 (the 128-byte red zone, saved
    registers, return address) for a scalar single-block function (a word is one value, given at
-   most one spill slot; arrays count twice), twice those bytes plus 1 KiB for the blocks
-   functions and the packed one-block kernels (gcc on x86: twice the bytes of the locals
-   that are not constants, the rotation counts, plus 256; not with SIMDe); unoptimized (-O0, and every
+   most one spill slot; arrays count twice), for the blocks functions 7/4 of the bytes of the
+   vector locals and twice those of the words, plus 1 KiB, twice plus 1 KiB for the packed one-block kernels (gcc on x86: twice the bytes of
+   the locals that are not constants, the rotation counts, plus 256; not with SIMDe); unoptimized (-O0, and every
    compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
    1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
-   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
+   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths);
+   builds against SIMDe (THREEFISH_GEN_SIMDE), optimized or not, the unoptimized bound: the
+   emulated intrinsics are functions on arrays of lanes whose copies the optimizer keeps in the
+   frame (gcc 12 -O2, Threefish-1024 AVX-512 packed blocks: 131 KB of frame).
    gcc and clang zero 64 bytes per step, each step followed by an empty asm that reads the memory,
    so the compiler can neither drop the stores as dead nor turn the loop into a memset call
    (through the PLT, the first call would run the lazy-binding resolver below this frame, which
@@ -107,8 +110,8 @@ static void *(*const volatile tf1024_v13_csimd_auto_fly_full_wipe_memset)(void *
 
 static tf1024_v13_csimd_auto_fly_full_NOINLINE void tf1024_v13_csimd_auto_fly_full_burn(size_t n)
 {
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
-    uint64_t stack[1496]; /* its top n bytes lie where the work function's frame was */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__) && !defined(THREEFISH_GEN_SIMDE)
+    uint64_t stack[1360]; /* its top n bytes lie where the work function's frame was */
     size_t i;
 #if defined(tf1024_v13_csimd_auto_fly_full_WIDE_WIPE)
     if (n != 0 && __atomic_load_n(&tf1024_v13_csimd_auto_fly_full_level_cache, __ATOMIC_RELAXED) >= 2) { /* AVX: 32-byte stores */
@@ -145,7 +148,7 @@ static tf1024_v13_csimd_auto_fly_full_NOINLINE void tf1024_v13_csimd_auto_fly_fu
     tf1024_v13_csimd_auto_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
+#if (defined(__GNUC__) || defined(__clang__)) && (!defined(__OPTIMIZE__) || defined(THREEFISH_GEN_SIMDE))
 
 static tf1024_v13_csimd_auto_fly_full_NOINLINE void tf1024_v13_csimd_auto_fly_full_burn_top(void)
 {
@@ -2706,7 +2709,10 @@ static void tf1024_v13_csimd_auto_fly_full_scalar_encrypt(const uint8_t key[128]
                                                           const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_csimd_auto_fly_full_scalar_encrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_csimd_auto_fly_full_burn(1600); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_csimd_auto_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(576);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(1600); /* -O0 */
@@ -5222,7 +5228,10 @@ static void tf1024_v13_csimd_auto_fly_full_scalar_decrypt(const uint8_t key[128]
                                                           const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_csimd_auto_fly_full_scalar_decrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_csimd_auto_fly_full_burn(1600); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_csimd_auto_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(576);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(1600); /* -O0 */
@@ -13781,7 +13790,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_packed_encrypt(const uint8_t k
                                                                  const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_csimd_auto_fly_full_avx512_packed_encrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_csimd_auto_fly_full_burn(268800); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_csimd_auto_fly_full_burn_top();
+#elif defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
     tf1024_v13_csimd_auto_fly_full_burn(1088); /* gcc, native intrinsics */
 #elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(2880);
@@ -14547,7 +14559,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_packed_decrypt(const uint8_t k
                                                                  const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_csimd_auto_fly_full_avx512_packed_decrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_csimd_auto_fly_full_burn(268800); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_csimd_auto_fly_full_burn_top();
+#elif defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
     tf1024_v13_csimd_auto_fly_full_burn(1088); /* gcc, native intrinsics */
 #elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(2880);
@@ -15647,7 +15662,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_packed_encrypt(const uint8_t key
                                                                const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_csimd_auto_fly_full_avx2_packed_encrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_csimd_auto_fly_full_burn(325888); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_csimd_auto_fly_full_burn_top();
+#elif defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
     tf1024_v13_csimd_auto_fly_full_burn(1088); /* gcc, native intrinsics */
 #elif defined(__OPTIMIZE__) && defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
     tf1024_v13_csimd_auto_fly_full_burn(3008); /* clang, native intrinsics */
@@ -16887,7 +16905,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_packed_decrypt(const uint8_t key
                                                                const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_csimd_auto_fly_full_avx2_packed_decrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_csimd_auto_fly_full_burn(325888); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_csimd_auto_fly_full_burn_top();
+#elif defined(__OPTIMIZE__) && defined(__GNUC__) && !defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
     tf1024_v13_csimd_auto_fly_full_burn(1088); /* gcc, native intrinsics */
 #elif defined(__OPTIMIZE__) && defined(__clang__) && !defined(THREEFISH_GEN_SIMDE)
     tf1024_v13_csimd_auto_fly_full_burn(3008); /* clang, native intrinsics */
@@ -17243,8 +17264,11 @@ void tf1024_v13_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[128], const
                                                    const uint8_t *in, uint8_t *out, size_t n)
 {
     tf1024_v13_csimd_auto_fly_full_encrypt_blocks_work(key, tweaks, in, out, n);
-#if defined(__OPTIMIZE__)
-    tf1024_v13_csimd_auto_fly_full_burn(11968);
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_csimd_auto_fly_full_burn(637632); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_csimd_auto_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
+    tf1024_v13_csimd_auto_fly_full_burn(10880);
 #elif defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(637632); /* clang -O0 */
     tf1024_v13_csimd_auto_fly_full_burn_top();
@@ -17294,8 +17318,11 @@ void tf1024_v13_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[128], const
                                                    const uint8_t *in, uint8_t *out, size_t n)
 {
     tf1024_v13_csimd_auto_fly_full_decrypt_blocks_work(key, tweaks, in, out, n);
-#if defined(__OPTIMIZE__)
-    tf1024_v13_csimd_auto_fly_full_burn(11968);
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_csimd_auto_fly_full_burn(637632); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_csimd_auto_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
+    tf1024_v13_csimd_auto_fly_full_burn(10880);
 #elif defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(637632); /* clang -O0 */
     tf1024_v13_csimd_auto_fly_full_burn_top();

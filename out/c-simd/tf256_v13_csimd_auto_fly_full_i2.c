@@ -69,11 +69,14 @@ static inline uint64_t tf256_v13_csimd_auto_fly_full_i2_load64(const uint8_t *p)
    -O1 and up) the bytes of the locals declared in scopes open at the same time (locals
    of scopes not open together share their slots there) plus 256 (the 128-byte red zone, saved
    registers, return address) for a scalar single-block function (a word is one value, given at
-   most one spill slot; arrays count twice), twice those bytes plus 1 KiB for the blocks
-   functions; unoptimized (-O0, and every
+   most one spill slot; arrays count twice), for the blocks functions 7/4 of the bytes of the
+   vector locals and twice those of the words, plus 1 KiB; unoptimized (-O0, and every
    compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
    1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
-   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
+   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths);
+   builds against SIMDe (THREEFISH_GEN_SIMDE), optimized or not, the unoptimized bound: the
+   emulated intrinsics are functions on arrays of lanes whose copies the optimizer keeps in the
+   frame (gcc 12 -O2, Threefish-1024 AVX-512 packed blocks: 131 KB of frame).
    gcc and clang zero 64 bytes per step, each step followed by an empty asm that reads the memory,
    so the compiler can neither drop the stores as dead nor turn the loop into a memset call
    (through the PLT, the first call would run the lazy-binding resolver below this frame, which
@@ -109,8 +112,8 @@ static inline int tf256_v13_csimd_auto_fly_full_i2_level_unknown(void)
 
 static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_burn(size_t n)
 {
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
-    uint64_t stack[1312]; /* its top n bytes lie where the work function's frame was */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__) && !defined(THREEFISH_GEN_SIMDE)
+    uint64_t stack[1192]; /* its top n bytes lie where the work function's frame was */
     size_t i;
 #if defined(tf256_v13_csimd_auto_fly_full_i2_WIDE_WIPE)
     if (n != 0 && __atomic_load_n(&tf256_v13_csimd_auto_fly_full_i2_level_cache, __ATOMIC_RELAXED) >= 2) { /* AVX: 32-byte stores */
@@ -147,7 +150,7 @@ static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_f
     tf256_v13_csimd_auto_fly_full_i2_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
+#if (defined(__GNUC__) || defined(__clang__)) && (!defined(__OPTIMIZE__) || defined(THREEFISH_GEN_SIMDE))
 
 static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_burn_top(void)
 {
@@ -894,7 +897,10 @@ static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_f
                                                                                                      const uint8_t in[32], uint8_t out[32])
 {
     tf256_v13_csimd_auto_fly_full_i2_encrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf256_v13_csimd_auto_fly_full_i2_burn(1216); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf256_v13_csimd_auto_fly_full_i2_burn_top();
+#elif defined(__OPTIMIZE__)
     tf256_v13_csimd_auto_fly_full_i2_burn(384);
 #elif defined(__GNUC__) || defined(__clang__)
     tf256_v13_csimd_auto_fly_full_i2_burn(1216); /* -O0 */
@@ -1627,7 +1633,10 @@ static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_f
                                                                                                      const uint8_t in[32], uint8_t out[32])
 {
     tf256_v13_csimd_auto_fly_full_i2_decrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf256_v13_csimd_auto_fly_full_i2_burn(1216); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf256_v13_csimd_auto_fly_full_i2_burn_top();
+#elif defined(__OPTIMIZE__)
     tf256_v13_csimd_auto_fly_full_i2_burn(384);
 #elif defined(__GNUC__) || defined(__clang__)
     tf256_v13_csimd_auto_fly_full_i2_burn(1216); /* -O0 */
@@ -10079,8 +10088,11 @@ void tf256_v13_csimd_auto_fly_full_i2_encrypt_blocks(const uint8_t key[32], cons
                                                      const uint8_t *in, uint8_t *out, size_t n)
 {
     tf256_v13_csimd_auto_fly_full_i2_encrypt_blocks_work(key, tweaks, in, out, n);
-#if defined(__OPTIMIZE__)
-    tf256_v13_csimd_auto_fly_full_i2_burn(10496);
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf256_v13_csimd_auto_fly_full_i2_burn_top();
+#elif defined(__OPTIMIZE__)
+    tf256_v13_csimd_auto_fly_full_i2_burn(9536);
 #elif defined(__clang__)
     tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* clang -O0 */
     tf256_v13_csimd_auto_fly_full_i2_burn_top();
@@ -10130,8 +10142,11 @@ void tf256_v13_csimd_auto_fly_full_i2_decrypt_blocks(const uint8_t key[32], cons
                                                      const uint8_t *in, uint8_t *out, size_t n)
 {
     tf256_v13_csimd_auto_fly_full_i2_decrypt_blocks_work(key, tweaks, in, out, n);
-#if defined(__OPTIMIZE__)
-    tf256_v13_csimd_auto_fly_full_i2_burn(10496);
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf256_v13_csimd_auto_fly_full_i2_burn_top();
+#elif defined(__OPTIMIZE__)
+    tf256_v13_csimd_auto_fly_full_i2_burn(9536);
 #elif defined(__clang__)
     tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* clang -O0 */
     tf256_v13_csimd_auto_fly_full_i2_burn_top();

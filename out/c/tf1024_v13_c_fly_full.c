@@ -45,11 +45,14 @@ static inline void tf1024_v13_c_fly_full_store64(uint8_t *p, uint64_t v)
    The bytes cleared are a bound of that frame, per build: optimized (__OPTIMIZE__: gcc and clang
    -O1 and up) the bytes of the locals plus 256 (the 128-byte red zone, saved
    registers, return address) for a scalar single-block function (a word is one value, given at
-   most one spill slot; arrays count twice), twice those bytes plus 1 KiB for the blocks
-   functions; unoptimized (-O0, and every
+   most one spill slot; arrays count twice), for the blocks functions 7/4 of the bytes of the
+   vector locals and twice those of the words, plus 1 KiB; unoptimized (-O0, and every
    compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
    1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
-   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
+   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths);
+   builds against SIMDe (THREEFISH_GEN_SIMDE), optimized or not, the unoptimized bound: the
+   emulated intrinsics are functions on arrays of lanes whose copies the optimizer keeps in the
+   frame (gcc 12 -O2, Threefish-1024 AVX-512 packed blocks: 131 KB of frame).
    gcc and clang zero 64 bytes per step, each step followed by an empty asm that reads the memory,
    so the compiler can neither drop the stores as dead nor turn the loop into a memset call
    (through the PLT, the first call would run the lazy-binding resolver below this frame, which
@@ -72,7 +75,7 @@ static void *(*const volatile tf1024_v13_c_fly_full_wipe_memset)(void *, int, si
 
 static tf1024_v13_c_fly_full_NOINLINE void tf1024_v13_c_fly_full_burn(size_t n)
 {
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__) && !defined(THREEFISH_GEN_SIMDE)
     uint64_t stack[200]; /* its top n bytes lie where the work function's frame was */
     size_t i;
     for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
@@ -93,7 +96,7 @@ static tf1024_v13_c_fly_full_NOINLINE void tf1024_v13_c_fly_full_burn(size_t n)
     tf1024_v13_c_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
+#if (defined(__GNUC__) || defined(__clang__)) && (!defined(__OPTIMIZE__) || defined(THREEFISH_GEN_SIMDE))
 
 static tf1024_v13_c_fly_full_NOINLINE void tf1024_v13_c_fly_full_burn_top(void)
 {
@@ -2623,7 +2626,10 @@ void tf1024_v13_c_fly_full_encrypt(const uint8_t key[128], const uint8_t tweak[1
                                    const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_c_fly_full_encrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_c_fly_full_burn(1600); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_c_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
     tf1024_v13_c_fly_full_burn(576);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_c_fly_full_burn(1600); /* -O0 */
@@ -2637,7 +2643,10 @@ void tf1024_v13_c_fly_full_encrypt_blocks(const uint8_t key[128], const uint8_t 
                                           const uint8_t *in, uint8_t *out, size_t n)
 {
     tf1024_v13_c_fly_full_encrypt_blocks_work(key, tweaks, in, out, n);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_c_fly_full_burn(2624); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_c_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
     tf1024_v13_c_fly_full_burn(1600);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_c_fly_full_burn(2624); /* -O0 */
@@ -5163,7 +5172,10 @@ void tf1024_v13_c_fly_full_decrypt(const uint8_t key[128], const uint8_t tweak[1
                                    const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v13_c_fly_full_decrypt_work(key, tweak, in, out);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_c_fly_full_burn(1600); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_c_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
     tf1024_v13_c_fly_full_burn(576);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_c_fly_full_burn(1600); /* -O0 */
@@ -5177,7 +5189,10 @@ void tf1024_v13_c_fly_full_decrypt_blocks(const uint8_t key[128], const uint8_t 
                                           const uint8_t *in, uint8_t *out, size_t n)
 {
     tf1024_v13_c_fly_full_decrypt_blocks_work(key, tweaks, in, out, n);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    tf1024_v13_c_fly_full_burn(2624); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_c_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
     tf1024_v13_c_fly_full_burn(1600);
 #elif defined(__GNUC__) || defined(__clang__)
     tf1024_v13_c_fly_full_burn(2624); /* -O0 */

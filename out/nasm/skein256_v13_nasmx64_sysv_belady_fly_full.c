@@ -44,7 +44,10 @@ static inline void skein256_v13_nasmx64_sysv_belady_fly_full_store64(uint8_t *p,
    registers, return address), 1 KiB for the blocks functions; unoptimized (-O0, and every
    compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
    1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
-   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
+   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths);
+   builds against SIMDe (THREEFISH_GEN_SIMDE), optimized or not, the unoptimized bound: the
+   emulated intrinsics are functions on arrays of lanes whose copies the optimizer keeps in the
+   frame (gcc 12 -O2, Threefish-1024 AVX-512 packed blocks: 131 KB of frame).
    gcc and clang zero 64 bytes per step, each step followed by an empty asm that reads the memory,
    so the compiler can neither drop the stores as dead nor turn the loop into a memset call
    (through the PLT, the first call would run the lazy-binding resolver below this frame, which
@@ -67,7 +70,7 @@ static void *(*const volatile skein256_v13_nasmx64_sysv_belady_fly_full_wipe_mem
 
 static skein256_v13_nasmx64_sysv_belady_fly_full_NOINLINE void skein256_v13_nasmx64_sysv_belady_fly_full_burn(size_t n)
 {
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__) && !defined(THREEFISH_GEN_SIMDE)
     uint64_t stack[344]; /* its top n bytes lie where the work function's frame was */
     size_t i;
     for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
@@ -88,7 +91,7 @@ static skein256_v13_nasmx64_sysv_belady_fly_full_NOINLINE void skein256_v13_nasm
     skein256_v13_nasmx64_sysv_belady_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
+#if (defined(__GNUC__) || defined(__clang__)) && (!defined(__OPTIMIZE__) || defined(THREEFISH_GEN_SIMDE))
 
 static skein256_v13_nasmx64_sysv_belady_fly_full_NOINLINE void skein256_v13_nasmx64_sysv_belady_fly_full_burn_top(void)
 {
@@ -286,7 +289,10 @@ static int skein256_v13_nasmx64_sysv_belady_fly_full_start(skein256_v13_nasmx64_
                                                             unsigned height)
 {
     int r = skein256_v13_nasmx64_sysv_belady_fly_full_start_work(ctx, outlen, p, leaf, fan, height);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    skein256_v13_nasmx64_sysv_belady_fly_full_burn(5376); /* SIMDe: the emulated intrinsics keep slots of their own */
+    skein256_v13_nasmx64_sysv_belady_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
     skein256_v13_nasmx64_sysv_belady_fly_full_burn(2304);
 #elif defined(__GNUC__) || defined(__clang__)
     skein256_v13_nasmx64_sysv_belady_fly_full_burn(5376); /* -O0 */
@@ -432,7 +438,10 @@ static skein256_v13_nasmx64_sysv_belady_fly_full_NOINLINE void skein256_v13_nasm
 void skein256_v13_nasmx64_sysv_belady_fly_full_update(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
 {
     skein256_v13_nasmx64_sysv_belady_fly_full_update_work(ctx, data, len);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    skein256_v13_nasmx64_sysv_belady_fly_full_burn(7360); /* SIMDe: the emulated intrinsics keep slots of their own */
+    skein256_v13_nasmx64_sysv_belady_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
     skein256_v13_nasmx64_sysv_belady_fly_full_burn(2752);
 #elif defined(__GNUC__) || defined(__clang__)
     skein256_v13_nasmx64_sysv_belady_fly_full_burn(7360); /* -O0 */
@@ -508,7 +517,10 @@ static skein256_v13_nasmx64_sysv_belady_fly_full_NOINLINE void skein256_v13_nasm
 void skein256_v13_nasmx64_sysv_belady_fly_full_final(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
 {
     skein256_v13_nasmx64_sysv_belady_fly_full_final_work(ctx, out);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    skein256_v13_nasmx64_sysv_belady_fly_full_burn(6528); /* SIMDe: the emulated intrinsics keep slots of their own */
+    skein256_v13_nasmx64_sysv_belady_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
     skein256_v13_nasmx64_sysv_belady_fly_full_burn(2688);
 #elif defined(__GNUC__) || defined(__clang__)
     skein256_v13_nasmx64_sysv_belady_fly_full_burn(6528); /* -O0 */
@@ -585,7 +597,10 @@ int skein256_v13_nasmx64_sysv_belady_fly_full_hash_many(const uint8_t *const *ms
                                                     uint8_t *outs, size_t outlen)
 {
     int r = skein256_v13_nasmx64_sysv_belady_fly_full_hash_many_work(msgs, lens, n, outs, outlen);
-#if defined(__OPTIMIZE__)
+#if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
+    skein256_v13_nasmx64_sysv_belady_fly_full_burn(1152); /* SIMDe: the emulated intrinsics keep slots of their own */
+    skein256_v13_nasmx64_sysv_belady_fly_full_burn_top();
+#elif defined(__OPTIMIZE__)
     skein256_v13_nasmx64_sysv_belady_fly_full_burn(384);
 #elif defined(__GNUC__) || defined(__clang__)
     skein256_v13_nasmx64_sysv_belady_fly_full_burn(1152); /* -O0 */
