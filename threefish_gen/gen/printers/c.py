@@ -252,10 +252,11 @@ def _declared(line, constants: bool = True, once: bool = False, weights: dict | 
 # table/loop: the tail's single-block frame comes on top); words 1.74 D (scalar C fly/full/i4
 # at Threefish-1024, gcc -O3: D 896, frame 2,584, so words keep twice: 2,816, 0.92; 7/4 would
 # leave 0.98).  AArch64 (cross gcc 12, clang 14, -O1/-O2; NEON lanes i4, hybrid i2 at 1024;
-# no red zone): at most 0.98 D.  SIMDe builds (THREEFISH_GEN_SIMDE, an x86-64-v2 host) take
-# this bound too: AVX2 lanes at 256/512 bits up to 1.55 D under gcc -O2 (0.91 of the bound);
-# SIMDe AVX-512 frames are 8 to 26 times D under gcc 12 -O2 (Threefish-256 lanes i2: 79,232
-# bytes), beyond this bound and the former one alike.
+# no red zone): at most 0.98 D.  SIMDe builds (THREEFISH_GEN_SIMDE, an x86-64-v2 host) do not
+# take this bound: their AVX-512 frames are 8 to 26 times D under gcc 12 -O2 (Threefish-256 lanes
+# i2: 79,232 bytes; Threefish-1024 packed blocks 131 KB; AVX2 lanes i4 at 1024 bits 12 KB against
+# 7.5 KB), so they clear the unoptimized bound, every intrinsic site's slots (templates/c/wipe.j2
+# burn_call; tests/test_trust.py test_simde_wipe_covers_the_frames).
 #
 # Threefish's one-block kernels (issue 27: the wipe was most of the gap between the dispatcher's
 # single block and the NASM one; a Threefish-512 call's words are 64 bytes, its wipe cleared 576):
