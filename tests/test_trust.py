@@ -1005,7 +1005,8 @@ def test_clang_wipe_covers_the_packed_frames(opt, bits, extra, tmp_path):
     # each distinct subkey vector the work function builds (both rounded up to 64 bytes)
     clang_lines = {}
     for name, gcc, c, g in re.findall(
-            r"(\w+)_work\(key, tweak, in, out\);\n#if [^\n]*\n\s*\w+burn\((\d+)\); /\* gcc, native intrinsics \*/\n"
+            r"(\w+)_work\(key, tweak, in, out\);\n#if defined\(THREEFISH_GEN_SIMDE\)[^\n]*\n[^\n]*SIMDe[^\n]*\n[^\n]*\n"
+            r"#elif [^\n]*\n\s*\w+burn\((\d+)\); /\* gcc, native intrinsics \*/\n"
             r"#elif [^\n]*defined\(__clang__\)[^\n]*\n\s*\w+burn\((\d+)\); /\* clang, native intrinsics \*/\n"
             r"#elif defined\(__OPTIMIZE__\)\n\s*\w+burn\((\d+)\);", text):
         body = re.search(rf"\nstatic \w+ void {name}_work\(.*?\n\}}\n", text, re.S).group(0)
@@ -1013,6 +1014,7 @@ def test_clang_wipe_covers_the_packed_frames(opt, bits, extra, tmp_path):
         hoisted = sum({"": 16, "256": 32, "512": 64}[w] for w, _ in set(built))
         assert hoisted and abs(int(c) - int(gcc) - hoisted) < 64, (name, gcc, c, hoisted)
         clang_lines[name] = (int(c), int(g))
+    assert len(clang_lines) == text.count("/* clang, native intrinsics */"), "a clang line not read"
     assert all(c < g for c, g in clang_lines.values()), clang_lines
     got = wipes_and_needs(d, stem, ["clang"], [opt, "-std=c99"], RED_ZONE)
     single = {n: v for n, v in got.items() if n.endswith(("_encrypt", "_decrypt")) and (
