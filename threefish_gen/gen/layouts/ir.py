@@ -253,6 +253,15 @@ def shuffles(ops) -> list:
     return [op for op in ops if isinstance(op, Shuffle)]
 
 
+def splat_rings(vp, isa) -> dict:
+    """{vector ring: its word ring} of ``vp``'s prologue that a printer for ``isa`` reads by a
+    broadcast load at each use instead of broadcasting them into vector arrays once per call
+    (``isa.splat_load``: the load is one instruction there); {} where it is not."""
+    if not isa.splat_load:
+        return {}
+    return {op.body[0].dst.array: op.body[0].term.array for op in vp.prologue if not broadcast_dst(op)[0]}
+
+
 def broadcast_dst(op) -> tuple:
     """A prologue op's destination: (True, value name) for a Broadcast, (False, array name) for a
     Loop broadcasting into the elements of a vector array."""

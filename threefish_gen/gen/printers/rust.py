@@ -425,16 +425,12 @@ def simd_path(isa, passes: list, own, schedule: dict, setup, notes: bool = True)
     for vp in passes:
         if vp.lanes != L:
             raise GenError(f"internal: a {vp.lanes}-lane program for {isa.name}'s {L} lanes")
-        # rings read by a broadcast load at each use where the ISA has one (isa.splat_load), not
-        # broadcast into a vector array once per call
-        splat = {}
+        # rings read by a broadcast load at each use (ir.splat_rings): the struct's, or made here
+        splat = {v: ring if ring in made else f"tf.{ring}" for v, ring in ir.splat_rings(vp, isa).items()}
         for op in vp.prologue:
             is_value, name = ir.broadcast_dst(op)
-            if not is_value and isa.splat_load:
-                ring = name[1:]
-                splat[name] = ring if ring in made else f"tf.{ring}"
-                continue
-            (bvals if is_value else barrs).setdefault(name, None)
+            if name not in splat:
+                (bvals if is_value else barrs).setdefault(name, None)
         lp = LanesPrinter(isa, vp, vp.nw, notes, splat)
         for a, n in vp.arrays.items():
             arrays[a] = max(arrays.get(a, 0), n)

@@ -276,22 +276,23 @@ class Nasm(Target):
                 Pass("print NASM (gen/printers/nasm.py)", "checked AOp list", ".asm + .h (templates/nasm/)",
                      lambda v, allocs: printer.render(v, self.options(v), allocs, cpu=self.features(v)))]
 
+    def _described(self, v, direction: str) -> dict:
+        """The describe pass of render (its loop passes too) for one direction's programs."""
+        return describe_pass(lambda v: [x for x in self._needs(v) if x[0] == direction],
+                             cycles=self.loop_cycles).run(v, None)
+
     def lowered(self, v, direction: str = "encrypt", tail: bool = False):
         """(isa, MOps) of one direction's main function (``tail``: its one-block function),
         through the same passes as render."""
         part = "scalar" if tail else self.main_part(v)
-        ir = describe_pass(lambda v: [x for x in self._needs(v) if x[0] == direction],
-                           cycles=self.loop_cycles).run(v, None)
-        isa, ops, _ = self._lower(v, ir)[(direction, part)]
+        isa, ops, _ = self._lower(v, self._described(v, direction))[(direction, part)]
         return isa, ops
 
     def allocate(self, v, direction: str, strategy: str | None = None, tail: bool = False):
         """One function's allocation, checked: (isa, allocation).  The allocation report and the
         explorer ask for one direction (and strategy) at a time; the same passes as render."""
         part = "scalar" if tail else self.main_part(v)
-        ir = describe_pass(lambda v: [x for x in self._needs(v) if x[0] == direction],
-                           cycles=self.loop_cycles).run(v, None)
-        lowered = {f: x for f, x in self._lower(v, ir).items() if f == (direction, part)}
+        lowered = {f: x for f, x in self._lower(v, self._described(v, direction)).items() if f == (direction, part)}
         return self._check(v, self._assign(v, self._liveness(v, lowered), strategy))[(direction, part)]
 
     def variants(self, which, specs):

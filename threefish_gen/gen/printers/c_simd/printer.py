@@ -168,10 +168,7 @@ class LanesPrinter(LanesState):
     def __init__(self, isa: Isa, vp: ir.VProgram, prefix: str, block_bytes: int):
         super().__init__(isa, vp, "width")
         self.prefix, self.bb = prefix, block_bytes
-        # {vector ring: its word ring} read by a broadcast load at each use (isa.splat_load), not
-        # broadcast into a vector array once per call: the prologue's ring loop is left out
-        self.splat = {op.body[0].dst.array: op.body[0].term.array for op in vp.prologue
-                      if isa.splat_load and not ir.broadcast_dst(op)[0]}
+        self.splat = ir.splat_rings(vp, isa)     # rings read by broadcast loads: no prologue loop
 
     def operand(self, a) -> str:
         if isinstance(a, str):
