@@ -267,3 +267,31 @@ def test_packed_render_is_deterministic_and_records_the_command(tmp_path):
     assert "--isa avx2 --layout packed --prefix tfp_" in c
     assert "one block over 4 256-bit vectors" in c
     assert "_mm256_sllv_epi64" in c and "_mm256_load_si256" not in c
+
+
+def test_a_prefix_without_underscore_renders_and_runs(tmp_path):
+    """--prefix need not end in "_": the dispatcher file (whose single-block wrapper has a
+    `wiped_` twin) renders, compiles without a warning and encrypts the published vector
+    (once, a traceback from the wipe template's name split)."""
+    from threefish_gen.gen.kat import threefish_records
+    rec = threefish_records("1.3", 256)[1]
+    p = _cli("render", "--target", "c-simd", "--isa", "auto", "--size", "256", "--constants", "1.3",
+             "--prefix", "P0", "--out", str(tmp_path))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    src = tmp_path / "P0_threefish256_csimd.c"
+    assert "void P0wiped_encrypt(" in src.read_text()
+    arr = lambda b: "{" + ",".join(str(x) for x in b) + "}"  # noqa: E731
+    (tmp_path / "h.c").write_text(f"""#include <stdio.h>
+#include "P0_threefish256_csimd.h"
+int main(void) {{
+    const uint8_t k[32] = {arr(rec["key"])}, t[16] = {arr(rec["tweak"])}, p[32] = {arr(rec["plaintext"])};
+    uint8_t c[32];
+    P0encrypt(k, t, p, c);
+    for (int i = 0; i < 32; i++) printf("%02x", c[i]);
+    return 0;
+}}
+""")
+    b = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(tmp_path / "h"), str(tmp_path / "h.c"),
+                        str(src)], capture_output=True, text=True)
+    assert b.returncode == 0, b.stderr
+    assert subprocess.run([str(tmp_path / "h")], capture_output=True, text=True).stdout == rec["ciphertext"].hex()
