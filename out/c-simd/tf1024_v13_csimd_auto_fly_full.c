@@ -91,7 +91,7 @@ static inline uint64_t tf1024_v13_csimd_auto_fly_full_load64(const uint8_t *p)
    frame (__builtin_alloca: the wipe needs no more stack than it clears), then burn_top clears
    256 bytes right below the caller, over the slots of burn's own frame that -O0 leaves unwritten
    (padding, alignment of the allocation).  Other compilers: memset through a volatile function
-   pointer over an array of the largest bound (637632 bytes). */
+   pointer over an array of the largest bound (389056 bytes). */
 #if defined(__GNUC__) || defined(__clang__)
 #define tf1024_v13_csimd_auto_fly_full_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -144,7 +144,7 @@ static tf1024_v13_csimd_auto_fly_full_NOINLINE void tf1024_v13_csimd_auto_fly_fu
         __asm__ __volatile__("" : : "r"(stack + i) : "memory");
     }
 #else
-    uint64_t stack[79704]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[48632]; /* its top n bytes lie where the work function's frame was */
     tf1024_v13_csimd_auto_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
@@ -5413,7 +5413,6 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
     if (n >= 8) {
         const __m512i bk0 = _mm512_set1_epi64((long long)(k0));
         const __m512i bk1 = _mm512_set1_epi64((long long)(k1));
-        const __m512i bk2 = _mm512_set1_epi64((long long)(k2));
         const __m512i bk3 = _mm512_set1_epi64((long long)(k3));
         const __m512i bk4 = _mm512_set1_epi64((long long)(k4));
         const __m512i bk5 = _mm512_set1_epi64((long long)(k5));
@@ -5429,8 +5428,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
         const __m512i bk15 = _mm512_set1_epi64((long long)(k15));
         const __m512i bk16 = _mm512_set1_epi64((long long)(k16));
         for (; n >= 8; n -= 8, tweaks += 128, in += 1024, out += 1024) {
-            __m512i vt0, vt1, vt2, vx0, vx1, vx2, vx3, vx4, vx5, vx6;
-            __m512i vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
+            __m512i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3, vx4, vx5;
+            __m512i vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
@@ -5461,6 +5460,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
             }
             vt2 = vt0;
             vt2 = _mm512_xor_si512(vt2, vt1);
+            vts = vt0;
             {
                 const __m512i s0_0 = _mm512_loadu_si512((const void *)(in + 0));
                 const __m512i s0_1 = _mm512_loadu_si512((const void *)(in + 128));
@@ -5545,27 +5545,27 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx14 = s3_6;
                 vx15 = s3_7;
             }
-            for (c = 0; c < 3; c++) {
-                /* add subkey 6*c */
-                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[6 * c])));
-                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
-                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
-                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
-                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
-                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
-                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
-                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
-                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[8 + 6 * c])));
-                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[9 + 6 * c])));
-                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[10 + 6 * c])));
-                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[11 + 6 * c])));
-                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[12 + 6 * c])));
-                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[13 + 6 * c])));
-                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[14 + 6 * c])));
-                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[6 * c])));
+            for (c = 0; c < 5; c++) {
+                /* add subkey 4*c */
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[4 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[1 + 4 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[2 + 4 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[3 + 4 * c])));
+                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[4 + 4 * c])));
+                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[5 + 4 * c])));
+                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[6 + 4 * c])));
+                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[7 + 4 * c])));
+                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[8 + 4 * c])));
+                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[9 + 4 * c])));
+                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[10 + 4 * c])));
+                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[11 + 4 * c])));
+                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[12 + 4 * c])));
+                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[13 + 4 * c])));
+                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[14 + 4 * c])));
+                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[4 * c])));
                 vx13 = _mm512_add_epi64(vx13, vt0);
                 vx14 = _mm512_add_epi64(vx14, vt1);
-                /* round 24*c + 0 */
+                /* round 16*c + 0 */
                 vx0 = _mm512_add_epi64(vx0, vx1);
                 vx1 = _mm512_rol_epi64(vx1, 24);
                 vx1 = _mm512_xor_si512(vx1, vx0);
@@ -5590,7 +5590,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx14 = _mm512_add_epi64(vx14, vx15);
                 vx15 = _mm512_rol_epi64(vx15, 37);
                 vx15 = _mm512_xor_si512(vx15, vx14);
-                /* round 24*c + 1 */
+                /* round 16*c + 1 */
                 vx0 = _mm512_add_epi64(vx0, vx9);
                 vx9 = _mm512_rol_epi64(vx9, 38);
                 vx9 = _mm512_xor_si512(vx9, vx0);
@@ -5615,7 +5615,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx8 = _mm512_add_epi64(vx8, vx1);
                 vx1 = _mm512_rol_epi64(vx1, 52);
                 vx1 = _mm512_xor_si512(vx1, vx8);
-                /* round 24*c + 2 */
+                /* round 16*c + 2 */
                 vx0 = _mm512_add_epi64(vx0, vx7);
                 vx7 = _mm512_rol_epi64(vx7, 33);
                 vx7 = _mm512_xor_si512(vx7, vx0);
@@ -5640,7 +5640,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx10 = _mm512_add_epi64(vx10, vx9);
                 vx9 = _mm512_rol_epi64(vx9, 17);
                 vx9 = _mm512_xor_si512(vx9, vx10);
-                /* round 24*c + 3 */
+                /* round 16*c + 3 */
                 vx0 = _mm512_add_epi64(vx0, vx15);
                 vx15 = _mm512_rol_epi64(vx15, 5);
                 vx15 = _mm512_xor_si512(vx15, vx0);
@@ -5665,26 +5665,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx12 = _mm512_add_epi64(vx12, vx7);
                 vx7 = _mm512_rol_epi64(vx7, 25);
                 vx7 = _mm512_xor_si512(vx7, vx12);
-                /* add subkey 1 + 6*c */
-                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[1 + 6 * c])));
-                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
-                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
-                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
-                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
-                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
-                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
-                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[8 + 6 * c])));
-                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[9 + 6 * c])));
-                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[10 + 6 * c])));
-                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[11 + 6 * c])));
-                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[12 + 6 * c])));
-                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[13 + 6 * c])));
-                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[14 + 6 * c])));
-                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[15 + 6 * c])));
-                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[1 + 6 * c])));
+                /* add subkey 1 + 4*c */
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[1 + 4 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[2 + 4 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[3 + 4 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[4 + 4 * c])));
+                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[5 + 4 * c])));
+                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[6 + 4 * c])));
+                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[7 + 4 * c])));
+                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[8 + 4 * c])));
+                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[9 + 4 * c])));
+                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[10 + 4 * c])));
+                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[11 + 4 * c])));
+                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[12 + 4 * c])));
+                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[13 + 4 * c])));
+                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[14 + 4 * c])));
+                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[15 + 4 * c])));
+                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[1 + 4 * c])));
                 vx13 = _mm512_add_epi64(vx13, vt1);
                 vx14 = _mm512_add_epi64(vx14, vt2);
-                /* round 24*c + 4 */
+                /* round 16*c + 4 */
                 vx0 = _mm512_add_epi64(vx0, vx1);
                 vx1 = _mm512_rol_epi64(vx1, 41);
                 vx1 = _mm512_xor_si512(vx1, vx0);
@@ -5709,7 +5709,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx14 = _mm512_add_epi64(vx14, vx15);
                 vx15 = _mm512_rol_epi64(vx15, 30);
                 vx15 = _mm512_xor_si512(vx15, vx14);
-                /* round 24*c + 5 */
+                /* round 16*c + 5 */
                 vx0 = _mm512_add_epi64(vx0, vx9);
                 vx9 = _mm512_rol_epi64(vx9, 16);
                 vx9 = _mm512_xor_si512(vx9, vx0);
@@ -5734,7 +5734,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx8 = _mm512_add_epi64(vx8, vx1);
                 vx1 = _mm512_rol_epi64(vx1, 41);
                 vx1 = _mm512_xor_si512(vx1, vx8);
-                /* round 24*c + 6 */
+                /* round 16*c + 6 */
                 vx0 = _mm512_add_epi64(vx0, vx7);
                 vx7 = _mm512_rol_epi64(vx7, 31);
                 vx7 = _mm512_xor_si512(vx7, vx0);
@@ -5759,7 +5759,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx10 = _mm512_add_epi64(vx10, vx9);
                 vx9 = _mm512_rol_epi64(vx9, 25);
                 vx9 = _mm512_xor_si512(vx9, vx10);
-                /* round 24*c + 7 */
+                /* round 16*c + 7 */
                 vx0 = _mm512_add_epi64(vx0, vx15);
                 vx15 = _mm512_rol_epi64(vx15, 9);
                 vx15 = _mm512_xor_si512(vx15, vx0);
@@ -5784,26 +5784,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx12 = _mm512_add_epi64(vx12, vx7);
                 vx7 = _mm512_rol_epi64(vx7, 20);
                 vx7 = _mm512_xor_si512(vx7, vx12);
-                /* add subkey 2 + 6*c */
-                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[2 + 6 * c])));
-                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
-                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
-                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
-                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
-                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
-                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[8 + 6 * c])));
-                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[9 + 6 * c])));
-                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[10 + 6 * c])));
-                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[11 + 6 * c])));
-                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[12 + 6 * c])));
-                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[13 + 6 * c])));
-                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[14 + 6 * c])));
-                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[15 + 6 * c])));
-                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[16 + 6 * c])));
-                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[2 + 6 * c])));
+                /* add subkey 2 + 4*c */
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[2 + 4 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[3 + 4 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[4 + 4 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[5 + 4 * c])));
+                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[6 + 4 * c])));
+                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[7 + 4 * c])));
+                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[8 + 4 * c])));
+                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[9 + 4 * c])));
+                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[10 + 4 * c])));
+                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[11 + 4 * c])));
+                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[12 + 4 * c])));
+                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[13 + 4 * c])));
+                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[14 + 4 * c])));
+                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[15 + 4 * c])));
+                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[16 + 4 * c])));
+                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[2 + 4 * c])));
                 vx13 = _mm512_add_epi64(vx13, vt2);
                 vx14 = _mm512_add_epi64(vx14, vt0);
-                /* round 24*c + 8 */
+                /* round 16*c + 8 */
                 vx0 = _mm512_add_epi64(vx0, vx1);
                 vx1 = _mm512_rol_epi64(vx1, 24);
                 vx1 = _mm512_xor_si512(vx1, vx0);
@@ -5828,7 +5828,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx14 = _mm512_add_epi64(vx14, vx15);
                 vx15 = _mm512_rol_epi64(vx15, 37);
                 vx15 = _mm512_xor_si512(vx15, vx14);
-                /* round 24*c + 9 */
+                /* round 16*c + 9 */
                 vx0 = _mm512_add_epi64(vx0, vx9);
                 vx9 = _mm512_rol_epi64(vx9, 38);
                 vx9 = _mm512_xor_si512(vx9, vx0);
@@ -5853,7 +5853,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx8 = _mm512_add_epi64(vx8, vx1);
                 vx1 = _mm512_rol_epi64(vx1, 52);
                 vx1 = _mm512_xor_si512(vx1, vx8);
-                /* round 24*c + 10 */
+                /* round 16*c + 10 */
                 vx0 = _mm512_add_epi64(vx0, vx7);
                 vx7 = _mm512_rol_epi64(vx7, 33);
                 vx7 = _mm512_xor_si512(vx7, vx0);
@@ -5878,7 +5878,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx10 = _mm512_add_epi64(vx10, vx9);
                 vx9 = _mm512_rol_epi64(vx9, 17);
                 vx9 = _mm512_xor_si512(vx9, vx10);
-                /* round 24*c + 11 */
+                /* round 16*c + 11 */
                 vx0 = _mm512_add_epi64(vx0, vx15);
                 vx15 = _mm512_rol_epi64(vx15, 5);
                 vx15 = _mm512_xor_si512(vx15, vx0);
@@ -5903,26 +5903,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx12 = _mm512_add_epi64(vx12, vx7);
                 vx7 = _mm512_rol_epi64(vx7, 25);
                 vx7 = _mm512_xor_si512(vx7, vx12);
-                /* add subkey 3 + 6*c */
-                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[3 + 6 * c])));
-                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
-                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
-                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
-                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
-                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[8 + 6 * c])));
-                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[9 + 6 * c])));
-                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[10 + 6 * c])));
-                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[11 + 6 * c])));
-                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[12 + 6 * c])));
-                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[13 + 6 * c])));
-                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[14 + 6 * c])));
-                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[15 + 6 * c])));
-                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[16 + 6 * c])));
-                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[17 + 6 * c])));
-                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[3 + 6 * c])));
+                /* add subkey 3 + 4*c */
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[3 + 4 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[4 + 4 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[5 + 4 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[6 + 4 * c])));
+                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[7 + 4 * c])));
+                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[8 + 4 * c])));
+                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[9 + 4 * c])));
+                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[10 + 4 * c])));
+                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[11 + 4 * c])));
+                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[12 + 4 * c])));
+                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[13 + 4 * c])));
+                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[14 + 4 * c])));
+                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[15 + 4 * c])));
+                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[16 + 4 * c])));
+                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[17 + 4 * c])));
+                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[3 + 4 * c])));
                 vx13 = _mm512_add_epi64(vx13, vt0);
                 vx14 = _mm512_add_epi64(vx14, vt1);
-                /* round 24*c + 12 */
+                /* round 16*c + 12 */
                 vx0 = _mm512_add_epi64(vx0, vx1);
                 vx1 = _mm512_rol_epi64(vx1, 41);
                 vx1 = _mm512_xor_si512(vx1, vx0);
@@ -5947,7 +5947,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx14 = _mm512_add_epi64(vx14, vx15);
                 vx15 = _mm512_rol_epi64(vx15, 30);
                 vx15 = _mm512_xor_si512(vx15, vx14);
-                /* round 24*c + 13 */
+                /* round 16*c + 13 */
                 vx0 = _mm512_add_epi64(vx0, vx9);
                 vx9 = _mm512_rol_epi64(vx9, 16);
                 vx9 = _mm512_xor_si512(vx9, vx0);
@@ -5972,7 +5972,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx8 = _mm512_add_epi64(vx8, vx1);
                 vx1 = _mm512_rol_epi64(vx1, 41);
                 vx1 = _mm512_xor_si512(vx1, vx8);
-                /* round 24*c + 14 */
+                /* round 16*c + 14 */
                 vx0 = _mm512_add_epi64(vx0, vx7);
                 vx7 = _mm512_rol_epi64(vx7, 31);
                 vx7 = _mm512_xor_si512(vx7, vx0);
@@ -5997,7 +5997,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx10 = _mm512_add_epi64(vx10, vx9);
                 vx9 = _mm512_rol_epi64(vx9, 25);
                 vx9 = _mm512_xor_si512(vx9, vx10);
-                /* round 24*c + 15 */
+                /* round 16*c + 15 */
                 vx0 = _mm512_add_epi64(vx0, vx15);
                 vx15 = _mm512_rol_epi64(vx15, 9);
                 vx15 = _mm512_xor_si512(vx15, vx0);
@@ -6022,485 +6022,12 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx12 = _mm512_add_epi64(vx12, vx7);
                 vx7 = _mm512_rol_epi64(vx7, 20);
                 vx7 = _mm512_xor_si512(vx7, vx12);
-                /* add subkey 4 + 6*c */
-                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[4 + 6 * c])));
-                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
-                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
-                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
-                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[8 + 6 * c])));
-                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[9 + 6 * c])));
-                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[10 + 6 * c])));
-                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[11 + 6 * c])));
-                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[12 + 6 * c])));
-                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[13 + 6 * c])));
-                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[14 + 6 * c])));
-                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[15 + 6 * c])));
-                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[16 + 6 * c])));
-                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[17 + 6 * c])));
-                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[18 + 6 * c])));
-                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[4 + 6 * c])));
-                vx13 = _mm512_add_epi64(vx13, vt1);
-                vx14 = _mm512_add_epi64(vx14, vt2);
-                /* round 24*c + 16 */
-                vx0 = _mm512_add_epi64(vx0, vx1);
-                vx1 = _mm512_rol_epi64(vx1, 24);
-                vx1 = _mm512_xor_si512(vx1, vx0);
-                vx2 = _mm512_add_epi64(vx2, vx3);
-                vx3 = _mm512_rol_epi64(vx3, 13);
-                vx3 = _mm512_xor_si512(vx3, vx2);
-                vx4 = _mm512_add_epi64(vx4, vx5);
-                vx5 = _mm512_rol_epi64(vx5, 8);
-                vx5 = _mm512_xor_si512(vx5, vx4);
-                vx6 = _mm512_add_epi64(vx6, vx7);
-                vx7 = _mm512_rol_epi64(vx7, 47);
-                vx7 = _mm512_xor_si512(vx7, vx6);
-                vx8 = _mm512_add_epi64(vx8, vx9);
-                vx9 = _mm512_rol_epi64(vx9, 8);
-                vx9 = _mm512_xor_si512(vx9, vx8);
-                vx10 = _mm512_add_epi64(vx10, vx11);
-                vx11 = _mm512_rol_epi64(vx11, 17);
-                vx11 = _mm512_xor_si512(vx11, vx10);
-                vx12 = _mm512_add_epi64(vx12, vx13);
-                vx13 = _mm512_rol_epi64(vx13, 22);
-                vx13 = _mm512_xor_si512(vx13, vx12);
-                vx14 = _mm512_add_epi64(vx14, vx15);
-                vx15 = _mm512_rol_epi64(vx15, 37);
-                vx15 = _mm512_xor_si512(vx15, vx14);
-                /* round 24*c + 17 */
-                vx0 = _mm512_add_epi64(vx0, vx9);
-                vx9 = _mm512_rol_epi64(vx9, 38);
-                vx9 = _mm512_xor_si512(vx9, vx0);
-                vx2 = _mm512_add_epi64(vx2, vx13);
-                vx13 = _mm512_rol_epi64(vx13, 19);
-                vx13 = _mm512_xor_si512(vx13, vx2);
-                vx6 = _mm512_add_epi64(vx6, vx11);
-                vx11 = _mm512_rol_epi64(vx11, 10);
-                vx11 = _mm512_xor_si512(vx11, vx6);
-                vx4 = _mm512_add_epi64(vx4, vx15);
-                vx15 = _mm512_rol_epi64(vx15, 55);
-                vx15 = _mm512_xor_si512(vx15, vx4);
-                vx10 = _mm512_add_epi64(vx10, vx7);
-                vx7 = _mm512_rol_epi64(vx7, 49);
-                vx7 = _mm512_xor_si512(vx7, vx10);
-                vx12 = _mm512_add_epi64(vx12, vx3);
-                vx3 = _mm512_rol_epi64(vx3, 18);
-                vx3 = _mm512_xor_si512(vx3, vx12);
-                vx14 = _mm512_add_epi64(vx14, vx5);
-                vx5 = _mm512_rol_epi64(vx5, 23);
-                vx5 = _mm512_xor_si512(vx5, vx14);
-                vx8 = _mm512_add_epi64(vx8, vx1);
-                vx1 = _mm512_rol_epi64(vx1, 52);
-                vx1 = _mm512_xor_si512(vx1, vx8);
-                /* round 24*c + 18 */
-                vx0 = _mm512_add_epi64(vx0, vx7);
-                vx7 = _mm512_rol_epi64(vx7, 33);
-                vx7 = _mm512_xor_si512(vx7, vx0);
-                vx2 = _mm512_add_epi64(vx2, vx5);
-                vx5 = _mm512_rol_epi64(vx5, 4);
-                vx5 = _mm512_xor_si512(vx5, vx2);
-                vx4 = _mm512_add_epi64(vx4, vx3);
-                vx3 = _mm512_rol_epi64(vx3, 51);
-                vx3 = _mm512_xor_si512(vx3, vx4);
-                vx6 = _mm512_add_epi64(vx6, vx1);
-                vx1 = _mm512_rol_epi64(vx1, 13);
-                vx1 = _mm512_xor_si512(vx1, vx6);
-                vx12 = _mm512_add_epi64(vx12, vx15);
-                vx15 = _mm512_rol_epi64(vx15, 34);
-                vx15 = _mm512_xor_si512(vx15, vx12);
-                vx14 = _mm512_add_epi64(vx14, vx13);
-                vx13 = _mm512_rol_epi64(vx13, 41);
-                vx13 = _mm512_xor_si512(vx13, vx14);
-                vx8 = _mm512_add_epi64(vx8, vx11);
-                vx11 = _mm512_rol_epi64(vx11, 59);
-                vx11 = _mm512_xor_si512(vx11, vx8);
-                vx10 = _mm512_add_epi64(vx10, vx9);
-                vx9 = _mm512_rol_epi64(vx9, 17);
-                vx9 = _mm512_xor_si512(vx9, vx10);
-                /* round 24*c + 19 */
-                vx0 = _mm512_add_epi64(vx0, vx15);
-                vx15 = _mm512_rol_epi64(vx15, 5);
-                vx15 = _mm512_xor_si512(vx15, vx0);
-                vx2 = _mm512_add_epi64(vx2, vx11);
-                vx11 = _mm512_rol_epi64(vx11, 20);
-                vx11 = _mm512_xor_si512(vx11, vx2);
-                vx6 = _mm512_add_epi64(vx6, vx13);
-                vx13 = _mm512_rol_epi64(vx13, 48);
-                vx13 = _mm512_xor_si512(vx13, vx6);
-                vx4 = _mm512_add_epi64(vx4, vx9);
-                vx9 = _mm512_rol_epi64(vx9, 41);
-                vx9 = _mm512_xor_si512(vx9, vx4);
-                vx14 = _mm512_add_epi64(vx14, vx1);
-                vx1 = _mm512_rol_epi64(vx1, 47);
-                vx1 = _mm512_xor_si512(vx1, vx14);
-                vx8 = _mm512_add_epi64(vx8, vx5);
-                vx5 = _mm512_rol_epi64(vx5, 28);
-                vx5 = _mm512_xor_si512(vx5, vx8);
-                vx10 = _mm512_add_epi64(vx10, vx3);
-                vx3 = _mm512_rol_epi64(vx3, 16);
-                vx3 = _mm512_xor_si512(vx3, vx10);
-                vx12 = _mm512_add_epi64(vx12, vx7);
-                vx7 = _mm512_rol_epi64(vx7, 25);
-                vx7 = _mm512_xor_si512(vx7, vx12);
-                /* add subkey 5 + 6*c */
-                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[5 + 6 * c])));
-                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[6 + 6 * c])));
-                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[7 + 6 * c])));
-                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[8 + 6 * c])));
-                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[9 + 6 * c])));
-                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[10 + 6 * c])));
-                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[11 + 6 * c])));
-                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[12 + 6 * c])));
-                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[13 + 6 * c])));
-                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[14 + 6 * c])));
-                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[15 + 6 * c])));
-                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[16 + 6 * c])));
-                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[17 + 6 * c])));
-                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[18 + 6 * c])));
-                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[19 + 6 * c])));
-                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[5 + 6 * c])));
-                vx13 = _mm512_add_epi64(vx13, vt2);
-                vx14 = _mm512_add_epi64(vx14, vt0);
-                /* round 24*c + 20 */
-                vx0 = _mm512_add_epi64(vx0, vx1);
-                vx1 = _mm512_rol_epi64(vx1, 41);
-                vx1 = _mm512_xor_si512(vx1, vx0);
-                vx2 = _mm512_add_epi64(vx2, vx3);
-                vx3 = _mm512_rol_epi64(vx3, 9);
-                vx3 = _mm512_xor_si512(vx3, vx2);
-                vx4 = _mm512_add_epi64(vx4, vx5);
-                vx5 = _mm512_rol_epi64(vx5, 37);
-                vx5 = _mm512_xor_si512(vx5, vx4);
-                vx6 = _mm512_add_epi64(vx6, vx7);
-                vx7 = _mm512_rol_epi64(vx7, 31);
-                vx7 = _mm512_xor_si512(vx7, vx6);
-                vx8 = _mm512_add_epi64(vx8, vx9);
-                vx9 = _mm512_rol_epi64(vx9, 12);
-                vx9 = _mm512_xor_si512(vx9, vx8);
-                vx10 = _mm512_add_epi64(vx10, vx11);
-                vx11 = _mm512_rol_epi64(vx11, 47);
-                vx11 = _mm512_xor_si512(vx11, vx10);
-                vx12 = _mm512_add_epi64(vx12, vx13);
-                vx13 = _mm512_rol_epi64(vx13, 44);
-                vx13 = _mm512_xor_si512(vx13, vx12);
-                vx14 = _mm512_add_epi64(vx14, vx15);
-                vx15 = _mm512_rol_epi64(vx15, 30);
-                vx15 = _mm512_xor_si512(vx15, vx14);
-                /* round 24*c + 21 */
-                vx0 = _mm512_add_epi64(vx0, vx9);
-                vx9 = _mm512_rol_epi64(vx9, 16);
-                vx9 = _mm512_xor_si512(vx9, vx0);
-                vx2 = _mm512_add_epi64(vx2, vx13);
-                vx13 = _mm512_rol_epi64(vx13, 34);
-                vx13 = _mm512_xor_si512(vx13, vx2);
-                vx6 = _mm512_add_epi64(vx6, vx11);
-                vx11 = _mm512_rol_epi64(vx11, 56);
-                vx11 = _mm512_xor_si512(vx11, vx6);
-                vx4 = _mm512_add_epi64(vx4, vx15);
-                vx15 = _mm512_rol_epi64(vx15, 51);
-                vx15 = _mm512_xor_si512(vx15, vx4);
-                vx10 = _mm512_add_epi64(vx10, vx7);
-                vx7 = _mm512_rol_epi64(vx7, 4);
-                vx7 = _mm512_xor_si512(vx7, vx10);
-                vx12 = _mm512_add_epi64(vx12, vx3);
-                vx3 = _mm512_rol_epi64(vx3, 53);
-                vx3 = _mm512_xor_si512(vx3, vx12);
-                vx14 = _mm512_add_epi64(vx14, vx5);
-                vx5 = _mm512_rol_epi64(vx5, 42);
-                vx5 = _mm512_xor_si512(vx5, vx14);
-                vx8 = _mm512_add_epi64(vx8, vx1);
-                vx1 = _mm512_rol_epi64(vx1, 41);
-                vx1 = _mm512_xor_si512(vx1, vx8);
-                /* round 24*c + 22 */
-                vx0 = _mm512_add_epi64(vx0, vx7);
-                vx7 = _mm512_rol_epi64(vx7, 31);
-                vx7 = _mm512_xor_si512(vx7, vx0);
-                vx2 = _mm512_add_epi64(vx2, vx5);
-                vx5 = _mm512_rol_epi64(vx5, 44);
-                vx5 = _mm512_xor_si512(vx5, vx2);
-                vx4 = _mm512_add_epi64(vx4, vx3);
-                vx3 = _mm512_rol_epi64(vx3, 47);
-                vx3 = _mm512_xor_si512(vx3, vx4);
-                vx6 = _mm512_add_epi64(vx6, vx1);
-                vx1 = _mm512_rol_epi64(vx1, 46);
-                vx1 = _mm512_xor_si512(vx1, vx6);
-                vx12 = _mm512_add_epi64(vx12, vx15);
-                vx15 = _mm512_rol_epi64(vx15, 19);
-                vx15 = _mm512_xor_si512(vx15, vx12);
-                vx14 = _mm512_add_epi64(vx14, vx13);
-                vx13 = _mm512_rol_epi64(vx13, 42);
-                vx13 = _mm512_xor_si512(vx13, vx14);
-                vx8 = _mm512_add_epi64(vx8, vx11);
-                vx11 = _mm512_rol_epi64(vx11, 44);
-                vx11 = _mm512_xor_si512(vx11, vx8);
-                vx10 = _mm512_add_epi64(vx10, vx9);
-                vx9 = _mm512_rol_epi64(vx9, 25);
-                vx9 = _mm512_xor_si512(vx9, vx10);
-                /* round 24*c + 23 */
-                vx0 = _mm512_add_epi64(vx0, vx15);
-                vx15 = _mm512_rol_epi64(vx15, 9);
-                vx15 = _mm512_xor_si512(vx15, vx0);
-                vx2 = _mm512_add_epi64(vx2, vx11);
-                vx11 = _mm512_rol_epi64(vx11, 48);
-                vx11 = _mm512_xor_si512(vx11, vx2);
-                vx6 = _mm512_add_epi64(vx6, vx13);
-                vx13 = _mm512_rol_epi64(vx13, 35);
-                vx13 = _mm512_xor_si512(vx13, vx6);
-                vx4 = _mm512_add_epi64(vx4, vx9);
-                vx9 = _mm512_rol_epi64(vx9, 52);
-                vx9 = _mm512_xor_si512(vx9, vx4);
-                vx14 = _mm512_add_epi64(vx14, vx1);
-                vx1 = _mm512_rol_epi64(vx1, 23);
-                vx1 = _mm512_xor_si512(vx1, vx14);
-                vx8 = _mm512_add_epi64(vx8, vx5);
-                vx5 = _mm512_rol_epi64(vx5, 31);
-                vx5 = _mm512_xor_si512(vx5, vx8);
-                vx10 = _mm512_add_epi64(vx10, vx3);
-                vx3 = _mm512_rol_epi64(vx3, 37);
-                vx3 = _mm512_xor_si512(vx3, vx10);
-                vx12 = _mm512_add_epi64(vx12, vx7);
-                vx7 = _mm512_rol_epi64(vx7, 20);
-                vx7 = _mm512_xor_si512(vx7, vx12);
+                /* next pass's tweak words: t[i] <- t[i+1 mod 3] */
+                vts = vt0;
+                vt0 = vt1;
+                vt1 = vt2;
+                vt2 = vts;
             }
-            /* add subkey 18 */
-            vx0 = _mm512_add_epi64(vx0, bk1);
-            vx1 = _mm512_add_epi64(vx1, bk2);
-            vx2 = _mm512_add_epi64(vx2, bk3);
-            vx3 = _mm512_add_epi64(vx3, bk4);
-            vx4 = _mm512_add_epi64(vx4, bk5);
-            vx5 = _mm512_add_epi64(vx5, bk6);
-            vx6 = _mm512_add_epi64(vx6, bk7);
-            vx7 = _mm512_add_epi64(vx7, bk8);
-            vx8 = _mm512_add_epi64(vx8, bk9);
-            vx9 = _mm512_add_epi64(vx9, bk10);
-            vx10 = _mm512_add_epi64(vx10, bk11);
-            vx11 = _mm512_add_epi64(vx11, bk12);
-            vx12 = _mm512_add_epi64(vx12, bk13);
-            vx13 = _mm512_add_epi64(vx13, bk14);
-            vx14 = _mm512_add_epi64(vx14, bk15);
-            vx15 = _mm512_add_epi64(vx15, bk16);
-            vx13 = _mm512_add_epi64(vx13, vt0);
-            vx14 = _mm512_add_epi64(vx14, vt1);
-            vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(UINT64_C(0x12))));
-            /* round 72 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 24);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 13);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx4 = _mm512_add_epi64(vx4, vx5);
-            vx5 = _mm512_rol_epi64(vx5, 8);
-            vx5 = _mm512_xor_si512(vx5, vx4);
-            vx6 = _mm512_add_epi64(vx6, vx7);
-            vx7 = _mm512_rol_epi64(vx7, 47);
-            vx7 = _mm512_xor_si512(vx7, vx6);
-            vx8 = _mm512_add_epi64(vx8, vx9);
-            vx9 = _mm512_rol_epi64(vx9, 8);
-            vx9 = _mm512_xor_si512(vx9, vx8);
-            vx10 = _mm512_add_epi64(vx10, vx11);
-            vx11 = _mm512_rol_epi64(vx11, 17);
-            vx11 = _mm512_xor_si512(vx11, vx10);
-            vx12 = _mm512_add_epi64(vx12, vx13);
-            vx13 = _mm512_rol_epi64(vx13, 22);
-            vx13 = _mm512_xor_si512(vx13, vx12);
-            vx14 = _mm512_add_epi64(vx14, vx15);
-            vx15 = _mm512_rol_epi64(vx15, 37);
-            vx15 = _mm512_xor_si512(vx15, vx14);
-            /* round 73 */
-            vx0 = _mm512_add_epi64(vx0, vx9);
-            vx9 = _mm512_rol_epi64(vx9, 38);
-            vx9 = _mm512_xor_si512(vx9, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx13);
-            vx13 = _mm512_rol_epi64(vx13, 19);
-            vx13 = _mm512_xor_si512(vx13, vx2);
-            vx6 = _mm512_add_epi64(vx6, vx11);
-            vx11 = _mm512_rol_epi64(vx11, 10);
-            vx11 = _mm512_xor_si512(vx11, vx6);
-            vx4 = _mm512_add_epi64(vx4, vx15);
-            vx15 = _mm512_rol_epi64(vx15, 55);
-            vx15 = _mm512_xor_si512(vx15, vx4);
-            vx10 = _mm512_add_epi64(vx10, vx7);
-            vx7 = _mm512_rol_epi64(vx7, 49);
-            vx7 = _mm512_xor_si512(vx7, vx10);
-            vx12 = _mm512_add_epi64(vx12, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 18);
-            vx3 = _mm512_xor_si512(vx3, vx12);
-            vx14 = _mm512_add_epi64(vx14, vx5);
-            vx5 = _mm512_rol_epi64(vx5, 23);
-            vx5 = _mm512_xor_si512(vx5, vx14);
-            vx8 = _mm512_add_epi64(vx8, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 52);
-            vx1 = _mm512_xor_si512(vx1, vx8);
-            /* round 74 */
-            vx0 = _mm512_add_epi64(vx0, vx7);
-            vx7 = _mm512_rol_epi64(vx7, 33);
-            vx7 = _mm512_xor_si512(vx7, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx5);
-            vx5 = _mm512_rol_epi64(vx5, 4);
-            vx5 = _mm512_xor_si512(vx5, vx2);
-            vx4 = _mm512_add_epi64(vx4, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 51);
-            vx3 = _mm512_xor_si512(vx3, vx4);
-            vx6 = _mm512_add_epi64(vx6, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 13);
-            vx1 = _mm512_xor_si512(vx1, vx6);
-            vx12 = _mm512_add_epi64(vx12, vx15);
-            vx15 = _mm512_rol_epi64(vx15, 34);
-            vx15 = _mm512_xor_si512(vx15, vx12);
-            vx14 = _mm512_add_epi64(vx14, vx13);
-            vx13 = _mm512_rol_epi64(vx13, 41);
-            vx13 = _mm512_xor_si512(vx13, vx14);
-            vx8 = _mm512_add_epi64(vx8, vx11);
-            vx11 = _mm512_rol_epi64(vx11, 59);
-            vx11 = _mm512_xor_si512(vx11, vx8);
-            vx10 = _mm512_add_epi64(vx10, vx9);
-            vx9 = _mm512_rol_epi64(vx9, 17);
-            vx9 = _mm512_xor_si512(vx9, vx10);
-            /* round 75 */
-            vx0 = _mm512_add_epi64(vx0, vx15);
-            vx15 = _mm512_rol_epi64(vx15, 5);
-            vx15 = _mm512_xor_si512(vx15, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx11);
-            vx11 = _mm512_rol_epi64(vx11, 20);
-            vx11 = _mm512_xor_si512(vx11, vx2);
-            vx6 = _mm512_add_epi64(vx6, vx13);
-            vx13 = _mm512_rol_epi64(vx13, 48);
-            vx13 = _mm512_xor_si512(vx13, vx6);
-            vx4 = _mm512_add_epi64(vx4, vx9);
-            vx9 = _mm512_rol_epi64(vx9, 41);
-            vx9 = _mm512_xor_si512(vx9, vx4);
-            vx14 = _mm512_add_epi64(vx14, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 47);
-            vx1 = _mm512_xor_si512(vx1, vx14);
-            vx8 = _mm512_add_epi64(vx8, vx5);
-            vx5 = _mm512_rol_epi64(vx5, 28);
-            vx5 = _mm512_xor_si512(vx5, vx8);
-            vx10 = _mm512_add_epi64(vx10, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 16);
-            vx3 = _mm512_xor_si512(vx3, vx10);
-            vx12 = _mm512_add_epi64(vx12, vx7);
-            vx7 = _mm512_rol_epi64(vx7, 25);
-            vx7 = _mm512_xor_si512(vx7, vx12);
-            /* add subkey 19 */
-            vx0 = _mm512_add_epi64(vx0, bk2);
-            vx1 = _mm512_add_epi64(vx1, bk3);
-            vx2 = _mm512_add_epi64(vx2, bk4);
-            vx3 = _mm512_add_epi64(vx3, bk5);
-            vx4 = _mm512_add_epi64(vx4, bk6);
-            vx5 = _mm512_add_epi64(vx5, bk7);
-            vx6 = _mm512_add_epi64(vx6, bk8);
-            vx7 = _mm512_add_epi64(vx7, bk9);
-            vx8 = _mm512_add_epi64(vx8, bk10);
-            vx9 = _mm512_add_epi64(vx9, bk11);
-            vx10 = _mm512_add_epi64(vx10, bk12);
-            vx11 = _mm512_add_epi64(vx11, bk13);
-            vx12 = _mm512_add_epi64(vx12, bk14);
-            vx13 = _mm512_add_epi64(vx13, bk15);
-            vx14 = _mm512_add_epi64(vx14, bk16);
-            vx15 = _mm512_add_epi64(vx15, bk0);
-            vx13 = _mm512_add_epi64(vx13, vt1);
-            vx14 = _mm512_add_epi64(vx14, vt2);
-            vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(UINT64_C(0x13))));
-            /* round 76 */
-            vx0 = _mm512_add_epi64(vx0, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 9);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx4 = _mm512_add_epi64(vx4, vx5);
-            vx5 = _mm512_rol_epi64(vx5, 37);
-            vx5 = _mm512_xor_si512(vx5, vx4);
-            vx6 = _mm512_add_epi64(vx6, vx7);
-            vx7 = _mm512_rol_epi64(vx7, 31);
-            vx7 = _mm512_xor_si512(vx7, vx6);
-            vx8 = _mm512_add_epi64(vx8, vx9);
-            vx9 = _mm512_rol_epi64(vx9, 12);
-            vx9 = _mm512_xor_si512(vx9, vx8);
-            vx10 = _mm512_add_epi64(vx10, vx11);
-            vx11 = _mm512_rol_epi64(vx11, 47);
-            vx11 = _mm512_xor_si512(vx11, vx10);
-            vx12 = _mm512_add_epi64(vx12, vx13);
-            vx13 = _mm512_rol_epi64(vx13, 44);
-            vx13 = _mm512_xor_si512(vx13, vx12);
-            vx14 = _mm512_add_epi64(vx14, vx15);
-            vx15 = _mm512_rol_epi64(vx15, 30);
-            vx15 = _mm512_xor_si512(vx15, vx14);
-            /* round 77 */
-            vx0 = _mm512_add_epi64(vx0, vx9);
-            vx9 = _mm512_rol_epi64(vx9, 16);
-            vx9 = _mm512_xor_si512(vx9, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx13);
-            vx13 = _mm512_rol_epi64(vx13, 34);
-            vx13 = _mm512_xor_si512(vx13, vx2);
-            vx6 = _mm512_add_epi64(vx6, vx11);
-            vx11 = _mm512_rol_epi64(vx11, 56);
-            vx11 = _mm512_xor_si512(vx11, vx6);
-            vx4 = _mm512_add_epi64(vx4, vx15);
-            vx15 = _mm512_rol_epi64(vx15, 51);
-            vx15 = _mm512_xor_si512(vx15, vx4);
-            vx10 = _mm512_add_epi64(vx10, vx7);
-            vx7 = _mm512_rol_epi64(vx7, 4);
-            vx7 = _mm512_xor_si512(vx7, vx10);
-            vx12 = _mm512_add_epi64(vx12, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 53);
-            vx3 = _mm512_xor_si512(vx3, vx12);
-            vx14 = _mm512_add_epi64(vx14, vx5);
-            vx5 = _mm512_rol_epi64(vx5, 42);
-            vx5 = _mm512_xor_si512(vx5, vx14);
-            vx8 = _mm512_add_epi64(vx8, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx1 = _mm512_xor_si512(vx1, vx8);
-            /* round 78 */
-            vx0 = _mm512_add_epi64(vx0, vx7);
-            vx7 = _mm512_rol_epi64(vx7, 31);
-            vx7 = _mm512_xor_si512(vx7, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx5);
-            vx5 = _mm512_rol_epi64(vx5, 44);
-            vx5 = _mm512_xor_si512(vx5, vx2);
-            vx4 = _mm512_add_epi64(vx4, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 47);
-            vx3 = _mm512_xor_si512(vx3, vx4);
-            vx6 = _mm512_add_epi64(vx6, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 46);
-            vx1 = _mm512_xor_si512(vx1, vx6);
-            vx12 = _mm512_add_epi64(vx12, vx15);
-            vx15 = _mm512_rol_epi64(vx15, 19);
-            vx15 = _mm512_xor_si512(vx15, vx12);
-            vx14 = _mm512_add_epi64(vx14, vx13);
-            vx13 = _mm512_rol_epi64(vx13, 42);
-            vx13 = _mm512_xor_si512(vx13, vx14);
-            vx8 = _mm512_add_epi64(vx8, vx11);
-            vx11 = _mm512_rol_epi64(vx11, 44);
-            vx11 = _mm512_xor_si512(vx11, vx8);
-            vx10 = _mm512_add_epi64(vx10, vx9);
-            vx9 = _mm512_rol_epi64(vx9, 25);
-            vx9 = _mm512_xor_si512(vx9, vx10);
-            /* round 79 */
-            vx0 = _mm512_add_epi64(vx0, vx15);
-            vx15 = _mm512_rol_epi64(vx15, 9);
-            vx15 = _mm512_xor_si512(vx15, vx0);
-            vx2 = _mm512_add_epi64(vx2, vx11);
-            vx11 = _mm512_rol_epi64(vx11, 48);
-            vx11 = _mm512_xor_si512(vx11, vx2);
-            vx6 = _mm512_add_epi64(vx6, vx13);
-            vx13 = _mm512_rol_epi64(vx13, 35);
-            vx13 = _mm512_xor_si512(vx13, vx6);
-            vx4 = _mm512_add_epi64(vx4, vx9);
-            vx9 = _mm512_rol_epi64(vx9, 52);
-            vx9 = _mm512_xor_si512(vx9, vx4);
-            vx14 = _mm512_add_epi64(vx14, vx1);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx1 = _mm512_xor_si512(vx1, vx14);
-            vx8 = _mm512_add_epi64(vx8, vx5);
-            vx5 = _mm512_rol_epi64(vx5, 31);
-            vx5 = _mm512_xor_si512(vx5, vx8);
-            vx10 = _mm512_add_epi64(vx10, vx3);
-            vx3 = _mm512_rol_epi64(vx3, 37);
-            vx3 = _mm512_xor_si512(vx3, vx10);
-            vx12 = _mm512_add_epi64(vx12, vx7);
-            vx7 = _mm512_rol_epi64(vx7, 20);
-            vx7 = _mm512_xor_si512(vx7, vx12);
             /* add subkey 20 */
             vx0 = _mm512_add_epi64(vx0, bk3);
             vx1 = _mm512_add_epi64(vx1, bk4);
@@ -6518,8 +6045,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
             vx13 = _mm512_add_epi64(vx13, bk16);
             vx14 = _mm512_add_epi64(vx14, bk0);
             vx15 = _mm512_add_epi64(vx15, bk1);
-            vx13 = _mm512_add_epi64(vx13, vt2);
-            vx14 = _mm512_add_epi64(vx14, vt0);
+            vx13 = _mm512_add_epi64(vx13, vt0);
+            vx14 = _mm512_add_epi64(vx14, vt1);
             vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(UINT64_C(0x14))));
             /* store the block(s) */
             {
@@ -6741,7 +6268,6 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
     if (n >= 8) {
         const __m512i bk0 = _mm512_set1_epi64((long long)(k0));
         const __m512i bk1 = _mm512_set1_epi64((long long)(k1));
-        const __m512i bk2 = _mm512_set1_epi64((long long)(k2));
         const __m512i bk3 = _mm512_set1_epi64((long long)(k3));
         const __m512i bk4 = _mm512_set1_epi64((long long)(k4));
         const __m512i bk5 = _mm512_set1_epi64((long long)(k5));
@@ -6757,8 +6283,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
         const __m512i bk15 = _mm512_set1_epi64((long long)(k15));
         const __m512i bk16 = _mm512_set1_epi64((long long)(k16));
         for (; n >= 8; n -= 8, tweaks += 128, in += 1024, out += 1024) {
-            __m512i vt0, vt1, vt2, vx0, vx1, vx2, vx3, vx4, vx5, vx6;
-            __m512i vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
+            __m512i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3, vx4, vx5;
+            __m512i vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
@@ -6789,6 +6315,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
             }
             vt2 = vt0;
             vt2 = _mm512_xor_si512(vt2, vt1);
+            vts = vt0;
             {
                 const __m512i s0_0 = _mm512_loadu_si512((const void *)(in + 0));
                 const __m512i s0_1 = _mm512_loadu_si512((const void *)(in + 128));
@@ -6893,248 +6420,12 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
             vx13 = _mm512_sub_epi64(vx13, vt2);
             vx14 = _mm512_sub_epi64(vx14, vt0);
             vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(UINT64_C(0x14))));
-            /* inverse round 79 */
-            vx15 = _mm512_xor_si512(vx15, vx0);
-            vx15 = _mm512_rol_epi64(vx15, 55);
-            vx0 = _mm512_sub_epi64(vx0, vx15);
-            vx11 = _mm512_xor_si512(vx11, vx2);
-            vx11 = _mm512_rol_epi64(vx11, 16);
-            vx2 = _mm512_sub_epi64(vx2, vx11);
-            vx13 = _mm512_xor_si512(vx13, vx6);
-            vx13 = _mm512_rol_epi64(vx13, 29);
-            vx6 = _mm512_sub_epi64(vx6, vx13);
-            vx9 = _mm512_xor_si512(vx9, vx4);
-            vx9 = _mm512_rol_epi64(vx9, 12);
-            vx4 = _mm512_sub_epi64(vx4, vx9);
-            vx1 = _mm512_xor_si512(vx1, vx14);
-            vx1 = _mm512_rol_epi64(vx1, 41);
-            vx14 = _mm512_sub_epi64(vx14, vx1);
-            vx5 = _mm512_xor_si512(vx5, vx8);
-            vx5 = _mm512_rol_epi64(vx5, 33);
-            vx8 = _mm512_sub_epi64(vx8, vx5);
-            vx3 = _mm512_xor_si512(vx3, vx10);
-            vx3 = _mm512_rol_epi64(vx3, 27);
-            vx10 = _mm512_sub_epi64(vx10, vx3);
-            vx7 = _mm512_xor_si512(vx7, vx12);
-            vx7 = _mm512_rol_epi64(vx7, 44);
-            vx12 = _mm512_sub_epi64(vx12, vx7);
-            /* inverse round 78 */
-            vx7 = _mm512_xor_si512(vx7, vx0);
-            vx7 = _mm512_rol_epi64(vx7, 33);
-            vx0 = _mm512_sub_epi64(vx0, vx7);
-            vx5 = _mm512_xor_si512(vx5, vx2);
-            vx5 = _mm512_rol_epi64(vx5, 20);
-            vx2 = _mm512_sub_epi64(vx2, vx5);
-            vx3 = _mm512_xor_si512(vx3, vx4);
-            vx3 = _mm512_rol_epi64(vx3, 17);
-            vx4 = _mm512_sub_epi64(vx4, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx6);
-            vx1 = _mm512_rol_epi64(vx1, 18);
-            vx6 = _mm512_sub_epi64(vx6, vx1);
-            vx15 = _mm512_xor_si512(vx15, vx12);
-            vx15 = _mm512_rol_epi64(vx15, 45);
-            vx12 = _mm512_sub_epi64(vx12, vx15);
-            vx13 = _mm512_xor_si512(vx13, vx14);
-            vx13 = _mm512_rol_epi64(vx13, 22);
-            vx14 = _mm512_sub_epi64(vx14, vx13);
-            vx11 = _mm512_xor_si512(vx11, vx8);
-            vx11 = _mm512_rol_epi64(vx11, 20);
-            vx8 = _mm512_sub_epi64(vx8, vx11);
-            vx9 = _mm512_xor_si512(vx9, vx10);
-            vx9 = _mm512_rol_epi64(vx9, 39);
-            vx10 = _mm512_sub_epi64(vx10, vx9);
-            /* inverse round 77 */
-            vx9 = _mm512_xor_si512(vx9, vx0);
-            vx9 = _mm512_rol_epi64(vx9, 48);
-            vx0 = _mm512_sub_epi64(vx0, vx9);
-            vx13 = _mm512_xor_si512(vx13, vx2);
-            vx13 = _mm512_rol_epi64(vx13, 30);
-            vx2 = _mm512_sub_epi64(vx2, vx13);
-            vx11 = _mm512_xor_si512(vx11, vx6);
-            vx11 = _mm512_rol_epi64(vx11, 8);
-            vx6 = _mm512_sub_epi64(vx6, vx11);
-            vx15 = _mm512_xor_si512(vx15, vx4);
-            vx15 = _mm512_rol_epi64(vx15, 13);
-            vx4 = _mm512_sub_epi64(vx4, vx15);
-            vx7 = _mm512_xor_si512(vx7, vx10);
-            vx7 = _mm512_rol_epi64(vx7, 60);
-            vx10 = _mm512_sub_epi64(vx10, vx7);
-            vx3 = _mm512_xor_si512(vx3, vx12);
-            vx3 = _mm512_rol_epi64(vx3, 11);
-            vx12 = _mm512_sub_epi64(vx12, vx3);
-            vx5 = _mm512_xor_si512(vx5, vx14);
-            vx5 = _mm512_rol_epi64(vx5, 22);
-            vx14 = _mm512_sub_epi64(vx14, vx5);
-            vx1 = _mm512_xor_si512(vx1, vx8);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx8 = _mm512_sub_epi64(vx8, vx1);
-            /* inverse round 76 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 23);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 55);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            vx5 = _mm512_xor_si512(vx5, vx4);
-            vx5 = _mm512_rol_epi64(vx5, 27);
-            vx4 = _mm512_sub_epi64(vx4, vx5);
-            vx7 = _mm512_xor_si512(vx7, vx6);
-            vx7 = _mm512_rol_epi64(vx7, 33);
-            vx6 = _mm512_sub_epi64(vx6, vx7);
-            vx9 = _mm512_xor_si512(vx9, vx8);
-            vx9 = _mm512_rol_epi64(vx9, 52);
-            vx8 = _mm512_sub_epi64(vx8, vx9);
-            vx11 = _mm512_xor_si512(vx11, vx10);
-            vx11 = _mm512_rol_epi64(vx11, 17);
-            vx10 = _mm512_sub_epi64(vx10, vx11);
-            vx13 = _mm512_xor_si512(vx13, vx12);
-            vx13 = _mm512_rol_epi64(vx13, 20);
-            vx12 = _mm512_sub_epi64(vx12, vx13);
-            vx15 = _mm512_xor_si512(vx15, vx14);
-            vx15 = _mm512_rol_epi64(vx15, 34);
-            vx14 = _mm512_sub_epi64(vx14, vx15);
-            /* subtract subkey 19 */
-            vx0 = _mm512_sub_epi64(vx0, bk2);
-            vx1 = _mm512_sub_epi64(vx1, bk3);
-            vx2 = _mm512_sub_epi64(vx2, bk4);
-            vx3 = _mm512_sub_epi64(vx3, bk5);
-            vx4 = _mm512_sub_epi64(vx4, bk6);
-            vx5 = _mm512_sub_epi64(vx5, bk7);
-            vx6 = _mm512_sub_epi64(vx6, bk8);
-            vx7 = _mm512_sub_epi64(vx7, bk9);
-            vx8 = _mm512_sub_epi64(vx8, bk10);
-            vx9 = _mm512_sub_epi64(vx9, bk11);
-            vx10 = _mm512_sub_epi64(vx10, bk12);
-            vx11 = _mm512_sub_epi64(vx11, bk13);
-            vx12 = _mm512_sub_epi64(vx12, bk14);
-            vx13 = _mm512_sub_epi64(vx13, bk15);
-            vx14 = _mm512_sub_epi64(vx14, bk16);
-            vx15 = _mm512_sub_epi64(vx15, bk0);
-            vx13 = _mm512_sub_epi64(vx13, vt1);
-            vx14 = _mm512_sub_epi64(vx14, vt2);
-            vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(UINT64_C(0x13))));
-            /* inverse round 75 */
-            vx15 = _mm512_xor_si512(vx15, vx0);
-            vx15 = _mm512_rol_epi64(vx15, 59);
-            vx0 = _mm512_sub_epi64(vx0, vx15);
-            vx11 = _mm512_xor_si512(vx11, vx2);
-            vx11 = _mm512_rol_epi64(vx11, 44);
-            vx2 = _mm512_sub_epi64(vx2, vx11);
-            vx13 = _mm512_xor_si512(vx13, vx6);
-            vx13 = _mm512_rol_epi64(vx13, 16);
-            vx6 = _mm512_sub_epi64(vx6, vx13);
-            vx9 = _mm512_xor_si512(vx9, vx4);
-            vx9 = _mm512_rol_epi64(vx9, 23);
-            vx4 = _mm512_sub_epi64(vx4, vx9);
-            vx1 = _mm512_xor_si512(vx1, vx14);
-            vx1 = _mm512_rol_epi64(vx1, 17);
-            vx14 = _mm512_sub_epi64(vx14, vx1);
-            vx5 = _mm512_xor_si512(vx5, vx8);
-            vx5 = _mm512_rol_epi64(vx5, 36);
-            vx8 = _mm512_sub_epi64(vx8, vx5);
-            vx3 = _mm512_xor_si512(vx3, vx10);
-            vx3 = _mm512_rol_epi64(vx3, 48);
-            vx10 = _mm512_sub_epi64(vx10, vx3);
-            vx7 = _mm512_xor_si512(vx7, vx12);
-            vx7 = _mm512_rol_epi64(vx7, 39);
-            vx12 = _mm512_sub_epi64(vx12, vx7);
-            /* inverse round 74 */
-            vx7 = _mm512_xor_si512(vx7, vx0);
-            vx7 = _mm512_rol_epi64(vx7, 31);
-            vx0 = _mm512_sub_epi64(vx0, vx7);
-            vx5 = _mm512_xor_si512(vx5, vx2);
-            vx5 = _mm512_rol_epi64(vx5, 60);
-            vx2 = _mm512_sub_epi64(vx2, vx5);
-            vx3 = _mm512_xor_si512(vx3, vx4);
-            vx3 = _mm512_rol_epi64(vx3, 13);
-            vx4 = _mm512_sub_epi64(vx4, vx3);
-            vx1 = _mm512_xor_si512(vx1, vx6);
-            vx1 = _mm512_rol_epi64(vx1, 51);
-            vx6 = _mm512_sub_epi64(vx6, vx1);
-            vx15 = _mm512_xor_si512(vx15, vx12);
-            vx15 = _mm512_rol_epi64(vx15, 30);
-            vx12 = _mm512_sub_epi64(vx12, vx15);
-            vx13 = _mm512_xor_si512(vx13, vx14);
-            vx13 = _mm512_rol_epi64(vx13, 23);
-            vx14 = _mm512_sub_epi64(vx14, vx13);
-            vx11 = _mm512_xor_si512(vx11, vx8);
-            vx11 = _mm512_rol_epi64(vx11, 5);
-            vx8 = _mm512_sub_epi64(vx8, vx11);
-            vx9 = _mm512_xor_si512(vx9, vx10);
-            vx9 = _mm512_rol_epi64(vx9, 47);
-            vx10 = _mm512_sub_epi64(vx10, vx9);
-            /* inverse round 73 */
-            vx9 = _mm512_xor_si512(vx9, vx0);
-            vx9 = _mm512_rol_epi64(vx9, 26);
-            vx0 = _mm512_sub_epi64(vx0, vx9);
-            vx13 = _mm512_xor_si512(vx13, vx2);
-            vx13 = _mm512_rol_epi64(vx13, 45);
-            vx2 = _mm512_sub_epi64(vx2, vx13);
-            vx11 = _mm512_xor_si512(vx11, vx6);
-            vx11 = _mm512_rol_epi64(vx11, 54);
-            vx6 = _mm512_sub_epi64(vx6, vx11);
-            vx15 = _mm512_xor_si512(vx15, vx4);
-            vx15 = _mm512_rol_epi64(vx15, 9);
-            vx4 = _mm512_sub_epi64(vx4, vx15);
-            vx7 = _mm512_xor_si512(vx7, vx10);
-            vx7 = _mm512_rol_epi64(vx7, 15);
-            vx10 = _mm512_sub_epi64(vx10, vx7);
-            vx3 = _mm512_xor_si512(vx3, vx12);
-            vx3 = _mm512_rol_epi64(vx3, 46);
-            vx12 = _mm512_sub_epi64(vx12, vx3);
-            vx5 = _mm512_xor_si512(vx5, vx14);
-            vx5 = _mm512_rol_epi64(vx5, 41);
-            vx14 = _mm512_sub_epi64(vx14, vx5);
-            vx1 = _mm512_xor_si512(vx1, vx8);
-            vx1 = _mm512_rol_epi64(vx1, 12);
-            vx8 = _mm512_sub_epi64(vx8, vx1);
-            /* inverse round 72 */
-            vx1 = _mm512_xor_si512(vx1, vx0);
-            vx1 = _mm512_rol_epi64(vx1, 40);
-            vx0 = _mm512_sub_epi64(vx0, vx1);
-            vx3 = _mm512_xor_si512(vx3, vx2);
-            vx3 = _mm512_rol_epi64(vx3, 51);
-            vx2 = _mm512_sub_epi64(vx2, vx3);
-            vx5 = _mm512_xor_si512(vx5, vx4);
-            vx5 = _mm512_rol_epi64(vx5, 56);
-            vx4 = _mm512_sub_epi64(vx4, vx5);
-            vx7 = _mm512_xor_si512(vx7, vx6);
-            vx7 = _mm512_rol_epi64(vx7, 17);
-            vx6 = _mm512_sub_epi64(vx6, vx7);
-            vx9 = _mm512_xor_si512(vx9, vx8);
-            vx9 = _mm512_rol_epi64(vx9, 56);
-            vx8 = _mm512_sub_epi64(vx8, vx9);
-            vx11 = _mm512_xor_si512(vx11, vx10);
-            vx11 = _mm512_rol_epi64(vx11, 47);
-            vx10 = _mm512_sub_epi64(vx10, vx11);
-            vx13 = _mm512_xor_si512(vx13, vx12);
-            vx13 = _mm512_rol_epi64(vx13, 42);
-            vx12 = _mm512_sub_epi64(vx12, vx13);
-            vx15 = _mm512_xor_si512(vx15, vx14);
-            vx15 = _mm512_rol_epi64(vx15, 27);
-            vx14 = _mm512_sub_epi64(vx14, vx15);
-            /* subtract subkey 18 */
-            vx0 = _mm512_sub_epi64(vx0, bk1);
-            vx1 = _mm512_sub_epi64(vx1, bk2);
-            vx2 = _mm512_sub_epi64(vx2, bk3);
-            vx3 = _mm512_sub_epi64(vx3, bk4);
-            vx4 = _mm512_sub_epi64(vx4, bk5);
-            vx5 = _mm512_sub_epi64(vx5, bk6);
-            vx6 = _mm512_sub_epi64(vx6, bk7);
-            vx7 = _mm512_sub_epi64(vx7, bk8);
-            vx8 = _mm512_sub_epi64(vx8, bk9);
-            vx9 = _mm512_sub_epi64(vx9, bk10);
-            vx10 = _mm512_sub_epi64(vx10, bk11);
-            vx11 = _mm512_sub_epi64(vx11, bk12);
-            vx12 = _mm512_sub_epi64(vx12, bk13);
-            vx13 = _mm512_sub_epi64(vx13, bk14);
-            vx14 = _mm512_sub_epi64(vx14, bk15);
-            vx15 = _mm512_sub_epi64(vx15, bk16);
-            vx13 = _mm512_sub_epi64(vx13, vt0);
-            vx14 = _mm512_sub_epi64(vx14, vt1);
-            vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(UINT64_C(0x12))));
-            for (c = 0; c < 3; c++) {
-                /* inverse round 24*c' + 23 */
+            vts = vt0;
+            vt0 = vt1;
+            vt1 = vt2;
+            vt2 = vts;
+            for (c = 0; c < 5; c++) {
+                /* inverse round 16*c' + 15 */
                 vx15 = _mm512_xor_si512(vx15, vx0);
                 vx15 = _mm512_rol_epi64(vx15, 55);
                 vx0 = _mm512_sub_epi64(vx0, vx15);
@@ -7159,7 +6450,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx7 = _mm512_xor_si512(vx7, vx12);
                 vx7 = _mm512_rol_epi64(vx7, 44);
                 vx12 = _mm512_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 22 */
+                /* inverse round 16*c' + 14 */
                 vx7 = _mm512_xor_si512(vx7, vx0);
                 vx7 = _mm512_rol_epi64(vx7, 33);
                 vx0 = _mm512_sub_epi64(vx0, vx7);
@@ -7184,7 +6475,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx9 = _mm512_xor_si512(vx9, vx10);
                 vx9 = _mm512_rol_epi64(vx9, 39);
                 vx10 = _mm512_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 21 */
+                /* inverse round 16*c' + 13 */
                 vx9 = _mm512_xor_si512(vx9, vx0);
                 vx9 = _mm512_rol_epi64(vx9, 48);
                 vx0 = _mm512_sub_epi64(vx0, vx9);
@@ -7209,7 +6500,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx1 = _mm512_xor_si512(vx1, vx8);
                 vx1 = _mm512_rol_epi64(vx1, 23);
                 vx8 = _mm512_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 20 */
+                /* inverse round 16*c' + 12 */
                 vx1 = _mm512_xor_si512(vx1, vx0);
                 vx1 = _mm512_rol_epi64(vx1, 23);
                 vx0 = _mm512_sub_epi64(vx0, vx1);
@@ -7234,264 +6525,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx15 = _mm512_xor_si512(vx15, vx14);
                 vx15 = _mm512_rol_epi64(vx15, 34);
                 vx14 = _mm512_sub_epi64(vx14, vx15);
-                /* subtract subkey 17 - 6*c */
-                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
-                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
-                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
-                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[20 - 6 * c])));
-                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[21 - 6 * c])));
-                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[22 - 6 * c])));
-                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[23 - 6 * c])));
-                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[24 - 6 * c])));
-                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[25 - 6 * c])));
-                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[26 - 6 * c])));
-                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[27 - 6 * c])));
-                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[28 - 6 * c])));
-                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[29 - 6 * c])));
-                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[30 - 6 * c])));
-                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[31 - 6 * c])));
-                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[17 - 6 * c])));
-                vx13 = _mm512_sub_epi64(vx13, vt2);
-                vx14 = _mm512_sub_epi64(vx14, vt0);
-                /* inverse round 24*c' + 19 */
-                vx15 = _mm512_xor_si512(vx15, vx0);
-                vx15 = _mm512_rol_epi64(vx15, 59);
-                vx0 = _mm512_sub_epi64(vx0, vx15);
-                vx11 = _mm512_xor_si512(vx11, vx2);
-                vx11 = _mm512_rol_epi64(vx11, 44);
-                vx2 = _mm512_sub_epi64(vx2, vx11);
-                vx13 = _mm512_xor_si512(vx13, vx6);
-                vx13 = _mm512_rol_epi64(vx13, 16);
-                vx6 = _mm512_sub_epi64(vx6, vx13);
-                vx9 = _mm512_xor_si512(vx9, vx4);
-                vx9 = _mm512_rol_epi64(vx9, 23);
-                vx4 = _mm512_sub_epi64(vx4, vx9);
-                vx1 = _mm512_xor_si512(vx1, vx14);
-                vx1 = _mm512_rol_epi64(vx1, 17);
-                vx14 = _mm512_sub_epi64(vx14, vx1);
-                vx5 = _mm512_xor_si512(vx5, vx8);
-                vx5 = _mm512_rol_epi64(vx5, 36);
-                vx8 = _mm512_sub_epi64(vx8, vx5);
-                vx3 = _mm512_xor_si512(vx3, vx10);
-                vx3 = _mm512_rol_epi64(vx3, 48);
-                vx10 = _mm512_sub_epi64(vx10, vx3);
-                vx7 = _mm512_xor_si512(vx7, vx12);
-                vx7 = _mm512_rol_epi64(vx7, 39);
-                vx12 = _mm512_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 18 */
-                vx7 = _mm512_xor_si512(vx7, vx0);
-                vx7 = _mm512_rol_epi64(vx7, 31);
-                vx0 = _mm512_sub_epi64(vx0, vx7);
-                vx5 = _mm512_xor_si512(vx5, vx2);
-                vx5 = _mm512_rol_epi64(vx5, 60);
-                vx2 = _mm512_sub_epi64(vx2, vx5);
-                vx3 = _mm512_xor_si512(vx3, vx4);
-                vx3 = _mm512_rol_epi64(vx3, 13);
-                vx4 = _mm512_sub_epi64(vx4, vx3);
-                vx1 = _mm512_xor_si512(vx1, vx6);
-                vx1 = _mm512_rol_epi64(vx1, 51);
-                vx6 = _mm512_sub_epi64(vx6, vx1);
-                vx15 = _mm512_xor_si512(vx15, vx12);
-                vx15 = _mm512_rol_epi64(vx15, 30);
-                vx12 = _mm512_sub_epi64(vx12, vx15);
-                vx13 = _mm512_xor_si512(vx13, vx14);
-                vx13 = _mm512_rol_epi64(vx13, 23);
-                vx14 = _mm512_sub_epi64(vx14, vx13);
-                vx11 = _mm512_xor_si512(vx11, vx8);
-                vx11 = _mm512_rol_epi64(vx11, 5);
-                vx8 = _mm512_sub_epi64(vx8, vx11);
-                vx9 = _mm512_xor_si512(vx9, vx10);
-                vx9 = _mm512_rol_epi64(vx9, 47);
-                vx10 = _mm512_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 17 */
-                vx9 = _mm512_xor_si512(vx9, vx0);
-                vx9 = _mm512_rol_epi64(vx9, 26);
-                vx0 = _mm512_sub_epi64(vx0, vx9);
-                vx13 = _mm512_xor_si512(vx13, vx2);
-                vx13 = _mm512_rol_epi64(vx13, 45);
-                vx2 = _mm512_sub_epi64(vx2, vx13);
-                vx11 = _mm512_xor_si512(vx11, vx6);
-                vx11 = _mm512_rol_epi64(vx11, 54);
-                vx6 = _mm512_sub_epi64(vx6, vx11);
-                vx15 = _mm512_xor_si512(vx15, vx4);
-                vx15 = _mm512_rol_epi64(vx15, 9);
-                vx4 = _mm512_sub_epi64(vx4, vx15);
-                vx7 = _mm512_xor_si512(vx7, vx10);
-                vx7 = _mm512_rol_epi64(vx7, 15);
-                vx10 = _mm512_sub_epi64(vx10, vx7);
-                vx3 = _mm512_xor_si512(vx3, vx12);
-                vx3 = _mm512_rol_epi64(vx3, 46);
-                vx12 = _mm512_sub_epi64(vx12, vx3);
-                vx5 = _mm512_xor_si512(vx5, vx14);
-                vx5 = _mm512_rol_epi64(vx5, 41);
-                vx14 = _mm512_sub_epi64(vx14, vx5);
-                vx1 = _mm512_xor_si512(vx1, vx8);
-                vx1 = _mm512_rol_epi64(vx1, 12);
-                vx8 = _mm512_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 16 */
-                vx1 = _mm512_xor_si512(vx1, vx0);
-                vx1 = _mm512_rol_epi64(vx1, 40);
-                vx0 = _mm512_sub_epi64(vx0, vx1);
-                vx3 = _mm512_xor_si512(vx3, vx2);
-                vx3 = _mm512_rol_epi64(vx3, 51);
-                vx2 = _mm512_sub_epi64(vx2, vx3);
-                vx5 = _mm512_xor_si512(vx5, vx4);
-                vx5 = _mm512_rol_epi64(vx5, 56);
-                vx4 = _mm512_sub_epi64(vx4, vx5);
-                vx7 = _mm512_xor_si512(vx7, vx6);
-                vx7 = _mm512_rol_epi64(vx7, 17);
-                vx6 = _mm512_sub_epi64(vx6, vx7);
-                vx9 = _mm512_xor_si512(vx9, vx8);
-                vx9 = _mm512_rol_epi64(vx9, 56);
-                vx8 = _mm512_sub_epi64(vx8, vx9);
-                vx11 = _mm512_xor_si512(vx11, vx10);
-                vx11 = _mm512_rol_epi64(vx11, 47);
-                vx10 = _mm512_sub_epi64(vx10, vx11);
-                vx13 = _mm512_xor_si512(vx13, vx12);
-                vx13 = _mm512_rol_epi64(vx13, 42);
-                vx12 = _mm512_sub_epi64(vx12, vx13);
-                vx15 = _mm512_xor_si512(vx15, vx14);
-                vx15 = _mm512_rol_epi64(vx15, 27);
-                vx14 = _mm512_sub_epi64(vx14, vx15);
-                /* subtract subkey 16 - 6*c */
-                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
-                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
-                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
-                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
-                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[20 - 6 * c])));
-                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[21 - 6 * c])));
-                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[22 - 6 * c])));
-                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[23 - 6 * c])));
-                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[24 - 6 * c])));
-                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[25 - 6 * c])));
-                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[26 - 6 * c])));
-                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[27 - 6 * c])));
-                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[28 - 6 * c])));
-                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[29 - 6 * c])));
-                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[30 - 6 * c])));
-                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[16 - 6 * c])));
-                vx13 = _mm512_sub_epi64(vx13, vt1);
-                vx14 = _mm512_sub_epi64(vx14, vt2);
-                /* inverse round 24*c' + 15 */
-                vx15 = _mm512_xor_si512(vx15, vx0);
-                vx15 = _mm512_rol_epi64(vx15, 55);
-                vx0 = _mm512_sub_epi64(vx0, vx15);
-                vx11 = _mm512_xor_si512(vx11, vx2);
-                vx11 = _mm512_rol_epi64(vx11, 16);
-                vx2 = _mm512_sub_epi64(vx2, vx11);
-                vx13 = _mm512_xor_si512(vx13, vx6);
-                vx13 = _mm512_rol_epi64(vx13, 29);
-                vx6 = _mm512_sub_epi64(vx6, vx13);
-                vx9 = _mm512_xor_si512(vx9, vx4);
-                vx9 = _mm512_rol_epi64(vx9, 12);
-                vx4 = _mm512_sub_epi64(vx4, vx9);
-                vx1 = _mm512_xor_si512(vx1, vx14);
-                vx1 = _mm512_rol_epi64(vx1, 41);
-                vx14 = _mm512_sub_epi64(vx14, vx1);
-                vx5 = _mm512_xor_si512(vx5, vx8);
-                vx5 = _mm512_rol_epi64(vx5, 33);
-                vx8 = _mm512_sub_epi64(vx8, vx5);
-                vx3 = _mm512_xor_si512(vx3, vx10);
-                vx3 = _mm512_rol_epi64(vx3, 27);
-                vx10 = _mm512_sub_epi64(vx10, vx3);
-                vx7 = _mm512_xor_si512(vx7, vx12);
-                vx7 = _mm512_rol_epi64(vx7, 44);
-                vx12 = _mm512_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 14 */
-                vx7 = _mm512_xor_si512(vx7, vx0);
-                vx7 = _mm512_rol_epi64(vx7, 33);
-                vx0 = _mm512_sub_epi64(vx0, vx7);
-                vx5 = _mm512_xor_si512(vx5, vx2);
-                vx5 = _mm512_rol_epi64(vx5, 20);
-                vx2 = _mm512_sub_epi64(vx2, vx5);
-                vx3 = _mm512_xor_si512(vx3, vx4);
-                vx3 = _mm512_rol_epi64(vx3, 17);
-                vx4 = _mm512_sub_epi64(vx4, vx3);
-                vx1 = _mm512_xor_si512(vx1, vx6);
-                vx1 = _mm512_rol_epi64(vx1, 18);
-                vx6 = _mm512_sub_epi64(vx6, vx1);
-                vx15 = _mm512_xor_si512(vx15, vx12);
-                vx15 = _mm512_rol_epi64(vx15, 45);
-                vx12 = _mm512_sub_epi64(vx12, vx15);
-                vx13 = _mm512_xor_si512(vx13, vx14);
-                vx13 = _mm512_rol_epi64(vx13, 22);
-                vx14 = _mm512_sub_epi64(vx14, vx13);
-                vx11 = _mm512_xor_si512(vx11, vx8);
-                vx11 = _mm512_rol_epi64(vx11, 20);
-                vx8 = _mm512_sub_epi64(vx8, vx11);
-                vx9 = _mm512_xor_si512(vx9, vx10);
-                vx9 = _mm512_rol_epi64(vx9, 39);
-                vx10 = _mm512_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 13 */
-                vx9 = _mm512_xor_si512(vx9, vx0);
-                vx9 = _mm512_rol_epi64(vx9, 48);
-                vx0 = _mm512_sub_epi64(vx0, vx9);
-                vx13 = _mm512_xor_si512(vx13, vx2);
-                vx13 = _mm512_rol_epi64(vx13, 30);
-                vx2 = _mm512_sub_epi64(vx2, vx13);
-                vx11 = _mm512_xor_si512(vx11, vx6);
-                vx11 = _mm512_rol_epi64(vx11, 8);
-                vx6 = _mm512_sub_epi64(vx6, vx11);
-                vx15 = _mm512_xor_si512(vx15, vx4);
-                vx15 = _mm512_rol_epi64(vx15, 13);
-                vx4 = _mm512_sub_epi64(vx4, vx15);
-                vx7 = _mm512_xor_si512(vx7, vx10);
-                vx7 = _mm512_rol_epi64(vx7, 60);
-                vx10 = _mm512_sub_epi64(vx10, vx7);
-                vx3 = _mm512_xor_si512(vx3, vx12);
-                vx3 = _mm512_rol_epi64(vx3, 11);
-                vx12 = _mm512_sub_epi64(vx12, vx3);
-                vx5 = _mm512_xor_si512(vx5, vx14);
-                vx5 = _mm512_rol_epi64(vx5, 22);
-                vx14 = _mm512_sub_epi64(vx14, vx5);
-                vx1 = _mm512_xor_si512(vx1, vx8);
-                vx1 = _mm512_rol_epi64(vx1, 23);
-                vx8 = _mm512_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 12 */
-                vx1 = _mm512_xor_si512(vx1, vx0);
-                vx1 = _mm512_rol_epi64(vx1, 23);
-                vx0 = _mm512_sub_epi64(vx0, vx1);
-                vx3 = _mm512_xor_si512(vx3, vx2);
-                vx3 = _mm512_rol_epi64(vx3, 55);
-                vx2 = _mm512_sub_epi64(vx2, vx3);
-                vx5 = _mm512_xor_si512(vx5, vx4);
-                vx5 = _mm512_rol_epi64(vx5, 27);
-                vx4 = _mm512_sub_epi64(vx4, vx5);
-                vx7 = _mm512_xor_si512(vx7, vx6);
-                vx7 = _mm512_rol_epi64(vx7, 33);
-                vx6 = _mm512_sub_epi64(vx6, vx7);
-                vx9 = _mm512_xor_si512(vx9, vx8);
-                vx9 = _mm512_rol_epi64(vx9, 52);
-                vx8 = _mm512_sub_epi64(vx8, vx9);
-                vx11 = _mm512_xor_si512(vx11, vx10);
-                vx11 = _mm512_rol_epi64(vx11, 17);
-                vx10 = _mm512_sub_epi64(vx10, vx11);
-                vx13 = _mm512_xor_si512(vx13, vx12);
-                vx13 = _mm512_rol_epi64(vx13, 20);
-                vx12 = _mm512_sub_epi64(vx12, vx13);
-                vx15 = _mm512_xor_si512(vx15, vx14);
-                vx15 = _mm512_rol_epi64(vx15, 34);
-                vx14 = _mm512_sub_epi64(vx14, vx15);
-                /* subtract subkey 15 - 6*c */
-                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
-                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
-                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
-                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
-                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
-                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[20 - 6 * c])));
-                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[21 - 6 * c])));
-                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[22 - 6 * c])));
-                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[23 - 6 * c])));
-                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[24 - 6 * c])));
-                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[25 - 6 * c])));
-                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[26 - 6 * c])));
-                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[27 - 6 * c])));
-                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[28 - 6 * c])));
-                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[29 - 6 * c])));
-                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[15 - 6 * c])));
+                /* subtract subkey 19 - 4*c */
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[19 - 4 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[20 - 4 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[21 - 4 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[22 - 4 * c])));
+                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[23 - 4 * c])));
+                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[24 - 4 * c])));
+                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[25 - 4 * c])));
+                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[26 - 4 * c])));
+                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[27 - 4 * c])));
+                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[28 - 4 * c])));
+                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[29 - 4 * c])));
+                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[30 - 4 * c])));
+                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[31 - 4 * c])));
+                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[32 - 4 * c])));
+                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[33 - 4 * c])));
+                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[19 - 4 * c])));
                 vx13 = _mm512_sub_epi64(vx13, vt0);
                 vx14 = _mm512_sub_epi64(vx14, vt1);
-                /* inverse round 24*c' + 11 */
+                /* inverse round 16*c' + 11 */
                 vx15 = _mm512_xor_si512(vx15, vx0);
                 vx15 = _mm512_rol_epi64(vx15, 59);
                 vx0 = _mm512_sub_epi64(vx0, vx15);
@@ -7516,7 +6569,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx7 = _mm512_xor_si512(vx7, vx12);
                 vx7 = _mm512_rol_epi64(vx7, 39);
                 vx12 = _mm512_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 10 */
+                /* inverse round 16*c' + 10 */
                 vx7 = _mm512_xor_si512(vx7, vx0);
                 vx7 = _mm512_rol_epi64(vx7, 31);
                 vx0 = _mm512_sub_epi64(vx0, vx7);
@@ -7541,7 +6594,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx9 = _mm512_xor_si512(vx9, vx10);
                 vx9 = _mm512_rol_epi64(vx9, 47);
                 vx10 = _mm512_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 9 */
+                /* inverse round 16*c' + 9 */
                 vx9 = _mm512_xor_si512(vx9, vx0);
                 vx9 = _mm512_rol_epi64(vx9, 26);
                 vx0 = _mm512_sub_epi64(vx0, vx9);
@@ -7566,7 +6619,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx1 = _mm512_xor_si512(vx1, vx8);
                 vx1 = _mm512_rol_epi64(vx1, 12);
                 vx8 = _mm512_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 8 */
+                /* inverse round 16*c' + 8 */
                 vx1 = _mm512_xor_si512(vx1, vx0);
                 vx1 = _mm512_rol_epi64(vx1, 40);
                 vx0 = _mm512_sub_epi64(vx0, vx1);
@@ -7591,26 +6644,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx15 = _mm512_xor_si512(vx15, vx14);
                 vx15 = _mm512_rol_epi64(vx15, 27);
                 vx14 = _mm512_sub_epi64(vx14, vx15);
-                /* subtract subkey 14 - 6*c */
-                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
-                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
-                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
-                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
-                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
-                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
-                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[20 - 6 * c])));
-                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[21 - 6 * c])));
-                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[22 - 6 * c])));
-                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[23 - 6 * c])));
-                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[24 - 6 * c])));
-                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[25 - 6 * c])));
-                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[26 - 6 * c])));
-                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[27 - 6 * c])));
-                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[28 - 6 * c])));
-                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[14 - 6 * c])));
+                /* subtract subkey 18 - 4*c */
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[18 - 4 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[19 - 4 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[20 - 4 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[21 - 4 * c])));
+                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[22 - 4 * c])));
+                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[23 - 4 * c])));
+                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[24 - 4 * c])));
+                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[25 - 4 * c])));
+                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[26 - 4 * c])));
+                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[27 - 4 * c])));
+                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[28 - 4 * c])));
+                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[29 - 4 * c])));
+                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[30 - 4 * c])));
+                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[31 - 4 * c])));
+                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[32 - 4 * c])));
+                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[18 - 4 * c])));
                 vx13 = _mm512_sub_epi64(vx13, vt2);
                 vx14 = _mm512_sub_epi64(vx14, vt0);
-                /* inverse round 24*c' + 7 */
+                /* inverse round 16*c' + 7 */
                 vx15 = _mm512_xor_si512(vx15, vx0);
                 vx15 = _mm512_rol_epi64(vx15, 55);
                 vx0 = _mm512_sub_epi64(vx0, vx15);
@@ -7635,7 +6688,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx7 = _mm512_xor_si512(vx7, vx12);
                 vx7 = _mm512_rol_epi64(vx7, 44);
                 vx12 = _mm512_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 6 */
+                /* inverse round 16*c' + 6 */
                 vx7 = _mm512_xor_si512(vx7, vx0);
                 vx7 = _mm512_rol_epi64(vx7, 33);
                 vx0 = _mm512_sub_epi64(vx0, vx7);
@@ -7660,7 +6713,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx9 = _mm512_xor_si512(vx9, vx10);
                 vx9 = _mm512_rol_epi64(vx9, 39);
                 vx10 = _mm512_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 5 */
+                /* inverse round 16*c' + 5 */
                 vx9 = _mm512_xor_si512(vx9, vx0);
                 vx9 = _mm512_rol_epi64(vx9, 48);
                 vx0 = _mm512_sub_epi64(vx0, vx9);
@@ -7685,7 +6738,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx1 = _mm512_xor_si512(vx1, vx8);
                 vx1 = _mm512_rol_epi64(vx1, 23);
                 vx8 = _mm512_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 4 */
+                /* inverse round 16*c' + 4 */
                 vx1 = _mm512_xor_si512(vx1, vx0);
                 vx1 = _mm512_rol_epi64(vx1, 23);
                 vx0 = _mm512_sub_epi64(vx0, vx1);
@@ -7710,26 +6763,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx15 = _mm512_xor_si512(vx15, vx14);
                 vx15 = _mm512_rol_epi64(vx15, 34);
                 vx14 = _mm512_sub_epi64(vx14, vx15);
-                /* subtract subkey 13 - 6*c */
-                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
-                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
-                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
-                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
-                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
-                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
-                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
-                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[20 - 6 * c])));
-                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[21 - 6 * c])));
-                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[22 - 6 * c])));
-                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[23 - 6 * c])));
-                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[24 - 6 * c])));
-                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[25 - 6 * c])));
-                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[26 - 6 * c])));
-                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[27 - 6 * c])));
-                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[13 - 6 * c])));
+                /* subtract subkey 17 - 4*c */
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[17 - 4 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[18 - 4 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[19 - 4 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[20 - 4 * c])));
+                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[21 - 4 * c])));
+                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[22 - 4 * c])));
+                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[23 - 4 * c])));
+                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[24 - 4 * c])));
+                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[25 - 4 * c])));
+                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[26 - 4 * c])));
+                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[27 - 4 * c])));
+                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[28 - 4 * c])));
+                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[29 - 4 * c])));
+                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[30 - 4 * c])));
+                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[31 - 4 * c])));
+                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[17 - 4 * c])));
                 vx13 = _mm512_sub_epi64(vx13, vt1);
                 vx14 = _mm512_sub_epi64(vx14, vt2);
-                /* inverse round 24*c' + 3 */
+                /* inverse round 16*c' + 3 */
                 vx15 = _mm512_xor_si512(vx15, vx0);
                 vx15 = _mm512_rol_epi64(vx15, 59);
                 vx0 = _mm512_sub_epi64(vx0, vx15);
@@ -7754,7 +6807,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx7 = _mm512_xor_si512(vx7, vx12);
                 vx7 = _mm512_rol_epi64(vx7, 39);
                 vx12 = _mm512_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 2 */
+                /* inverse round 16*c' + 2 */
                 vx7 = _mm512_xor_si512(vx7, vx0);
                 vx7 = _mm512_rol_epi64(vx7, 31);
                 vx0 = _mm512_sub_epi64(vx0, vx7);
@@ -7779,7 +6832,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx9 = _mm512_xor_si512(vx9, vx10);
                 vx9 = _mm512_rol_epi64(vx9, 47);
                 vx10 = _mm512_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 1 */
+                /* inverse round 16*c' + 1 */
                 vx9 = _mm512_xor_si512(vx9, vx0);
                 vx9 = _mm512_rol_epi64(vx9, 26);
                 vx0 = _mm512_sub_epi64(vx0, vx9);
@@ -7804,7 +6857,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx1 = _mm512_xor_si512(vx1, vx8);
                 vx1 = _mm512_rol_epi64(vx1, 12);
                 vx8 = _mm512_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 0 */
+                /* inverse round 16*c' + 0 */
                 vx1 = _mm512_xor_si512(vx1, vx0);
                 vx1 = _mm512_rol_epi64(vx1, 40);
                 vx0 = _mm512_sub_epi64(vx0, vx1);
@@ -7829,25 +6882,30 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx15 = _mm512_xor_si512(vx15, vx14);
                 vx15 = _mm512_rol_epi64(vx15, 27);
                 vx14 = _mm512_sub_epi64(vx14, vx15);
-                /* subtract subkey 12 - 6*c */
-                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[12 - 6 * c])));
-                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[13 - 6 * c])));
-                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[14 - 6 * c])));
-                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[15 - 6 * c])));
-                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[16 - 6 * c])));
-                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[17 - 6 * c])));
-                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[18 - 6 * c])));
-                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[19 - 6 * c])));
-                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[20 - 6 * c])));
-                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[21 - 6 * c])));
-                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[22 - 6 * c])));
-                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[23 - 6 * c])));
-                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[24 - 6 * c])));
-                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[25 - 6 * c])));
-                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[26 - 6 * c])));
-                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[12 - 6 * c])));
+                /* subtract subkey 16 - 4*c */
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[16 - 4 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[17 - 4 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[18 - 4 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[19 - 4 * c])));
+                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[20 - 4 * c])));
+                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[21 - 4 * c])));
+                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[22 - 4 * c])));
+                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[23 - 4 * c])));
+                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[24 - 4 * c])));
+                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[25 - 4 * c])));
+                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[26 - 4 * c])));
+                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[27 - 4 * c])));
+                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[28 - 4 * c])));
+                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[29 - 4 * c])));
+                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[30 - 4 * c])));
+                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[16 - 4 * c])));
                 vx13 = _mm512_sub_epi64(vx13, vt0);
                 vx14 = _mm512_sub_epi64(vx14, vt1);
+                /* previous pass's tweak words: t[i] <- t[i+2 mod 3] */
+                vts = vt0;
+                vt0 = vt2;
+                vt2 = vt1;
+                vt1 = vts;
             }
             /* store the block(s) */
             {
@@ -8091,7 +7149,6 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
     if (n >= 4) {
         const __m256i bk0 = _mm256_set1_epi64x((long long)(k0));
         const __m256i bk1 = _mm256_set1_epi64x((long long)(k1));
-        const __m256i bk2 = _mm256_set1_epi64x((long long)(k2));
         const __m256i bk3 = _mm256_set1_epi64x((long long)(k3));
         const __m256i bk4 = _mm256_set1_epi64x((long long)(k4));
         const __m256i bk5 = _mm256_set1_epi64x((long long)(k5));
@@ -8112,8 +7169,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
         const __m256i rot56 = _mm256_setr_epi8(1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8, 1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8);
         const __m256i rot8 = _mm256_setr_epi8(7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14, 7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14);
         for (; n >= 4; n -= 4, tweaks += 64, in += 512, out += 512) {
-            __m256i vt0, vt1, vt2, vx0, vx1, vx2, vx3, vx4, vx5, vx6;
-            __m256i vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
+            __m256i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3, vx4, vx5;
+            __m256i vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
@@ -8132,6 +7189,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
             }
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
+            vts = vt0;
             {
                 const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
                 const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
@@ -8204,27 +7262,27 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx14 = s2_2;
                 vx15 = s2_3;
             }
-            for (c = 0; c < 3; c++) {
-                /* add subkey 6*c */
-                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[6 * c])));
-                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[1 + 6 * c])));
-                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
-                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
-                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
-                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
-                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
-                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[7 + 6 * c])));
-                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[8 + 6 * c])));
-                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[9 + 6 * c])));
-                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[10 + 6 * c])));
-                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[11 + 6 * c])));
-                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[12 + 6 * c])));
-                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[13 + 6 * c])));
-                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[14 + 6 * c])));
-                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[6 * c])));
+            for (c = 0; c < 5; c++) {
+                /* add subkey 4*c */
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[4 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[1 + 4 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[2 + 4 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[3 + 4 * c])));
+                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[4 + 4 * c])));
+                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[5 + 4 * c])));
+                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[6 + 4 * c])));
+                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[7 + 4 * c])));
+                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[8 + 4 * c])));
+                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[9 + 4 * c])));
+                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[10 + 4 * c])));
+                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[11 + 4 * c])));
+                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[12 + 4 * c])));
+                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[13 + 4 * c])));
+                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[14 + 4 * c])));
+                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[4 * c])));
                 vx13 = _mm256_add_epi64(vx13, vt0);
                 vx14 = _mm256_add_epi64(vx14, vt1);
-                /* round 24*c + 0 */
+                /* round 16*c + 0 */
                 vx0 = _mm256_add_epi64(vx0, vx1);
                 vx1 = _mm256_shuffle_epi8(vx1, rot24);
                 vx1 = _mm256_xor_si256(vx1, vx0);
@@ -8249,7 +7307,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx14 = _mm256_add_epi64(vx14, vx15);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 37), _mm256_srli_epi64(vx15, 27));
                 vx15 = _mm256_xor_si256(vx15, vx14);
-                /* round 24*c + 1 */
+                /* round 16*c + 1 */
                 vx0 = _mm256_add_epi64(vx0, vx9);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 38), _mm256_srli_epi64(vx9, 26));
                 vx9 = _mm256_xor_si256(vx9, vx0);
@@ -8274,7 +7332,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx8 = _mm256_add_epi64(vx8, vx1);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 52), _mm256_srli_epi64(vx1, 12));
                 vx1 = _mm256_xor_si256(vx1, vx8);
-                /* round 24*c + 2 */
+                /* round 16*c + 2 */
                 vx0 = _mm256_add_epi64(vx0, vx7);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 33), _mm256_srli_epi64(vx7, 31));
                 vx7 = _mm256_xor_si256(vx7, vx0);
@@ -8299,7 +7357,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx10 = _mm256_add_epi64(vx10, vx9);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 17), _mm256_srli_epi64(vx9, 47));
                 vx9 = _mm256_xor_si256(vx9, vx10);
-                /* round 24*c + 3 */
+                /* round 16*c + 3 */
                 vx0 = _mm256_add_epi64(vx0, vx15);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 5), _mm256_srli_epi64(vx15, 59));
                 vx15 = _mm256_xor_si256(vx15, vx0);
@@ -8324,26 +7382,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx12 = _mm256_add_epi64(vx12, vx7);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
                 vx7 = _mm256_xor_si256(vx7, vx12);
-                /* add subkey 1 + 6*c */
-                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[1 + 6 * c])));
-                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
-                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
-                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
-                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
-                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
-                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[7 + 6 * c])));
-                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[8 + 6 * c])));
-                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[9 + 6 * c])));
-                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[10 + 6 * c])));
-                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[11 + 6 * c])));
-                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[12 + 6 * c])));
-                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[13 + 6 * c])));
-                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[14 + 6 * c])));
-                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[15 + 6 * c])));
-                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[1 + 6 * c])));
+                /* add subkey 1 + 4*c */
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[1 + 4 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[2 + 4 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[3 + 4 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[4 + 4 * c])));
+                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[5 + 4 * c])));
+                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[6 + 4 * c])));
+                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[7 + 4 * c])));
+                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[8 + 4 * c])));
+                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[9 + 4 * c])));
+                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[10 + 4 * c])));
+                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[11 + 4 * c])));
+                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[12 + 4 * c])));
+                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[13 + 4 * c])));
+                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[14 + 4 * c])));
+                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[15 + 4 * c])));
+                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[1 + 4 * c])));
                 vx13 = _mm256_add_epi64(vx13, vt1);
                 vx14 = _mm256_add_epi64(vx14, vt2);
-                /* round 24*c + 4 */
+                /* round 16*c + 4 */
                 vx0 = _mm256_add_epi64(vx0, vx1);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
                 vx1 = _mm256_xor_si256(vx1, vx0);
@@ -8368,7 +7426,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx14 = _mm256_add_epi64(vx14, vx15);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 30), _mm256_srli_epi64(vx15, 34));
                 vx15 = _mm256_xor_si256(vx15, vx14);
-                /* round 24*c + 5 */
+                /* round 16*c + 5 */
                 vx0 = _mm256_add_epi64(vx0, vx9);
                 vx9 = _mm256_shuffle_epi8(vx9, rot16);
                 vx9 = _mm256_xor_si256(vx9, vx0);
@@ -8393,7 +7451,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx8 = _mm256_add_epi64(vx8, vx1);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
                 vx1 = _mm256_xor_si256(vx1, vx8);
-                /* round 24*c + 6 */
+                /* round 16*c + 6 */
                 vx0 = _mm256_add_epi64(vx0, vx7);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 31), _mm256_srli_epi64(vx7, 33));
                 vx7 = _mm256_xor_si256(vx7, vx0);
@@ -8418,7 +7476,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx10 = _mm256_add_epi64(vx10, vx9);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 25), _mm256_srli_epi64(vx9, 39));
                 vx9 = _mm256_xor_si256(vx9, vx10);
-                /* round 24*c + 7 */
+                /* round 16*c + 7 */
                 vx0 = _mm256_add_epi64(vx0, vx15);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 9), _mm256_srli_epi64(vx15, 55));
                 vx15 = _mm256_xor_si256(vx15, vx0);
@@ -8443,26 +7501,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx12 = _mm256_add_epi64(vx12, vx7);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 20), _mm256_srli_epi64(vx7, 44));
                 vx7 = _mm256_xor_si256(vx7, vx12);
-                /* add subkey 2 + 6*c */
-                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[2 + 6 * c])));
-                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
-                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
-                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
-                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
-                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[7 + 6 * c])));
-                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[8 + 6 * c])));
-                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[9 + 6 * c])));
-                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[10 + 6 * c])));
-                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[11 + 6 * c])));
-                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[12 + 6 * c])));
-                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[13 + 6 * c])));
-                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[14 + 6 * c])));
-                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[15 + 6 * c])));
-                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[16 + 6 * c])));
-                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[2 + 6 * c])));
+                /* add subkey 2 + 4*c */
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[2 + 4 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[3 + 4 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[4 + 4 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[5 + 4 * c])));
+                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[6 + 4 * c])));
+                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[7 + 4 * c])));
+                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[8 + 4 * c])));
+                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[9 + 4 * c])));
+                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[10 + 4 * c])));
+                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[11 + 4 * c])));
+                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[12 + 4 * c])));
+                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[13 + 4 * c])));
+                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[14 + 4 * c])));
+                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[15 + 4 * c])));
+                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[16 + 4 * c])));
+                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[2 + 4 * c])));
                 vx13 = _mm256_add_epi64(vx13, vt2);
                 vx14 = _mm256_add_epi64(vx14, vt0);
-                /* round 24*c + 8 */
+                /* round 16*c + 8 */
                 vx0 = _mm256_add_epi64(vx0, vx1);
                 vx1 = _mm256_shuffle_epi8(vx1, rot24);
                 vx1 = _mm256_xor_si256(vx1, vx0);
@@ -8487,7 +7545,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx14 = _mm256_add_epi64(vx14, vx15);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 37), _mm256_srli_epi64(vx15, 27));
                 vx15 = _mm256_xor_si256(vx15, vx14);
-                /* round 24*c + 9 */
+                /* round 16*c + 9 */
                 vx0 = _mm256_add_epi64(vx0, vx9);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 38), _mm256_srli_epi64(vx9, 26));
                 vx9 = _mm256_xor_si256(vx9, vx0);
@@ -8512,7 +7570,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx8 = _mm256_add_epi64(vx8, vx1);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 52), _mm256_srli_epi64(vx1, 12));
                 vx1 = _mm256_xor_si256(vx1, vx8);
-                /* round 24*c + 10 */
+                /* round 16*c + 10 */
                 vx0 = _mm256_add_epi64(vx0, vx7);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 33), _mm256_srli_epi64(vx7, 31));
                 vx7 = _mm256_xor_si256(vx7, vx0);
@@ -8537,7 +7595,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx10 = _mm256_add_epi64(vx10, vx9);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 17), _mm256_srli_epi64(vx9, 47));
                 vx9 = _mm256_xor_si256(vx9, vx10);
-                /* round 24*c + 11 */
+                /* round 16*c + 11 */
                 vx0 = _mm256_add_epi64(vx0, vx15);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 5), _mm256_srli_epi64(vx15, 59));
                 vx15 = _mm256_xor_si256(vx15, vx0);
@@ -8562,26 +7620,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx12 = _mm256_add_epi64(vx12, vx7);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
                 vx7 = _mm256_xor_si256(vx7, vx12);
-                /* add subkey 3 + 6*c */
-                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[3 + 6 * c])));
-                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
-                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
-                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
-                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[7 + 6 * c])));
-                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[8 + 6 * c])));
-                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[9 + 6 * c])));
-                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[10 + 6 * c])));
-                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[11 + 6 * c])));
-                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[12 + 6 * c])));
-                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[13 + 6 * c])));
-                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[14 + 6 * c])));
-                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[15 + 6 * c])));
-                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[16 + 6 * c])));
-                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[17 + 6 * c])));
-                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[3 + 6 * c])));
+                /* add subkey 3 + 4*c */
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[3 + 4 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[4 + 4 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[5 + 4 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[6 + 4 * c])));
+                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[7 + 4 * c])));
+                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[8 + 4 * c])));
+                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[9 + 4 * c])));
+                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[10 + 4 * c])));
+                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[11 + 4 * c])));
+                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[12 + 4 * c])));
+                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[13 + 4 * c])));
+                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[14 + 4 * c])));
+                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[15 + 4 * c])));
+                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[16 + 4 * c])));
+                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[17 + 4 * c])));
+                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[3 + 4 * c])));
                 vx13 = _mm256_add_epi64(vx13, vt0);
                 vx14 = _mm256_add_epi64(vx14, vt1);
-                /* round 24*c + 12 */
+                /* round 16*c + 12 */
                 vx0 = _mm256_add_epi64(vx0, vx1);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
                 vx1 = _mm256_xor_si256(vx1, vx0);
@@ -8606,7 +7664,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx14 = _mm256_add_epi64(vx14, vx15);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 30), _mm256_srli_epi64(vx15, 34));
                 vx15 = _mm256_xor_si256(vx15, vx14);
-                /* round 24*c + 13 */
+                /* round 16*c + 13 */
                 vx0 = _mm256_add_epi64(vx0, vx9);
                 vx9 = _mm256_shuffle_epi8(vx9, rot16);
                 vx9 = _mm256_xor_si256(vx9, vx0);
@@ -8631,7 +7689,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx8 = _mm256_add_epi64(vx8, vx1);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
                 vx1 = _mm256_xor_si256(vx1, vx8);
-                /* round 24*c + 14 */
+                /* round 16*c + 14 */
                 vx0 = _mm256_add_epi64(vx0, vx7);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 31), _mm256_srli_epi64(vx7, 33));
                 vx7 = _mm256_xor_si256(vx7, vx0);
@@ -8656,7 +7714,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx10 = _mm256_add_epi64(vx10, vx9);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 25), _mm256_srli_epi64(vx9, 39));
                 vx9 = _mm256_xor_si256(vx9, vx10);
-                /* round 24*c + 15 */
+                /* round 16*c + 15 */
                 vx0 = _mm256_add_epi64(vx0, vx15);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 9), _mm256_srli_epi64(vx15, 55));
                 vx15 = _mm256_xor_si256(vx15, vx0);
@@ -8681,485 +7739,12 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx12 = _mm256_add_epi64(vx12, vx7);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 20), _mm256_srli_epi64(vx7, 44));
                 vx7 = _mm256_xor_si256(vx7, vx12);
-                /* add subkey 4 + 6*c */
-                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[4 + 6 * c])));
-                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
-                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
-                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[7 + 6 * c])));
-                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[8 + 6 * c])));
-                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[9 + 6 * c])));
-                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[10 + 6 * c])));
-                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[11 + 6 * c])));
-                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[12 + 6 * c])));
-                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[13 + 6 * c])));
-                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[14 + 6 * c])));
-                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[15 + 6 * c])));
-                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[16 + 6 * c])));
-                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[17 + 6 * c])));
-                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[18 + 6 * c])));
-                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[4 + 6 * c])));
-                vx13 = _mm256_add_epi64(vx13, vt1);
-                vx14 = _mm256_add_epi64(vx14, vt2);
-                /* round 24*c + 16 */
-                vx0 = _mm256_add_epi64(vx0, vx1);
-                vx1 = _mm256_shuffle_epi8(vx1, rot24);
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 13), _mm256_srli_epi64(vx3, 51));
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                vx4 = _mm256_add_epi64(vx4, vx5);
-                vx5 = _mm256_shuffle_epi8(vx5, rot8);
-                vx5 = _mm256_xor_si256(vx5, vx4);
-                vx6 = _mm256_add_epi64(vx6, vx7);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 47), _mm256_srli_epi64(vx7, 17));
-                vx7 = _mm256_xor_si256(vx7, vx6);
-                vx8 = _mm256_add_epi64(vx8, vx9);
-                vx9 = _mm256_shuffle_epi8(vx9, rot8);
-                vx9 = _mm256_xor_si256(vx9, vx8);
-                vx10 = _mm256_add_epi64(vx10, vx11);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 17), _mm256_srli_epi64(vx11, 47));
-                vx11 = _mm256_xor_si256(vx11, vx10);
-                vx12 = _mm256_add_epi64(vx12, vx13);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 22), _mm256_srli_epi64(vx13, 42));
-                vx13 = _mm256_xor_si256(vx13, vx12);
-                vx14 = _mm256_add_epi64(vx14, vx15);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 37), _mm256_srli_epi64(vx15, 27));
-                vx15 = _mm256_xor_si256(vx15, vx14);
-                /* round 24*c + 17 */
-                vx0 = _mm256_add_epi64(vx0, vx9);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 38), _mm256_srli_epi64(vx9, 26));
-                vx9 = _mm256_xor_si256(vx9, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx13);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 19), _mm256_srli_epi64(vx13, 45));
-                vx13 = _mm256_xor_si256(vx13, vx2);
-                vx6 = _mm256_add_epi64(vx6, vx11);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 10), _mm256_srli_epi64(vx11, 54));
-                vx11 = _mm256_xor_si256(vx11, vx6);
-                vx4 = _mm256_add_epi64(vx4, vx15);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 55), _mm256_srli_epi64(vx15, 9));
-                vx15 = _mm256_xor_si256(vx15, vx4);
-                vx10 = _mm256_add_epi64(vx10, vx7);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 49), _mm256_srli_epi64(vx7, 15));
-                vx7 = _mm256_xor_si256(vx7, vx10);
-                vx12 = _mm256_add_epi64(vx12, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-                vx3 = _mm256_xor_si256(vx3, vx12);
-                vx14 = _mm256_add_epi64(vx14, vx5);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 23), _mm256_srli_epi64(vx5, 41));
-                vx5 = _mm256_xor_si256(vx5, vx14);
-                vx8 = _mm256_add_epi64(vx8, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 52), _mm256_srli_epi64(vx1, 12));
-                vx1 = _mm256_xor_si256(vx1, vx8);
-                /* round 24*c + 18 */
-                vx0 = _mm256_add_epi64(vx0, vx7);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 33), _mm256_srli_epi64(vx7, 31));
-                vx7 = _mm256_xor_si256(vx7, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx5);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 4), _mm256_srli_epi64(vx5, 60));
-                vx5 = _mm256_xor_si256(vx5, vx2);
-                vx4 = _mm256_add_epi64(vx4, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 51), _mm256_srli_epi64(vx3, 13));
-                vx3 = _mm256_xor_si256(vx3, vx4);
-                vx6 = _mm256_add_epi64(vx6, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-                vx1 = _mm256_xor_si256(vx1, vx6);
-                vx12 = _mm256_add_epi64(vx12, vx15);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 34), _mm256_srli_epi64(vx15, 30));
-                vx15 = _mm256_xor_si256(vx15, vx12);
-                vx14 = _mm256_add_epi64(vx14, vx13);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 41), _mm256_srli_epi64(vx13, 23));
-                vx13 = _mm256_xor_si256(vx13, vx14);
-                vx8 = _mm256_add_epi64(vx8, vx11);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 59), _mm256_srli_epi64(vx11, 5));
-                vx11 = _mm256_xor_si256(vx11, vx8);
-                vx10 = _mm256_add_epi64(vx10, vx9);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 17), _mm256_srli_epi64(vx9, 47));
-                vx9 = _mm256_xor_si256(vx9, vx10);
-                /* round 24*c + 19 */
-                vx0 = _mm256_add_epi64(vx0, vx15);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 5), _mm256_srli_epi64(vx15, 59));
-                vx15 = _mm256_xor_si256(vx15, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx11);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 20), _mm256_srli_epi64(vx11, 44));
-                vx11 = _mm256_xor_si256(vx11, vx2);
-                vx6 = _mm256_add_epi64(vx6, vx13);
-                vx13 = _mm256_shuffle_epi8(vx13, rot48);
-                vx13 = _mm256_xor_si256(vx13, vx6);
-                vx4 = _mm256_add_epi64(vx4, vx9);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 41), _mm256_srli_epi64(vx9, 23));
-                vx9 = _mm256_xor_si256(vx9, vx4);
-                vx14 = _mm256_add_epi64(vx14, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
-                vx1 = _mm256_xor_si256(vx1, vx14);
-                vx8 = _mm256_add_epi64(vx8, vx5);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
-                vx5 = _mm256_xor_si256(vx5, vx8);
-                vx10 = _mm256_add_epi64(vx10, vx3);
-                vx3 = _mm256_shuffle_epi8(vx3, rot16);
-                vx3 = _mm256_xor_si256(vx3, vx10);
-                vx12 = _mm256_add_epi64(vx12, vx7);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
-                vx7 = _mm256_xor_si256(vx7, vx12);
-                /* add subkey 5 + 6*c */
-                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[5 + 6 * c])));
-                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[6 + 6 * c])));
-                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[7 + 6 * c])));
-                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[8 + 6 * c])));
-                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[9 + 6 * c])));
-                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[10 + 6 * c])));
-                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[11 + 6 * c])));
-                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[12 + 6 * c])));
-                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[13 + 6 * c])));
-                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[14 + 6 * c])));
-                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[15 + 6 * c])));
-                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[16 + 6 * c])));
-                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[17 + 6 * c])));
-                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[18 + 6 * c])));
-                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[19 + 6 * c])));
-                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[5 + 6 * c])));
-                vx13 = _mm256_add_epi64(vx13, vt2);
-                vx14 = _mm256_add_epi64(vx14, vt0);
-                /* round 24*c + 20 */
-                vx0 = _mm256_add_epi64(vx0, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 9), _mm256_srli_epi64(vx3, 55));
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                vx4 = _mm256_add_epi64(vx4, vx5);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 37), _mm256_srli_epi64(vx5, 27));
-                vx5 = _mm256_xor_si256(vx5, vx4);
-                vx6 = _mm256_add_epi64(vx6, vx7);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 31), _mm256_srli_epi64(vx7, 33));
-                vx7 = _mm256_xor_si256(vx7, vx6);
-                vx8 = _mm256_add_epi64(vx8, vx9);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 12), _mm256_srli_epi64(vx9, 52));
-                vx9 = _mm256_xor_si256(vx9, vx8);
-                vx10 = _mm256_add_epi64(vx10, vx11);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 47), _mm256_srli_epi64(vx11, 17));
-                vx11 = _mm256_xor_si256(vx11, vx10);
-                vx12 = _mm256_add_epi64(vx12, vx13);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 44), _mm256_srli_epi64(vx13, 20));
-                vx13 = _mm256_xor_si256(vx13, vx12);
-                vx14 = _mm256_add_epi64(vx14, vx15);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 30), _mm256_srli_epi64(vx15, 34));
-                vx15 = _mm256_xor_si256(vx15, vx14);
-                /* round 24*c + 21 */
-                vx0 = _mm256_add_epi64(vx0, vx9);
-                vx9 = _mm256_shuffle_epi8(vx9, rot16);
-                vx9 = _mm256_xor_si256(vx9, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx13);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 34), _mm256_srli_epi64(vx13, 30));
-                vx13 = _mm256_xor_si256(vx13, vx2);
-                vx6 = _mm256_add_epi64(vx6, vx11);
-                vx11 = _mm256_shuffle_epi8(vx11, rot56);
-                vx11 = _mm256_xor_si256(vx11, vx6);
-                vx4 = _mm256_add_epi64(vx4, vx15);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 51), _mm256_srli_epi64(vx15, 13));
-                vx15 = _mm256_xor_si256(vx15, vx4);
-                vx10 = _mm256_add_epi64(vx10, vx7);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 4), _mm256_srli_epi64(vx7, 60));
-                vx7 = _mm256_xor_si256(vx7, vx10);
-                vx12 = _mm256_add_epi64(vx12, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-                vx3 = _mm256_xor_si256(vx3, vx12);
-                vx14 = _mm256_add_epi64(vx14, vx5);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 42), _mm256_srli_epi64(vx5, 22));
-                vx5 = _mm256_xor_si256(vx5, vx14);
-                vx8 = _mm256_add_epi64(vx8, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
-                vx1 = _mm256_xor_si256(vx1, vx8);
-                /* round 24*c + 22 */
-                vx0 = _mm256_add_epi64(vx0, vx7);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 31), _mm256_srli_epi64(vx7, 33));
-                vx7 = _mm256_xor_si256(vx7, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx5);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 44), _mm256_srli_epi64(vx5, 20));
-                vx5 = _mm256_xor_si256(vx5, vx2);
-                vx4 = _mm256_add_epi64(vx4, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
-                vx3 = _mm256_xor_si256(vx3, vx4);
-                vx6 = _mm256_add_epi64(vx6, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
-                vx1 = _mm256_xor_si256(vx1, vx6);
-                vx12 = _mm256_add_epi64(vx12, vx15);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 19), _mm256_srli_epi64(vx15, 45));
-                vx15 = _mm256_xor_si256(vx15, vx12);
-                vx14 = _mm256_add_epi64(vx14, vx13);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 42), _mm256_srli_epi64(vx13, 22));
-                vx13 = _mm256_xor_si256(vx13, vx14);
-                vx8 = _mm256_add_epi64(vx8, vx11);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 44), _mm256_srli_epi64(vx11, 20));
-                vx11 = _mm256_xor_si256(vx11, vx8);
-                vx10 = _mm256_add_epi64(vx10, vx9);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 25), _mm256_srli_epi64(vx9, 39));
-                vx9 = _mm256_xor_si256(vx9, vx10);
-                /* round 24*c + 23 */
-                vx0 = _mm256_add_epi64(vx0, vx15);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 9), _mm256_srli_epi64(vx15, 55));
-                vx15 = _mm256_xor_si256(vx15, vx0);
-                vx2 = _mm256_add_epi64(vx2, vx11);
-                vx11 = _mm256_shuffle_epi8(vx11, rot48);
-                vx11 = _mm256_xor_si256(vx11, vx2);
-                vx6 = _mm256_add_epi64(vx6, vx13);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 35), _mm256_srli_epi64(vx13, 29));
-                vx13 = _mm256_xor_si256(vx13, vx6);
-                vx4 = _mm256_add_epi64(vx4, vx9);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 52), _mm256_srli_epi64(vx9, 12));
-                vx9 = _mm256_xor_si256(vx9, vx4);
-                vx14 = _mm256_add_epi64(vx14, vx1);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
-                vx1 = _mm256_xor_si256(vx1, vx14);
-                vx8 = _mm256_add_epi64(vx8, vx5);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 31), _mm256_srli_epi64(vx5, 33));
-                vx5 = _mm256_xor_si256(vx5, vx8);
-                vx10 = _mm256_add_epi64(vx10, vx3);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 37), _mm256_srli_epi64(vx3, 27));
-                vx3 = _mm256_xor_si256(vx3, vx10);
-                vx12 = _mm256_add_epi64(vx12, vx7);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 20), _mm256_srli_epi64(vx7, 44));
-                vx7 = _mm256_xor_si256(vx7, vx12);
+                /* next pass's tweak words: t[i] <- t[i+1 mod 3] */
+                vts = vt0;
+                vt0 = vt1;
+                vt1 = vt2;
+                vt2 = vts;
             }
-            /* add subkey 18 */
-            vx0 = _mm256_add_epi64(vx0, bk1);
-            vx1 = _mm256_add_epi64(vx1, bk2);
-            vx2 = _mm256_add_epi64(vx2, bk3);
-            vx3 = _mm256_add_epi64(vx3, bk4);
-            vx4 = _mm256_add_epi64(vx4, bk5);
-            vx5 = _mm256_add_epi64(vx5, bk6);
-            vx6 = _mm256_add_epi64(vx6, bk7);
-            vx7 = _mm256_add_epi64(vx7, bk8);
-            vx8 = _mm256_add_epi64(vx8, bk9);
-            vx9 = _mm256_add_epi64(vx9, bk10);
-            vx10 = _mm256_add_epi64(vx10, bk11);
-            vx11 = _mm256_add_epi64(vx11, bk12);
-            vx12 = _mm256_add_epi64(vx12, bk13);
-            vx13 = _mm256_add_epi64(vx13, bk14);
-            vx14 = _mm256_add_epi64(vx14, bk15);
-            vx15 = _mm256_add_epi64(vx15, bk16);
-            vx13 = _mm256_add_epi64(vx13, vt0);
-            vx14 = _mm256_add_epi64(vx14, vt1);
-            vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
-            /* round 72 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_shuffle_epi8(vx1, rot24);
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 13), _mm256_srli_epi64(vx3, 51));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx4 = _mm256_add_epi64(vx4, vx5);
-            vx5 = _mm256_shuffle_epi8(vx5, rot8);
-            vx5 = _mm256_xor_si256(vx5, vx4);
-            vx6 = _mm256_add_epi64(vx6, vx7);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 47), _mm256_srli_epi64(vx7, 17));
-            vx7 = _mm256_xor_si256(vx7, vx6);
-            vx8 = _mm256_add_epi64(vx8, vx9);
-            vx9 = _mm256_shuffle_epi8(vx9, rot8);
-            vx9 = _mm256_xor_si256(vx9, vx8);
-            vx10 = _mm256_add_epi64(vx10, vx11);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 17), _mm256_srli_epi64(vx11, 47));
-            vx11 = _mm256_xor_si256(vx11, vx10);
-            vx12 = _mm256_add_epi64(vx12, vx13);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 22), _mm256_srli_epi64(vx13, 42));
-            vx13 = _mm256_xor_si256(vx13, vx12);
-            vx14 = _mm256_add_epi64(vx14, vx15);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 37), _mm256_srli_epi64(vx15, 27));
-            vx15 = _mm256_xor_si256(vx15, vx14);
-            /* round 73 */
-            vx0 = _mm256_add_epi64(vx0, vx9);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 38), _mm256_srli_epi64(vx9, 26));
-            vx9 = _mm256_xor_si256(vx9, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx13);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 19), _mm256_srli_epi64(vx13, 45));
-            vx13 = _mm256_xor_si256(vx13, vx2);
-            vx6 = _mm256_add_epi64(vx6, vx11);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 10), _mm256_srli_epi64(vx11, 54));
-            vx11 = _mm256_xor_si256(vx11, vx6);
-            vx4 = _mm256_add_epi64(vx4, vx15);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 55), _mm256_srli_epi64(vx15, 9));
-            vx15 = _mm256_xor_si256(vx15, vx4);
-            vx10 = _mm256_add_epi64(vx10, vx7);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 49), _mm256_srli_epi64(vx7, 15));
-            vx7 = _mm256_xor_si256(vx7, vx10);
-            vx12 = _mm256_add_epi64(vx12, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 18), _mm256_srli_epi64(vx3, 46));
-            vx3 = _mm256_xor_si256(vx3, vx12);
-            vx14 = _mm256_add_epi64(vx14, vx5);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 23), _mm256_srli_epi64(vx5, 41));
-            vx5 = _mm256_xor_si256(vx5, vx14);
-            vx8 = _mm256_add_epi64(vx8, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 52), _mm256_srli_epi64(vx1, 12));
-            vx1 = _mm256_xor_si256(vx1, vx8);
-            /* round 74 */
-            vx0 = _mm256_add_epi64(vx0, vx7);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 33), _mm256_srli_epi64(vx7, 31));
-            vx7 = _mm256_xor_si256(vx7, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx5);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 4), _mm256_srli_epi64(vx5, 60));
-            vx5 = _mm256_xor_si256(vx5, vx2);
-            vx4 = _mm256_add_epi64(vx4, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 51), _mm256_srli_epi64(vx3, 13));
-            vx3 = _mm256_xor_si256(vx3, vx4);
-            vx6 = _mm256_add_epi64(vx6, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
-            vx1 = _mm256_xor_si256(vx1, vx6);
-            vx12 = _mm256_add_epi64(vx12, vx15);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 34), _mm256_srli_epi64(vx15, 30));
-            vx15 = _mm256_xor_si256(vx15, vx12);
-            vx14 = _mm256_add_epi64(vx14, vx13);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 41), _mm256_srli_epi64(vx13, 23));
-            vx13 = _mm256_xor_si256(vx13, vx14);
-            vx8 = _mm256_add_epi64(vx8, vx11);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 59), _mm256_srli_epi64(vx11, 5));
-            vx11 = _mm256_xor_si256(vx11, vx8);
-            vx10 = _mm256_add_epi64(vx10, vx9);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 17), _mm256_srli_epi64(vx9, 47));
-            vx9 = _mm256_xor_si256(vx9, vx10);
-            /* round 75 */
-            vx0 = _mm256_add_epi64(vx0, vx15);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 5), _mm256_srli_epi64(vx15, 59));
-            vx15 = _mm256_xor_si256(vx15, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx11);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 20), _mm256_srli_epi64(vx11, 44));
-            vx11 = _mm256_xor_si256(vx11, vx2);
-            vx6 = _mm256_add_epi64(vx6, vx13);
-            vx13 = _mm256_shuffle_epi8(vx13, rot48);
-            vx13 = _mm256_xor_si256(vx13, vx6);
-            vx4 = _mm256_add_epi64(vx4, vx9);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 41), _mm256_srli_epi64(vx9, 23));
-            vx9 = _mm256_xor_si256(vx9, vx4);
-            vx14 = _mm256_add_epi64(vx14, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
-            vx1 = _mm256_xor_si256(vx1, vx14);
-            vx8 = _mm256_add_epi64(vx8, vx5);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
-            vx5 = _mm256_xor_si256(vx5, vx8);
-            vx10 = _mm256_add_epi64(vx10, vx3);
-            vx3 = _mm256_shuffle_epi8(vx3, rot16);
-            vx3 = _mm256_xor_si256(vx3, vx10);
-            vx12 = _mm256_add_epi64(vx12, vx7);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
-            vx7 = _mm256_xor_si256(vx7, vx12);
-            /* add subkey 19 */
-            vx0 = _mm256_add_epi64(vx0, bk2);
-            vx1 = _mm256_add_epi64(vx1, bk3);
-            vx2 = _mm256_add_epi64(vx2, bk4);
-            vx3 = _mm256_add_epi64(vx3, bk5);
-            vx4 = _mm256_add_epi64(vx4, bk6);
-            vx5 = _mm256_add_epi64(vx5, bk7);
-            vx6 = _mm256_add_epi64(vx6, bk8);
-            vx7 = _mm256_add_epi64(vx7, bk9);
-            vx8 = _mm256_add_epi64(vx8, bk10);
-            vx9 = _mm256_add_epi64(vx9, bk11);
-            vx10 = _mm256_add_epi64(vx10, bk12);
-            vx11 = _mm256_add_epi64(vx11, bk13);
-            vx12 = _mm256_add_epi64(vx12, bk14);
-            vx13 = _mm256_add_epi64(vx13, bk15);
-            vx14 = _mm256_add_epi64(vx14, bk16);
-            vx15 = _mm256_add_epi64(vx15, bk0);
-            vx13 = _mm256_add_epi64(vx13, vt1);
-            vx14 = _mm256_add_epi64(vx14, vt2);
-            vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(UINT64_C(0x13))));
-            /* round 76 */
-            vx0 = _mm256_add_epi64(vx0, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 9), _mm256_srli_epi64(vx3, 55));
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx4 = _mm256_add_epi64(vx4, vx5);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 37), _mm256_srli_epi64(vx5, 27));
-            vx5 = _mm256_xor_si256(vx5, vx4);
-            vx6 = _mm256_add_epi64(vx6, vx7);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 31), _mm256_srli_epi64(vx7, 33));
-            vx7 = _mm256_xor_si256(vx7, vx6);
-            vx8 = _mm256_add_epi64(vx8, vx9);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 12), _mm256_srli_epi64(vx9, 52));
-            vx9 = _mm256_xor_si256(vx9, vx8);
-            vx10 = _mm256_add_epi64(vx10, vx11);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 47), _mm256_srli_epi64(vx11, 17));
-            vx11 = _mm256_xor_si256(vx11, vx10);
-            vx12 = _mm256_add_epi64(vx12, vx13);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 44), _mm256_srli_epi64(vx13, 20));
-            vx13 = _mm256_xor_si256(vx13, vx12);
-            vx14 = _mm256_add_epi64(vx14, vx15);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 30), _mm256_srli_epi64(vx15, 34));
-            vx15 = _mm256_xor_si256(vx15, vx14);
-            /* round 77 */
-            vx0 = _mm256_add_epi64(vx0, vx9);
-            vx9 = _mm256_shuffle_epi8(vx9, rot16);
-            vx9 = _mm256_xor_si256(vx9, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx13);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 34), _mm256_srli_epi64(vx13, 30));
-            vx13 = _mm256_xor_si256(vx13, vx2);
-            vx6 = _mm256_add_epi64(vx6, vx11);
-            vx11 = _mm256_shuffle_epi8(vx11, rot56);
-            vx11 = _mm256_xor_si256(vx11, vx6);
-            vx4 = _mm256_add_epi64(vx4, vx15);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 51), _mm256_srli_epi64(vx15, 13));
-            vx15 = _mm256_xor_si256(vx15, vx4);
-            vx10 = _mm256_add_epi64(vx10, vx7);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 4), _mm256_srli_epi64(vx7, 60));
-            vx7 = _mm256_xor_si256(vx7, vx10);
-            vx12 = _mm256_add_epi64(vx12, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 53), _mm256_srli_epi64(vx3, 11));
-            vx3 = _mm256_xor_si256(vx3, vx12);
-            vx14 = _mm256_add_epi64(vx14, vx5);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 42), _mm256_srli_epi64(vx5, 22));
-            vx5 = _mm256_xor_si256(vx5, vx14);
-            vx8 = _mm256_add_epi64(vx8, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
-            vx1 = _mm256_xor_si256(vx1, vx8);
-            /* round 78 */
-            vx0 = _mm256_add_epi64(vx0, vx7);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 31), _mm256_srli_epi64(vx7, 33));
-            vx7 = _mm256_xor_si256(vx7, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx5);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 44), _mm256_srli_epi64(vx5, 20));
-            vx5 = _mm256_xor_si256(vx5, vx2);
-            vx4 = _mm256_add_epi64(vx4, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
-            vx3 = _mm256_xor_si256(vx3, vx4);
-            vx6 = _mm256_add_epi64(vx6, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
-            vx1 = _mm256_xor_si256(vx1, vx6);
-            vx12 = _mm256_add_epi64(vx12, vx15);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 19), _mm256_srli_epi64(vx15, 45));
-            vx15 = _mm256_xor_si256(vx15, vx12);
-            vx14 = _mm256_add_epi64(vx14, vx13);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 42), _mm256_srli_epi64(vx13, 22));
-            vx13 = _mm256_xor_si256(vx13, vx14);
-            vx8 = _mm256_add_epi64(vx8, vx11);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 44), _mm256_srli_epi64(vx11, 20));
-            vx11 = _mm256_xor_si256(vx11, vx8);
-            vx10 = _mm256_add_epi64(vx10, vx9);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 25), _mm256_srli_epi64(vx9, 39));
-            vx9 = _mm256_xor_si256(vx9, vx10);
-            /* round 79 */
-            vx0 = _mm256_add_epi64(vx0, vx15);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 9), _mm256_srli_epi64(vx15, 55));
-            vx15 = _mm256_xor_si256(vx15, vx0);
-            vx2 = _mm256_add_epi64(vx2, vx11);
-            vx11 = _mm256_shuffle_epi8(vx11, rot48);
-            vx11 = _mm256_xor_si256(vx11, vx2);
-            vx6 = _mm256_add_epi64(vx6, vx13);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 35), _mm256_srli_epi64(vx13, 29));
-            vx13 = _mm256_xor_si256(vx13, vx6);
-            vx4 = _mm256_add_epi64(vx4, vx9);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 52), _mm256_srli_epi64(vx9, 12));
-            vx9 = _mm256_xor_si256(vx9, vx4);
-            vx14 = _mm256_add_epi64(vx14, vx1);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
-            vx1 = _mm256_xor_si256(vx1, vx14);
-            vx8 = _mm256_add_epi64(vx8, vx5);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 31), _mm256_srli_epi64(vx5, 33));
-            vx5 = _mm256_xor_si256(vx5, vx8);
-            vx10 = _mm256_add_epi64(vx10, vx3);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 37), _mm256_srli_epi64(vx3, 27));
-            vx3 = _mm256_xor_si256(vx3, vx10);
-            vx12 = _mm256_add_epi64(vx12, vx7);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 20), _mm256_srli_epi64(vx7, 44));
-            vx7 = _mm256_xor_si256(vx7, vx12);
             /* add subkey 20 */
             vx0 = _mm256_add_epi64(vx0, bk3);
             vx1 = _mm256_add_epi64(vx1, bk4);
@@ -9177,8 +7762,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
             vx13 = _mm256_add_epi64(vx13, bk16);
             vx14 = _mm256_add_epi64(vx14, bk0);
             vx15 = _mm256_add_epi64(vx15, bk1);
-            vx13 = _mm256_add_epi64(vx13, vt2);
-            vx14 = _mm256_add_epi64(vx14, vt0);
+            vx13 = _mm256_add_epi64(vx13, vt0);
+            vx14 = _mm256_add_epi64(vx14, vt1);
             vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(UINT64_C(0x14))));
             /* store the block(s) */
             {
@@ -9388,7 +7973,6 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
     if (n >= 4) {
         const __m256i bk0 = _mm256_set1_epi64x((long long)(k0));
         const __m256i bk1 = _mm256_set1_epi64x((long long)(k1));
-        const __m256i bk2 = _mm256_set1_epi64x((long long)(k2));
         const __m256i bk3 = _mm256_set1_epi64x((long long)(k3));
         const __m256i bk4 = _mm256_set1_epi64x((long long)(k4));
         const __m256i bk5 = _mm256_set1_epi64x((long long)(k5));
@@ -9409,8 +7993,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
         const __m256i rot56 = _mm256_setr_epi8(1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8, 1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8);
         const __m256i rot8 = _mm256_setr_epi8(7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14, 7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14);
         for (; n >= 4; n -= 4, tweaks += 64, in += 512, out += 512) {
-            __m256i vt0, vt1, vt2, vx0, vx1, vx2, vx3, vx4, vx5, vx6;
-            __m256i vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
+            __m256i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3, vx4, vx5;
+            __m256i vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
@@ -9429,6 +8013,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
             }
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
+            vts = vt0;
             {
                 const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
                 const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
@@ -9521,248 +8106,12 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
             vx13 = _mm256_sub_epi64(vx13, vt2);
             vx14 = _mm256_sub_epi64(vx14, vt0);
             vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(UINT64_C(0x14))));
-            /* inverse round 79 */
-            vx15 = _mm256_xor_si256(vx15, vx0);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 55), _mm256_srli_epi64(vx15, 9));
-            vx0 = _mm256_sub_epi64(vx0, vx15);
-            vx11 = _mm256_xor_si256(vx11, vx2);
-            vx11 = _mm256_shuffle_epi8(vx11, rot16);
-            vx2 = _mm256_sub_epi64(vx2, vx11);
-            vx13 = _mm256_xor_si256(vx13, vx6);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 29), _mm256_srli_epi64(vx13, 35));
-            vx6 = _mm256_sub_epi64(vx6, vx13);
-            vx9 = _mm256_xor_si256(vx9, vx4);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 12), _mm256_srli_epi64(vx9, 52));
-            vx4 = _mm256_sub_epi64(vx4, vx9);
-            vx1 = _mm256_xor_si256(vx1, vx14);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
-            vx14 = _mm256_sub_epi64(vx14, vx1);
-            vx5 = _mm256_xor_si256(vx5, vx8);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 33), _mm256_srli_epi64(vx5, 31));
-            vx8 = _mm256_sub_epi64(vx8, vx5);
-            vx3 = _mm256_xor_si256(vx3, vx10);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 27), _mm256_srli_epi64(vx3, 37));
-            vx10 = _mm256_sub_epi64(vx10, vx3);
-            vx7 = _mm256_xor_si256(vx7, vx12);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 44), _mm256_srli_epi64(vx7, 20));
-            vx12 = _mm256_sub_epi64(vx12, vx7);
-            /* inverse round 78 */
-            vx7 = _mm256_xor_si256(vx7, vx0);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 33), _mm256_srli_epi64(vx7, 31));
-            vx0 = _mm256_sub_epi64(vx0, vx7);
-            vx5 = _mm256_xor_si256(vx5, vx2);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 20), _mm256_srli_epi64(vx5, 44));
-            vx2 = _mm256_sub_epi64(vx2, vx5);
-            vx3 = _mm256_xor_si256(vx3, vx4);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
-            vx4 = _mm256_sub_epi64(vx4, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx6);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
-            vx6 = _mm256_sub_epi64(vx6, vx1);
-            vx15 = _mm256_xor_si256(vx15, vx12);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 45), _mm256_srli_epi64(vx15, 19));
-            vx12 = _mm256_sub_epi64(vx12, vx15);
-            vx13 = _mm256_xor_si256(vx13, vx14);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 22), _mm256_srli_epi64(vx13, 42));
-            vx14 = _mm256_sub_epi64(vx14, vx13);
-            vx11 = _mm256_xor_si256(vx11, vx8);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 20), _mm256_srli_epi64(vx11, 44));
-            vx8 = _mm256_sub_epi64(vx8, vx11);
-            vx9 = _mm256_xor_si256(vx9, vx10);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 39), _mm256_srli_epi64(vx9, 25));
-            vx10 = _mm256_sub_epi64(vx10, vx9);
-            /* inverse round 77 */
-            vx9 = _mm256_xor_si256(vx9, vx0);
-            vx9 = _mm256_shuffle_epi8(vx9, rot48);
-            vx0 = _mm256_sub_epi64(vx0, vx9);
-            vx13 = _mm256_xor_si256(vx13, vx2);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 30), _mm256_srli_epi64(vx13, 34));
-            vx2 = _mm256_sub_epi64(vx2, vx13);
-            vx11 = _mm256_xor_si256(vx11, vx6);
-            vx11 = _mm256_shuffle_epi8(vx11, rot8);
-            vx6 = _mm256_sub_epi64(vx6, vx11);
-            vx15 = _mm256_xor_si256(vx15, vx4);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 13), _mm256_srli_epi64(vx15, 51));
-            vx4 = _mm256_sub_epi64(vx4, vx15);
-            vx7 = _mm256_xor_si256(vx7, vx10);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 60), _mm256_srli_epi64(vx7, 4));
-            vx10 = _mm256_sub_epi64(vx10, vx7);
-            vx3 = _mm256_xor_si256(vx3, vx12);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-            vx12 = _mm256_sub_epi64(vx12, vx3);
-            vx5 = _mm256_xor_si256(vx5, vx14);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 22), _mm256_srli_epi64(vx5, 42));
-            vx14 = _mm256_sub_epi64(vx14, vx5);
-            vx1 = _mm256_xor_si256(vx1, vx8);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
-            vx8 = _mm256_sub_epi64(vx8, vx1);
-            /* inverse round 76 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 55), _mm256_srli_epi64(vx3, 9));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            vx5 = _mm256_xor_si256(vx5, vx4);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 27), _mm256_srli_epi64(vx5, 37));
-            vx4 = _mm256_sub_epi64(vx4, vx5);
-            vx7 = _mm256_xor_si256(vx7, vx6);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 33), _mm256_srli_epi64(vx7, 31));
-            vx6 = _mm256_sub_epi64(vx6, vx7);
-            vx9 = _mm256_xor_si256(vx9, vx8);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 52), _mm256_srli_epi64(vx9, 12));
-            vx8 = _mm256_sub_epi64(vx8, vx9);
-            vx11 = _mm256_xor_si256(vx11, vx10);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 17), _mm256_srli_epi64(vx11, 47));
-            vx10 = _mm256_sub_epi64(vx10, vx11);
-            vx13 = _mm256_xor_si256(vx13, vx12);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 20), _mm256_srli_epi64(vx13, 44));
-            vx12 = _mm256_sub_epi64(vx12, vx13);
-            vx15 = _mm256_xor_si256(vx15, vx14);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 34), _mm256_srli_epi64(vx15, 30));
-            vx14 = _mm256_sub_epi64(vx14, vx15);
-            /* subtract subkey 19 */
-            vx0 = _mm256_sub_epi64(vx0, bk2);
-            vx1 = _mm256_sub_epi64(vx1, bk3);
-            vx2 = _mm256_sub_epi64(vx2, bk4);
-            vx3 = _mm256_sub_epi64(vx3, bk5);
-            vx4 = _mm256_sub_epi64(vx4, bk6);
-            vx5 = _mm256_sub_epi64(vx5, bk7);
-            vx6 = _mm256_sub_epi64(vx6, bk8);
-            vx7 = _mm256_sub_epi64(vx7, bk9);
-            vx8 = _mm256_sub_epi64(vx8, bk10);
-            vx9 = _mm256_sub_epi64(vx9, bk11);
-            vx10 = _mm256_sub_epi64(vx10, bk12);
-            vx11 = _mm256_sub_epi64(vx11, bk13);
-            vx12 = _mm256_sub_epi64(vx12, bk14);
-            vx13 = _mm256_sub_epi64(vx13, bk15);
-            vx14 = _mm256_sub_epi64(vx14, bk16);
-            vx15 = _mm256_sub_epi64(vx15, bk0);
-            vx13 = _mm256_sub_epi64(vx13, vt1);
-            vx14 = _mm256_sub_epi64(vx14, vt2);
-            vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(UINT64_C(0x13))));
-            /* inverse round 75 */
-            vx15 = _mm256_xor_si256(vx15, vx0);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 59), _mm256_srli_epi64(vx15, 5));
-            vx0 = _mm256_sub_epi64(vx0, vx15);
-            vx11 = _mm256_xor_si256(vx11, vx2);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 44), _mm256_srli_epi64(vx11, 20));
-            vx2 = _mm256_sub_epi64(vx2, vx11);
-            vx13 = _mm256_xor_si256(vx13, vx6);
-            vx13 = _mm256_shuffle_epi8(vx13, rot16);
-            vx6 = _mm256_sub_epi64(vx6, vx13);
-            vx9 = _mm256_xor_si256(vx9, vx4);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 23), _mm256_srli_epi64(vx9, 41));
-            vx4 = _mm256_sub_epi64(vx4, vx9);
-            vx1 = _mm256_xor_si256(vx1, vx14);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
-            vx14 = _mm256_sub_epi64(vx14, vx1);
-            vx5 = _mm256_xor_si256(vx5, vx8);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
-            vx8 = _mm256_sub_epi64(vx8, vx5);
-            vx3 = _mm256_xor_si256(vx3, vx10);
-            vx3 = _mm256_shuffle_epi8(vx3, rot48);
-            vx10 = _mm256_sub_epi64(vx10, vx3);
-            vx7 = _mm256_xor_si256(vx7, vx12);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
-            vx12 = _mm256_sub_epi64(vx12, vx7);
-            /* inverse round 74 */
-            vx7 = _mm256_xor_si256(vx7, vx0);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 31), _mm256_srli_epi64(vx7, 33));
-            vx0 = _mm256_sub_epi64(vx0, vx7);
-            vx5 = _mm256_xor_si256(vx5, vx2);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 60), _mm256_srli_epi64(vx5, 4));
-            vx2 = _mm256_sub_epi64(vx2, vx5);
-            vx3 = _mm256_xor_si256(vx3, vx4);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 13), _mm256_srli_epi64(vx3, 51));
-            vx4 = _mm256_sub_epi64(vx4, vx3);
-            vx1 = _mm256_xor_si256(vx1, vx6);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-            vx6 = _mm256_sub_epi64(vx6, vx1);
-            vx15 = _mm256_xor_si256(vx15, vx12);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 30), _mm256_srli_epi64(vx15, 34));
-            vx12 = _mm256_sub_epi64(vx12, vx15);
-            vx13 = _mm256_xor_si256(vx13, vx14);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 23), _mm256_srli_epi64(vx13, 41));
-            vx14 = _mm256_sub_epi64(vx14, vx13);
-            vx11 = _mm256_xor_si256(vx11, vx8);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 5), _mm256_srli_epi64(vx11, 59));
-            vx8 = _mm256_sub_epi64(vx8, vx11);
-            vx9 = _mm256_xor_si256(vx9, vx10);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 47), _mm256_srli_epi64(vx9, 17));
-            vx10 = _mm256_sub_epi64(vx10, vx9);
-            /* inverse round 73 */
-            vx9 = _mm256_xor_si256(vx9, vx0);
-            vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 26), _mm256_srli_epi64(vx9, 38));
-            vx0 = _mm256_sub_epi64(vx0, vx9);
-            vx13 = _mm256_xor_si256(vx13, vx2);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 45), _mm256_srli_epi64(vx13, 19));
-            vx2 = _mm256_sub_epi64(vx2, vx13);
-            vx11 = _mm256_xor_si256(vx11, vx6);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 54), _mm256_srli_epi64(vx11, 10));
-            vx6 = _mm256_sub_epi64(vx6, vx11);
-            vx15 = _mm256_xor_si256(vx15, vx4);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 9), _mm256_srli_epi64(vx15, 55));
-            vx4 = _mm256_sub_epi64(vx4, vx15);
-            vx7 = _mm256_xor_si256(vx7, vx10);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 15), _mm256_srli_epi64(vx7, 49));
-            vx10 = _mm256_sub_epi64(vx10, vx7);
-            vx3 = _mm256_xor_si256(vx3, vx12);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-            vx12 = _mm256_sub_epi64(vx12, vx3);
-            vx5 = _mm256_xor_si256(vx5, vx14);
-            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 41), _mm256_srli_epi64(vx5, 23));
-            vx14 = _mm256_sub_epi64(vx14, vx5);
-            vx1 = _mm256_xor_si256(vx1, vx8);
-            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 12), _mm256_srli_epi64(vx1, 52));
-            vx8 = _mm256_sub_epi64(vx8, vx1);
-            /* inverse round 72 */
-            vx1 = _mm256_xor_si256(vx1, vx0);
-            vx1 = _mm256_shuffle_epi8(vx1, rot40);
-            vx0 = _mm256_sub_epi64(vx0, vx1);
-            vx3 = _mm256_xor_si256(vx3, vx2);
-            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 51), _mm256_srli_epi64(vx3, 13));
-            vx2 = _mm256_sub_epi64(vx2, vx3);
-            vx5 = _mm256_xor_si256(vx5, vx4);
-            vx5 = _mm256_shuffle_epi8(vx5, rot56);
-            vx4 = _mm256_sub_epi64(vx4, vx5);
-            vx7 = _mm256_xor_si256(vx7, vx6);
-            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 17), _mm256_srli_epi64(vx7, 47));
-            vx6 = _mm256_sub_epi64(vx6, vx7);
-            vx9 = _mm256_xor_si256(vx9, vx8);
-            vx9 = _mm256_shuffle_epi8(vx9, rot56);
-            vx8 = _mm256_sub_epi64(vx8, vx9);
-            vx11 = _mm256_xor_si256(vx11, vx10);
-            vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 47), _mm256_srli_epi64(vx11, 17));
-            vx10 = _mm256_sub_epi64(vx10, vx11);
-            vx13 = _mm256_xor_si256(vx13, vx12);
-            vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 42), _mm256_srli_epi64(vx13, 22));
-            vx12 = _mm256_sub_epi64(vx12, vx13);
-            vx15 = _mm256_xor_si256(vx15, vx14);
-            vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 27), _mm256_srli_epi64(vx15, 37));
-            vx14 = _mm256_sub_epi64(vx14, vx15);
-            /* subtract subkey 18 */
-            vx0 = _mm256_sub_epi64(vx0, bk1);
-            vx1 = _mm256_sub_epi64(vx1, bk2);
-            vx2 = _mm256_sub_epi64(vx2, bk3);
-            vx3 = _mm256_sub_epi64(vx3, bk4);
-            vx4 = _mm256_sub_epi64(vx4, bk5);
-            vx5 = _mm256_sub_epi64(vx5, bk6);
-            vx6 = _mm256_sub_epi64(vx6, bk7);
-            vx7 = _mm256_sub_epi64(vx7, bk8);
-            vx8 = _mm256_sub_epi64(vx8, bk9);
-            vx9 = _mm256_sub_epi64(vx9, bk10);
-            vx10 = _mm256_sub_epi64(vx10, bk11);
-            vx11 = _mm256_sub_epi64(vx11, bk12);
-            vx12 = _mm256_sub_epi64(vx12, bk13);
-            vx13 = _mm256_sub_epi64(vx13, bk14);
-            vx14 = _mm256_sub_epi64(vx14, bk15);
-            vx15 = _mm256_sub_epi64(vx15, bk16);
-            vx13 = _mm256_sub_epi64(vx13, vt0);
-            vx14 = _mm256_sub_epi64(vx14, vt1);
-            vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
-            for (c = 0; c < 3; c++) {
-                /* inverse round 24*c' + 23 */
+            vts = vt0;
+            vt0 = vt1;
+            vt1 = vt2;
+            vt2 = vts;
+            for (c = 0; c < 5; c++) {
+                /* inverse round 16*c' + 15 */
                 vx15 = _mm256_xor_si256(vx15, vx0);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 55), _mm256_srli_epi64(vx15, 9));
                 vx0 = _mm256_sub_epi64(vx0, vx15);
@@ -9787,7 +8136,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx7 = _mm256_xor_si256(vx7, vx12);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 44), _mm256_srli_epi64(vx7, 20));
                 vx12 = _mm256_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 22 */
+                /* inverse round 16*c' + 14 */
                 vx7 = _mm256_xor_si256(vx7, vx0);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 33), _mm256_srli_epi64(vx7, 31));
                 vx0 = _mm256_sub_epi64(vx0, vx7);
@@ -9812,7 +8161,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx9 = _mm256_xor_si256(vx9, vx10);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 39), _mm256_srli_epi64(vx9, 25));
                 vx10 = _mm256_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 21 */
+                /* inverse round 16*c' + 13 */
                 vx9 = _mm256_xor_si256(vx9, vx0);
                 vx9 = _mm256_shuffle_epi8(vx9, rot48);
                 vx0 = _mm256_sub_epi64(vx0, vx9);
@@ -9837,7 +8186,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx1 = _mm256_xor_si256(vx1, vx8);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
                 vx8 = _mm256_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 20 */
+                /* inverse round 16*c' + 12 */
                 vx1 = _mm256_xor_si256(vx1, vx0);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
                 vx0 = _mm256_sub_epi64(vx0, vx1);
@@ -9862,264 +8211,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx15 = _mm256_xor_si256(vx15, vx14);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 34), _mm256_srli_epi64(vx15, 30));
                 vx14 = _mm256_sub_epi64(vx14, vx15);
-                /* subtract subkey 17 - 6*c */
-                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
-                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
-                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[19 - 6 * c])));
-                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[20 - 6 * c])));
-                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[21 - 6 * c])));
-                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[22 - 6 * c])));
-                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[23 - 6 * c])));
-                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[24 - 6 * c])));
-                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[25 - 6 * c])));
-                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[26 - 6 * c])));
-                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[27 - 6 * c])));
-                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[28 - 6 * c])));
-                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[29 - 6 * c])));
-                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[30 - 6 * c])));
-                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[31 - 6 * c])));
-                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[17 - 6 * c])));
-                vx13 = _mm256_sub_epi64(vx13, vt2);
-                vx14 = _mm256_sub_epi64(vx14, vt0);
-                /* inverse round 24*c' + 19 */
-                vx15 = _mm256_xor_si256(vx15, vx0);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 59), _mm256_srli_epi64(vx15, 5));
-                vx0 = _mm256_sub_epi64(vx0, vx15);
-                vx11 = _mm256_xor_si256(vx11, vx2);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 44), _mm256_srli_epi64(vx11, 20));
-                vx2 = _mm256_sub_epi64(vx2, vx11);
-                vx13 = _mm256_xor_si256(vx13, vx6);
-                vx13 = _mm256_shuffle_epi8(vx13, rot16);
-                vx6 = _mm256_sub_epi64(vx6, vx13);
-                vx9 = _mm256_xor_si256(vx9, vx4);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 23), _mm256_srli_epi64(vx9, 41));
-                vx4 = _mm256_sub_epi64(vx4, vx9);
-                vx1 = _mm256_xor_si256(vx1, vx14);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
-                vx14 = _mm256_sub_epi64(vx14, vx1);
-                vx5 = _mm256_xor_si256(vx5, vx8);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
-                vx8 = _mm256_sub_epi64(vx8, vx5);
-                vx3 = _mm256_xor_si256(vx3, vx10);
-                vx3 = _mm256_shuffle_epi8(vx3, rot48);
-                vx10 = _mm256_sub_epi64(vx10, vx3);
-                vx7 = _mm256_xor_si256(vx7, vx12);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
-                vx12 = _mm256_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 18 */
-                vx7 = _mm256_xor_si256(vx7, vx0);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 31), _mm256_srli_epi64(vx7, 33));
-                vx0 = _mm256_sub_epi64(vx0, vx7);
-                vx5 = _mm256_xor_si256(vx5, vx2);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 60), _mm256_srli_epi64(vx5, 4));
-                vx2 = _mm256_sub_epi64(vx2, vx5);
-                vx3 = _mm256_xor_si256(vx3, vx4);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 13), _mm256_srli_epi64(vx3, 51));
-                vx4 = _mm256_sub_epi64(vx4, vx3);
-                vx1 = _mm256_xor_si256(vx1, vx6);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
-                vx6 = _mm256_sub_epi64(vx6, vx1);
-                vx15 = _mm256_xor_si256(vx15, vx12);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 30), _mm256_srli_epi64(vx15, 34));
-                vx12 = _mm256_sub_epi64(vx12, vx15);
-                vx13 = _mm256_xor_si256(vx13, vx14);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 23), _mm256_srli_epi64(vx13, 41));
-                vx14 = _mm256_sub_epi64(vx14, vx13);
-                vx11 = _mm256_xor_si256(vx11, vx8);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 5), _mm256_srli_epi64(vx11, 59));
-                vx8 = _mm256_sub_epi64(vx8, vx11);
-                vx9 = _mm256_xor_si256(vx9, vx10);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 47), _mm256_srli_epi64(vx9, 17));
-                vx10 = _mm256_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 17 */
-                vx9 = _mm256_xor_si256(vx9, vx0);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 26), _mm256_srli_epi64(vx9, 38));
-                vx0 = _mm256_sub_epi64(vx0, vx9);
-                vx13 = _mm256_xor_si256(vx13, vx2);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 45), _mm256_srli_epi64(vx13, 19));
-                vx2 = _mm256_sub_epi64(vx2, vx13);
-                vx11 = _mm256_xor_si256(vx11, vx6);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 54), _mm256_srli_epi64(vx11, 10));
-                vx6 = _mm256_sub_epi64(vx6, vx11);
-                vx15 = _mm256_xor_si256(vx15, vx4);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 9), _mm256_srli_epi64(vx15, 55));
-                vx4 = _mm256_sub_epi64(vx4, vx15);
-                vx7 = _mm256_xor_si256(vx7, vx10);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 15), _mm256_srli_epi64(vx7, 49));
-                vx10 = _mm256_sub_epi64(vx10, vx7);
-                vx3 = _mm256_xor_si256(vx3, vx12);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 46), _mm256_srli_epi64(vx3, 18));
-                vx12 = _mm256_sub_epi64(vx12, vx3);
-                vx5 = _mm256_xor_si256(vx5, vx14);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 41), _mm256_srli_epi64(vx5, 23));
-                vx14 = _mm256_sub_epi64(vx14, vx5);
-                vx1 = _mm256_xor_si256(vx1, vx8);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 12), _mm256_srli_epi64(vx1, 52));
-                vx8 = _mm256_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 16 */
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx1 = _mm256_shuffle_epi8(vx1, rot40);
-                vx0 = _mm256_sub_epi64(vx0, vx1);
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 51), _mm256_srli_epi64(vx3, 13));
-                vx2 = _mm256_sub_epi64(vx2, vx3);
-                vx5 = _mm256_xor_si256(vx5, vx4);
-                vx5 = _mm256_shuffle_epi8(vx5, rot56);
-                vx4 = _mm256_sub_epi64(vx4, vx5);
-                vx7 = _mm256_xor_si256(vx7, vx6);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 17), _mm256_srli_epi64(vx7, 47));
-                vx6 = _mm256_sub_epi64(vx6, vx7);
-                vx9 = _mm256_xor_si256(vx9, vx8);
-                vx9 = _mm256_shuffle_epi8(vx9, rot56);
-                vx8 = _mm256_sub_epi64(vx8, vx9);
-                vx11 = _mm256_xor_si256(vx11, vx10);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 47), _mm256_srli_epi64(vx11, 17));
-                vx10 = _mm256_sub_epi64(vx10, vx11);
-                vx13 = _mm256_xor_si256(vx13, vx12);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 42), _mm256_srli_epi64(vx13, 22));
-                vx12 = _mm256_sub_epi64(vx12, vx13);
-                vx15 = _mm256_xor_si256(vx15, vx14);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 27), _mm256_srli_epi64(vx15, 37));
-                vx14 = _mm256_sub_epi64(vx14, vx15);
-                /* subtract subkey 16 - 6*c */
-                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
-                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
-                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
-                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[19 - 6 * c])));
-                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[20 - 6 * c])));
-                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[21 - 6 * c])));
-                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[22 - 6 * c])));
-                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[23 - 6 * c])));
-                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[24 - 6 * c])));
-                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[25 - 6 * c])));
-                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[26 - 6 * c])));
-                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[27 - 6 * c])));
-                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[28 - 6 * c])));
-                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[29 - 6 * c])));
-                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[30 - 6 * c])));
-                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[16 - 6 * c])));
-                vx13 = _mm256_sub_epi64(vx13, vt1);
-                vx14 = _mm256_sub_epi64(vx14, vt2);
-                /* inverse round 24*c' + 15 */
-                vx15 = _mm256_xor_si256(vx15, vx0);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 55), _mm256_srli_epi64(vx15, 9));
-                vx0 = _mm256_sub_epi64(vx0, vx15);
-                vx11 = _mm256_xor_si256(vx11, vx2);
-                vx11 = _mm256_shuffle_epi8(vx11, rot16);
-                vx2 = _mm256_sub_epi64(vx2, vx11);
-                vx13 = _mm256_xor_si256(vx13, vx6);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 29), _mm256_srli_epi64(vx13, 35));
-                vx6 = _mm256_sub_epi64(vx6, vx13);
-                vx9 = _mm256_xor_si256(vx9, vx4);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 12), _mm256_srli_epi64(vx9, 52));
-                vx4 = _mm256_sub_epi64(vx4, vx9);
-                vx1 = _mm256_xor_si256(vx1, vx14);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 41), _mm256_srli_epi64(vx1, 23));
-                vx14 = _mm256_sub_epi64(vx14, vx1);
-                vx5 = _mm256_xor_si256(vx5, vx8);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 33), _mm256_srli_epi64(vx5, 31));
-                vx8 = _mm256_sub_epi64(vx8, vx5);
-                vx3 = _mm256_xor_si256(vx3, vx10);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 27), _mm256_srli_epi64(vx3, 37));
-                vx10 = _mm256_sub_epi64(vx10, vx3);
-                vx7 = _mm256_xor_si256(vx7, vx12);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 44), _mm256_srli_epi64(vx7, 20));
-                vx12 = _mm256_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 14 */
-                vx7 = _mm256_xor_si256(vx7, vx0);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 33), _mm256_srli_epi64(vx7, 31));
-                vx0 = _mm256_sub_epi64(vx0, vx7);
-                vx5 = _mm256_xor_si256(vx5, vx2);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 20), _mm256_srli_epi64(vx5, 44));
-                vx2 = _mm256_sub_epi64(vx2, vx5);
-                vx3 = _mm256_xor_si256(vx3, vx4);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
-                vx4 = _mm256_sub_epi64(vx4, vx3);
-                vx1 = _mm256_xor_si256(vx1, vx6);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
-                vx6 = _mm256_sub_epi64(vx6, vx1);
-                vx15 = _mm256_xor_si256(vx15, vx12);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 45), _mm256_srli_epi64(vx15, 19));
-                vx12 = _mm256_sub_epi64(vx12, vx15);
-                vx13 = _mm256_xor_si256(vx13, vx14);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 22), _mm256_srli_epi64(vx13, 42));
-                vx14 = _mm256_sub_epi64(vx14, vx13);
-                vx11 = _mm256_xor_si256(vx11, vx8);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 20), _mm256_srli_epi64(vx11, 44));
-                vx8 = _mm256_sub_epi64(vx8, vx11);
-                vx9 = _mm256_xor_si256(vx9, vx10);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 39), _mm256_srli_epi64(vx9, 25));
-                vx10 = _mm256_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 13 */
-                vx9 = _mm256_xor_si256(vx9, vx0);
-                vx9 = _mm256_shuffle_epi8(vx9, rot48);
-                vx0 = _mm256_sub_epi64(vx0, vx9);
-                vx13 = _mm256_xor_si256(vx13, vx2);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 30), _mm256_srli_epi64(vx13, 34));
-                vx2 = _mm256_sub_epi64(vx2, vx13);
-                vx11 = _mm256_xor_si256(vx11, vx6);
-                vx11 = _mm256_shuffle_epi8(vx11, rot8);
-                vx6 = _mm256_sub_epi64(vx6, vx11);
-                vx15 = _mm256_xor_si256(vx15, vx4);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 13), _mm256_srli_epi64(vx15, 51));
-                vx4 = _mm256_sub_epi64(vx4, vx15);
-                vx7 = _mm256_xor_si256(vx7, vx10);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 60), _mm256_srli_epi64(vx7, 4));
-                vx10 = _mm256_sub_epi64(vx10, vx7);
-                vx3 = _mm256_xor_si256(vx3, vx12);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 11), _mm256_srli_epi64(vx3, 53));
-                vx12 = _mm256_sub_epi64(vx12, vx3);
-                vx5 = _mm256_xor_si256(vx5, vx14);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 22), _mm256_srli_epi64(vx5, 42));
-                vx14 = _mm256_sub_epi64(vx14, vx5);
-                vx1 = _mm256_xor_si256(vx1, vx8);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
-                vx8 = _mm256_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 12 */
-                vx1 = _mm256_xor_si256(vx1, vx0);
-                vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
-                vx0 = _mm256_sub_epi64(vx0, vx1);
-                vx3 = _mm256_xor_si256(vx3, vx2);
-                vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 55), _mm256_srli_epi64(vx3, 9));
-                vx2 = _mm256_sub_epi64(vx2, vx3);
-                vx5 = _mm256_xor_si256(vx5, vx4);
-                vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 27), _mm256_srli_epi64(vx5, 37));
-                vx4 = _mm256_sub_epi64(vx4, vx5);
-                vx7 = _mm256_xor_si256(vx7, vx6);
-                vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 33), _mm256_srli_epi64(vx7, 31));
-                vx6 = _mm256_sub_epi64(vx6, vx7);
-                vx9 = _mm256_xor_si256(vx9, vx8);
-                vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 52), _mm256_srli_epi64(vx9, 12));
-                vx8 = _mm256_sub_epi64(vx8, vx9);
-                vx11 = _mm256_xor_si256(vx11, vx10);
-                vx11 = _mm256_or_si256(_mm256_slli_epi64(vx11, 17), _mm256_srli_epi64(vx11, 47));
-                vx10 = _mm256_sub_epi64(vx10, vx11);
-                vx13 = _mm256_xor_si256(vx13, vx12);
-                vx13 = _mm256_or_si256(_mm256_slli_epi64(vx13, 20), _mm256_srli_epi64(vx13, 44));
-                vx12 = _mm256_sub_epi64(vx12, vx13);
-                vx15 = _mm256_xor_si256(vx15, vx14);
-                vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 34), _mm256_srli_epi64(vx15, 30));
-                vx14 = _mm256_sub_epi64(vx14, vx15);
-                /* subtract subkey 15 - 6*c */
-                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
-                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
-                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
-                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
-                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[19 - 6 * c])));
-                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[20 - 6 * c])));
-                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[21 - 6 * c])));
-                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[22 - 6 * c])));
-                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[23 - 6 * c])));
-                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[24 - 6 * c])));
-                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[25 - 6 * c])));
-                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[26 - 6 * c])));
-                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[27 - 6 * c])));
-                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[28 - 6 * c])));
-                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[29 - 6 * c])));
-                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[15 - 6 * c])));
+                /* subtract subkey 19 - 4*c */
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[19 - 4 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[20 - 4 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[21 - 4 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[22 - 4 * c])));
+                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[23 - 4 * c])));
+                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[24 - 4 * c])));
+                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[25 - 4 * c])));
+                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[26 - 4 * c])));
+                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[27 - 4 * c])));
+                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[28 - 4 * c])));
+                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[29 - 4 * c])));
+                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[30 - 4 * c])));
+                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[31 - 4 * c])));
+                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[32 - 4 * c])));
+                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[33 - 4 * c])));
+                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[19 - 4 * c])));
                 vx13 = _mm256_sub_epi64(vx13, vt0);
                 vx14 = _mm256_sub_epi64(vx14, vt1);
-                /* inverse round 24*c' + 11 */
+                /* inverse round 16*c' + 11 */
                 vx15 = _mm256_xor_si256(vx15, vx0);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 59), _mm256_srli_epi64(vx15, 5));
                 vx0 = _mm256_sub_epi64(vx0, vx15);
@@ -10144,7 +8255,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx7 = _mm256_xor_si256(vx7, vx12);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
                 vx12 = _mm256_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 10 */
+                /* inverse round 16*c' + 10 */
                 vx7 = _mm256_xor_si256(vx7, vx0);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 31), _mm256_srli_epi64(vx7, 33));
                 vx0 = _mm256_sub_epi64(vx0, vx7);
@@ -10169,7 +8280,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx9 = _mm256_xor_si256(vx9, vx10);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 47), _mm256_srli_epi64(vx9, 17));
                 vx10 = _mm256_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 9 */
+                /* inverse round 16*c' + 9 */
                 vx9 = _mm256_xor_si256(vx9, vx0);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 26), _mm256_srli_epi64(vx9, 38));
                 vx0 = _mm256_sub_epi64(vx0, vx9);
@@ -10194,7 +8305,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx1 = _mm256_xor_si256(vx1, vx8);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 12), _mm256_srli_epi64(vx1, 52));
                 vx8 = _mm256_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 8 */
+                /* inverse round 16*c' + 8 */
                 vx1 = _mm256_xor_si256(vx1, vx0);
                 vx1 = _mm256_shuffle_epi8(vx1, rot40);
                 vx0 = _mm256_sub_epi64(vx0, vx1);
@@ -10219,26 +8330,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx15 = _mm256_xor_si256(vx15, vx14);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 27), _mm256_srli_epi64(vx15, 37));
                 vx14 = _mm256_sub_epi64(vx14, vx15);
-                /* subtract subkey 14 - 6*c */
-                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
-                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
-                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
-                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
-                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
-                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[19 - 6 * c])));
-                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[20 - 6 * c])));
-                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[21 - 6 * c])));
-                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[22 - 6 * c])));
-                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[23 - 6 * c])));
-                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[24 - 6 * c])));
-                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[25 - 6 * c])));
-                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[26 - 6 * c])));
-                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[27 - 6 * c])));
-                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[28 - 6 * c])));
-                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[14 - 6 * c])));
+                /* subtract subkey 18 - 4*c */
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[18 - 4 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[19 - 4 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[20 - 4 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[21 - 4 * c])));
+                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[22 - 4 * c])));
+                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[23 - 4 * c])));
+                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[24 - 4 * c])));
+                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[25 - 4 * c])));
+                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[26 - 4 * c])));
+                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[27 - 4 * c])));
+                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[28 - 4 * c])));
+                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[29 - 4 * c])));
+                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[30 - 4 * c])));
+                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[31 - 4 * c])));
+                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[32 - 4 * c])));
+                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[18 - 4 * c])));
                 vx13 = _mm256_sub_epi64(vx13, vt2);
                 vx14 = _mm256_sub_epi64(vx14, vt0);
-                /* inverse round 24*c' + 7 */
+                /* inverse round 16*c' + 7 */
                 vx15 = _mm256_xor_si256(vx15, vx0);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 55), _mm256_srli_epi64(vx15, 9));
                 vx0 = _mm256_sub_epi64(vx0, vx15);
@@ -10263,7 +8374,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx7 = _mm256_xor_si256(vx7, vx12);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 44), _mm256_srli_epi64(vx7, 20));
                 vx12 = _mm256_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 6 */
+                /* inverse round 16*c' + 6 */
                 vx7 = _mm256_xor_si256(vx7, vx0);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 33), _mm256_srli_epi64(vx7, 31));
                 vx0 = _mm256_sub_epi64(vx0, vx7);
@@ -10288,7 +8399,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx9 = _mm256_xor_si256(vx9, vx10);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 39), _mm256_srli_epi64(vx9, 25));
                 vx10 = _mm256_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 5 */
+                /* inverse round 16*c' + 5 */
                 vx9 = _mm256_xor_si256(vx9, vx0);
                 vx9 = _mm256_shuffle_epi8(vx9, rot48);
                 vx0 = _mm256_sub_epi64(vx0, vx9);
@@ -10313,7 +8424,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx1 = _mm256_xor_si256(vx1, vx8);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
                 vx8 = _mm256_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 4 */
+                /* inverse round 16*c' + 4 */
                 vx1 = _mm256_xor_si256(vx1, vx0);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 23), _mm256_srli_epi64(vx1, 41));
                 vx0 = _mm256_sub_epi64(vx0, vx1);
@@ -10338,26 +8449,26 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx15 = _mm256_xor_si256(vx15, vx14);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 34), _mm256_srli_epi64(vx15, 30));
                 vx14 = _mm256_sub_epi64(vx14, vx15);
-                /* subtract subkey 13 - 6*c */
-                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[13 - 6 * c])));
-                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
-                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
-                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
-                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
-                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
-                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[19 - 6 * c])));
-                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[20 - 6 * c])));
-                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[21 - 6 * c])));
-                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[22 - 6 * c])));
-                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[23 - 6 * c])));
-                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[24 - 6 * c])));
-                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[25 - 6 * c])));
-                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[26 - 6 * c])));
-                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[27 - 6 * c])));
-                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[13 - 6 * c])));
+                /* subtract subkey 17 - 4*c */
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[17 - 4 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[18 - 4 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[19 - 4 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[20 - 4 * c])));
+                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[21 - 4 * c])));
+                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[22 - 4 * c])));
+                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[23 - 4 * c])));
+                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[24 - 4 * c])));
+                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[25 - 4 * c])));
+                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[26 - 4 * c])));
+                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[27 - 4 * c])));
+                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[28 - 4 * c])));
+                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[29 - 4 * c])));
+                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[30 - 4 * c])));
+                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[31 - 4 * c])));
+                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[17 - 4 * c])));
                 vx13 = _mm256_sub_epi64(vx13, vt1);
                 vx14 = _mm256_sub_epi64(vx14, vt2);
-                /* inverse round 24*c' + 3 */
+                /* inverse round 16*c' + 3 */
                 vx15 = _mm256_xor_si256(vx15, vx0);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 59), _mm256_srli_epi64(vx15, 5));
                 vx0 = _mm256_sub_epi64(vx0, vx15);
@@ -10382,7 +8493,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx7 = _mm256_xor_si256(vx7, vx12);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
                 vx12 = _mm256_sub_epi64(vx12, vx7);
-                /* inverse round 24*c' + 2 */
+                /* inverse round 16*c' + 2 */
                 vx7 = _mm256_xor_si256(vx7, vx0);
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 31), _mm256_srli_epi64(vx7, 33));
                 vx0 = _mm256_sub_epi64(vx0, vx7);
@@ -10407,7 +8518,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx9 = _mm256_xor_si256(vx9, vx10);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 47), _mm256_srli_epi64(vx9, 17));
                 vx10 = _mm256_sub_epi64(vx10, vx9);
-                /* inverse round 24*c' + 1 */
+                /* inverse round 16*c' + 1 */
                 vx9 = _mm256_xor_si256(vx9, vx0);
                 vx9 = _mm256_or_si256(_mm256_slli_epi64(vx9, 26), _mm256_srli_epi64(vx9, 38));
                 vx0 = _mm256_sub_epi64(vx0, vx9);
@@ -10432,7 +8543,7 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx1 = _mm256_xor_si256(vx1, vx8);
                 vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 12), _mm256_srli_epi64(vx1, 52));
                 vx8 = _mm256_sub_epi64(vx8, vx1);
-                /* inverse round 24*c' + 0 */
+                /* inverse round 16*c' + 0 */
                 vx1 = _mm256_xor_si256(vx1, vx0);
                 vx1 = _mm256_shuffle_epi8(vx1, rot40);
                 vx0 = _mm256_sub_epi64(vx0, vx1);
@@ -10457,25 +8568,30 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx15 = _mm256_xor_si256(vx15, vx14);
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 27), _mm256_srli_epi64(vx15, 37));
                 vx14 = _mm256_sub_epi64(vx14, vx15);
-                /* subtract subkey 12 - 6*c */
-                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[12 - 6 * c])));
-                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[13 - 6 * c])));
-                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[14 - 6 * c])));
-                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[15 - 6 * c])));
-                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[16 - 6 * c])));
-                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[17 - 6 * c])));
-                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[18 - 6 * c])));
-                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[19 - 6 * c])));
-                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[20 - 6 * c])));
-                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[21 - 6 * c])));
-                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[22 - 6 * c])));
-                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[23 - 6 * c])));
-                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[24 - 6 * c])));
-                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[25 - 6 * c])));
-                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[26 - 6 * c])));
-                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[12 - 6 * c])));
+                /* subtract subkey 16 - 4*c */
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[16 - 4 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[17 - 4 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[18 - 4 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[19 - 4 * c])));
+                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[20 - 4 * c])));
+                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[21 - 4 * c])));
+                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[22 - 4 * c])));
+                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[23 - 4 * c])));
+                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[24 - 4 * c])));
+                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[25 - 4 * c])));
+                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[26 - 4 * c])));
+                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[27 - 4 * c])));
+                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[28 - 4 * c])));
+                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[29 - 4 * c])));
+                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[30 - 4 * c])));
+                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[16 - 4 * c])));
                 vx13 = _mm256_sub_epi64(vx13, vt0);
                 vx14 = _mm256_sub_epi64(vx14, vt1);
+                /* previous pass's tweak words: t[i] <- t[i+2 mod 3] */
+                vts = vt0;
+                vt0 = vt2;
+                vt2 = vt1;
+                vt1 = vts;
             }
             /* store the block(s) */
             {
@@ -10699,7 +8815,6 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
     if (n >= 2) {
         const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
         const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
-        const uint64x2_t bk2 = vdupq_n_u64((uint64_t)(k2));
         const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
         const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
         const uint64x2_t bk5 = vdupq_n_u64((uint64_t)(k5));
@@ -10720,8 +8835,8 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
         const uint64x2_t rot56 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0007060504030201))), vcreate_u64((uint64_t)(UINT64_C(0x080f0e0d0c0b0a09))));
         const uint64x2_t rot8 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0605040302010007))), vcreate_u64((uint64_t)(UINT64_C(0x0e0d0c0b0a09080f))));
         for (; n >= 2; n -= 2, tweaks += 32, in += 256, out += 256) {
-            uint64x2_t vt0, vt1, vt2, vx0, vx1, vx2, vx3, vx4, vx5, vx6;
-            uint64x2_t vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
+            uint64x2_t vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3, vx4, vx5;
+            uint64x2_t vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
@@ -10734,6 +8849,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
             }
             vt2 = vt0;
             vt2 = veorq_u64(vt2, vt1);
+            vts = vt0;
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
                 const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 128));
@@ -10798,27 +8914,27 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx14 = s1_0;
                 vx15 = s1_1;
             }
-            for (c = 0; c < 3; c++) {
-                /* add subkey 6*c */
-                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[6 * c])));
-                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[1 + 6 * c])));
-                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
-                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
-                vx4 = vaddq_u64(vx4, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
-                vx5 = vaddq_u64(vx5, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
-                vx6 = vaddq_u64(vx6, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
-                vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(kr[7 + 6 * c])));
-                vx8 = vaddq_u64(vx8, vdupq_n_u64((uint64_t)(kr[8 + 6 * c])));
-                vx9 = vaddq_u64(vx9, vdupq_n_u64((uint64_t)(kr[9 + 6 * c])));
-                vx10 = vaddq_u64(vx10, vdupq_n_u64((uint64_t)(kr[10 + 6 * c])));
-                vx11 = vaddq_u64(vx11, vdupq_n_u64((uint64_t)(kr[11 + 6 * c])));
-                vx12 = vaddq_u64(vx12, vdupq_n_u64((uint64_t)(kr[12 + 6 * c])));
-                vx13 = vaddq_u64(vx13, vdupq_n_u64((uint64_t)(kr[13 + 6 * c])));
-                vx14 = vaddq_u64(vx14, vdupq_n_u64((uint64_t)(kr[14 + 6 * c])));
-                vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(kc[6 * c])));
+            for (c = 0; c < 5; c++) {
+                /* add subkey 4*c */
+                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[4 * c])));
+                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[1 + 4 * c])));
+                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[2 + 4 * c])));
+                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kr[3 + 4 * c])));
+                vx4 = vaddq_u64(vx4, vdupq_n_u64((uint64_t)(kr[4 + 4 * c])));
+                vx5 = vaddq_u64(vx5, vdupq_n_u64((uint64_t)(kr[5 + 4 * c])));
+                vx6 = vaddq_u64(vx6, vdupq_n_u64((uint64_t)(kr[6 + 4 * c])));
+                vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(kr[7 + 4 * c])));
+                vx8 = vaddq_u64(vx8, vdupq_n_u64((uint64_t)(kr[8 + 4 * c])));
+                vx9 = vaddq_u64(vx9, vdupq_n_u64((uint64_t)(kr[9 + 4 * c])));
+                vx10 = vaddq_u64(vx10, vdupq_n_u64((uint64_t)(kr[10 + 4 * c])));
+                vx11 = vaddq_u64(vx11, vdupq_n_u64((uint64_t)(kr[11 + 4 * c])));
+                vx12 = vaddq_u64(vx12, vdupq_n_u64((uint64_t)(kr[12 + 4 * c])));
+                vx13 = vaddq_u64(vx13, vdupq_n_u64((uint64_t)(kr[13 + 4 * c])));
+                vx14 = vaddq_u64(vx14, vdupq_n_u64((uint64_t)(kr[14 + 4 * c])));
+                vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(kc[4 * c])));
                 vx13 = vaddq_u64(vx13, vt0);
                 vx14 = vaddq_u64(vx14, vt1);
-                /* round 24*c + 0 */
+                /* round 16*c + 0 */
                 vx0 = vaddq_u64(vx0, vx1);
                 vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot24)));
                 vx1 = veorq_u64(vx1, vx0);
@@ -10843,7 +8959,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx14 = vaddq_u64(vx14, vx15);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 37), vx15, 27);
                 vx15 = veorq_u64(vx15, vx14);
-                /* round 24*c + 1 */
+                /* round 16*c + 1 */
                 vx0 = vaddq_u64(vx0, vx9);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 38), vx9, 26);
                 vx9 = veorq_u64(vx9, vx0);
@@ -10868,7 +8984,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx8 = vaddq_u64(vx8, vx1);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
                 vx1 = veorq_u64(vx1, vx8);
-                /* round 24*c + 2 */
+                /* round 16*c + 2 */
                 vx0 = vaddq_u64(vx0, vx7);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
                 vx7 = veorq_u64(vx7, vx0);
@@ -10893,7 +9009,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx10 = vaddq_u64(vx10, vx9);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
                 vx9 = veorq_u64(vx9, vx10);
-                /* round 24*c + 3 */
+                /* round 16*c + 3 */
                 vx0 = vaddq_u64(vx0, vx15);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 5), vx15, 59);
                 vx15 = veorq_u64(vx15, vx0);
@@ -10918,26 +9034,26 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx12 = vaddq_u64(vx12, vx7);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 25), vx7, 39);
                 vx7 = veorq_u64(vx7, vx12);
-                /* add subkey 1 + 6*c */
-                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[1 + 6 * c])));
-                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
-                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
-                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
-                vx4 = vaddq_u64(vx4, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
-                vx5 = vaddq_u64(vx5, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
-                vx6 = vaddq_u64(vx6, vdupq_n_u64((uint64_t)(kr[7 + 6 * c])));
-                vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(kr[8 + 6 * c])));
-                vx8 = vaddq_u64(vx8, vdupq_n_u64((uint64_t)(kr[9 + 6 * c])));
-                vx9 = vaddq_u64(vx9, vdupq_n_u64((uint64_t)(kr[10 + 6 * c])));
-                vx10 = vaddq_u64(vx10, vdupq_n_u64((uint64_t)(kr[11 + 6 * c])));
-                vx11 = vaddq_u64(vx11, vdupq_n_u64((uint64_t)(kr[12 + 6 * c])));
-                vx12 = vaddq_u64(vx12, vdupq_n_u64((uint64_t)(kr[13 + 6 * c])));
-                vx13 = vaddq_u64(vx13, vdupq_n_u64((uint64_t)(kr[14 + 6 * c])));
-                vx14 = vaddq_u64(vx14, vdupq_n_u64((uint64_t)(kr[15 + 6 * c])));
-                vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(kc[1 + 6 * c])));
+                /* add subkey 1 + 4*c */
+                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[1 + 4 * c])));
+                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[2 + 4 * c])));
+                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[3 + 4 * c])));
+                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kr[4 + 4 * c])));
+                vx4 = vaddq_u64(vx4, vdupq_n_u64((uint64_t)(kr[5 + 4 * c])));
+                vx5 = vaddq_u64(vx5, vdupq_n_u64((uint64_t)(kr[6 + 4 * c])));
+                vx6 = vaddq_u64(vx6, vdupq_n_u64((uint64_t)(kr[7 + 4 * c])));
+                vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(kr[8 + 4 * c])));
+                vx8 = vaddq_u64(vx8, vdupq_n_u64((uint64_t)(kr[9 + 4 * c])));
+                vx9 = vaddq_u64(vx9, vdupq_n_u64((uint64_t)(kr[10 + 4 * c])));
+                vx10 = vaddq_u64(vx10, vdupq_n_u64((uint64_t)(kr[11 + 4 * c])));
+                vx11 = vaddq_u64(vx11, vdupq_n_u64((uint64_t)(kr[12 + 4 * c])));
+                vx12 = vaddq_u64(vx12, vdupq_n_u64((uint64_t)(kr[13 + 4 * c])));
+                vx13 = vaddq_u64(vx13, vdupq_n_u64((uint64_t)(kr[14 + 4 * c])));
+                vx14 = vaddq_u64(vx14, vdupq_n_u64((uint64_t)(kr[15 + 4 * c])));
+                vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(kc[1 + 4 * c])));
                 vx13 = vaddq_u64(vx13, vt1);
                 vx14 = vaddq_u64(vx14, vt2);
-                /* round 24*c + 4 */
+                /* round 16*c + 4 */
                 vx0 = vaddq_u64(vx0, vx1);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
                 vx1 = veorq_u64(vx1, vx0);
@@ -10962,7 +9078,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx14 = vaddq_u64(vx14, vx15);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 30), vx15, 34);
                 vx15 = veorq_u64(vx15, vx14);
-                /* round 24*c + 5 */
+                /* round 16*c + 5 */
                 vx0 = vaddq_u64(vx0, vx9);
                 vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
                 vx9 = veorq_u64(vx9, vx0);
@@ -10987,7 +9103,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx8 = vaddq_u64(vx8, vx1);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
                 vx1 = veorq_u64(vx1, vx8);
-                /* round 24*c + 6 */
+                /* round 16*c + 6 */
                 vx0 = vaddq_u64(vx0, vx7);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 31), vx7, 33);
                 vx7 = veorq_u64(vx7, vx0);
@@ -11012,7 +9128,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx10 = vaddq_u64(vx10, vx9);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
                 vx9 = veorq_u64(vx9, vx10);
-                /* round 24*c + 7 */
+                /* round 16*c + 7 */
                 vx0 = vaddq_u64(vx0, vx15);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 9), vx15, 55);
                 vx15 = veorq_u64(vx15, vx0);
@@ -11037,26 +9153,26 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx12 = vaddq_u64(vx12, vx7);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
                 vx7 = veorq_u64(vx7, vx12);
-                /* add subkey 2 + 6*c */
-                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[2 + 6 * c])));
-                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
-                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
-                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
-                vx4 = vaddq_u64(vx4, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
-                vx5 = vaddq_u64(vx5, vdupq_n_u64((uint64_t)(kr[7 + 6 * c])));
-                vx6 = vaddq_u64(vx6, vdupq_n_u64((uint64_t)(kr[8 + 6 * c])));
-                vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(kr[9 + 6 * c])));
-                vx8 = vaddq_u64(vx8, vdupq_n_u64((uint64_t)(kr[10 + 6 * c])));
-                vx9 = vaddq_u64(vx9, vdupq_n_u64((uint64_t)(kr[11 + 6 * c])));
-                vx10 = vaddq_u64(vx10, vdupq_n_u64((uint64_t)(kr[12 + 6 * c])));
-                vx11 = vaddq_u64(vx11, vdupq_n_u64((uint64_t)(kr[13 + 6 * c])));
-                vx12 = vaddq_u64(vx12, vdupq_n_u64((uint64_t)(kr[14 + 6 * c])));
-                vx13 = vaddq_u64(vx13, vdupq_n_u64((uint64_t)(kr[15 + 6 * c])));
-                vx14 = vaddq_u64(vx14, vdupq_n_u64((uint64_t)(kr[16 + 6 * c])));
-                vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(kc[2 + 6 * c])));
+                /* add subkey 2 + 4*c */
+                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[2 + 4 * c])));
+                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[3 + 4 * c])));
+                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[4 + 4 * c])));
+                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kr[5 + 4 * c])));
+                vx4 = vaddq_u64(vx4, vdupq_n_u64((uint64_t)(kr[6 + 4 * c])));
+                vx5 = vaddq_u64(vx5, vdupq_n_u64((uint64_t)(kr[7 + 4 * c])));
+                vx6 = vaddq_u64(vx6, vdupq_n_u64((uint64_t)(kr[8 + 4 * c])));
+                vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(kr[9 + 4 * c])));
+                vx8 = vaddq_u64(vx8, vdupq_n_u64((uint64_t)(kr[10 + 4 * c])));
+                vx9 = vaddq_u64(vx9, vdupq_n_u64((uint64_t)(kr[11 + 4 * c])));
+                vx10 = vaddq_u64(vx10, vdupq_n_u64((uint64_t)(kr[12 + 4 * c])));
+                vx11 = vaddq_u64(vx11, vdupq_n_u64((uint64_t)(kr[13 + 4 * c])));
+                vx12 = vaddq_u64(vx12, vdupq_n_u64((uint64_t)(kr[14 + 4 * c])));
+                vx13 = vaddq_u64(vx13, vdupq_n_u64((uint64_t)(kr[15 + 4 * c])));
+                vx14 = vaddq_u64(vx14, vdupq_n_u64((uint64_t)(kr[16 + 4 * c])));
+                vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(kc[2 + 4 * c])));
                 vx13 = vaddq_u64(vx13, vt2);
                 vx14 = vaddq_u64(vx14, vt0);
-                /* round 24*c + 8 */
+                /* round 16*c + 8 */
                 vx0 = vaddq_u64(vx0, vx1);
                 vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot24)));
                 vx1 = veorq_u64(vx1, vx0);
@@ -11081,7 +9197,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx14 = vaddq_u64(vx14, vx15);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 37), vx15, 27);
                 vx15 = veorq_u64(vx15, vx14);
-                /* round 24*c + 9 */
+                /* round 16*c + 9 */
                 vx0 = vaddq_u64(vx0, vx9);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 38), vx9, 26);
                 vx9 = veorq_u64(vx9, vx0);
@@ -11106,7 +9222,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx8 = vaddq_u64(vx8, vx1);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
                 vx1 = veorq_u64(vx1, vx8);
-                /* round 24*c + 10 */
+                /* round 16*c + 10 */
                 vx0 = vaddq_u64(vx0, vx7);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
                 vx7 = veorq_u64(vx7, vx0);
@@ -11131,7 +9247,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx10 = vaddq_u64(vx10, vx9);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
                 vx9 = veorq_u64(vx9, vx10);
-                /* round 24*c + 11 */
+                /* round 16*c + 11 */
                 vx0 = vaddq_u64(vx0, vx15);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 5), vx15, 59);
                 vx15 = veorq_u64(vx15, vx0);
@@ -11156,26 +9272,26 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx12 = vaddq_u64(vx12, vx7);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 25), vx7, 39);
                 vx7 = veorq_u64(vx7, vx12);
-                /* add subkey 3 + 6*c */
-                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[3 + 6 * c])));
-                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
-                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
-                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
-                vx4 = vaddq_u64(vx4, vdupq_n_u64((uint64_t)(kr[7 + 6 * c])));
-                vx5 = vaddq_u64(vx5, vdupq_n_u64((uint64_t)(kr[8 + 6 * c])));
-                vx6 = vaddq_u64(vx6, vdupq_n_u64((uint64_t)(kr[9 + 6 * c])));
-                vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(kr[10 + 6 * c])));
-                vx8 = vaddq_u64(vx8, vdupq_n_u64((uint64_t)(kr[11 + 6 * c])));
-                vx9 = vaddq_u64(vx9, vdupq_n_u64((uint64_t)(kr[12 + 6 * c])));
-                vx10 = vaddq_u64(vx10, vdupq_n_u64((uint64_t)(kr[13 + 6 * c])));
-                vx11 = vaddq_u64(vx11, vdupq_n_u64((uint64_t)(kr[14 + 6 * c])));
-                vx12 = vaddq_u64(vx12, vdupq_n_u64((uint64_t)(kr[15 + 6 * c])));
-                vx13 = vaddq_u64(vx13, vdupq_n_u64((uint64_t)(kr[16 + 6 * c])));
-                vx14 = vaddq_u64(vx14, vdupq_n_u64((uint64_t)(kr[17 + 6 * c])));
-                vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(kc[3 + 6 * c])));
+                /* add subkey 3 + 4*c */
+                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[3 + 4 * c])));
+                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[4 + 4 * c])));
+                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[5 + 4 * c])));
+                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kr[6 + 4 * c])));
+                vx4 = vaddq_u64(vx4, vdupq_n_u64((uint64_t)(kr[7 + 4 * c])));
+                vx5 = vaddq_u64(vx5, vdupq_n_u64((uint64_t)(kr[8 + 4 * c])));
+                vx6 = vaddq_u64(vx6, vdupq_n_u64((uint64_t)(kr[9 + 4 * c])));
+                vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(kr[10 + 4 * c])));
+                vx8 = vaddq_u64(vx8, vdupq_n_u64((uint64_t)(kr[11 + 4 * c])));
+                vx9 = vaddq_u64(vx9, vdupq_n_u64((uint64_t)(kr[12 + 4 * c])));
+                vx10 = vaddq_u64(vx10, vdupq_n_u64((uint64_t)(kr[13 + 4 * c])));
+                vx11 = vaddq_u64(vx11, vdupq_n_u64((uint64_t)(kr[14 + 4 * c])));
+                vx12 = vaddq_u64(vx12, vdupq_n_u64((uint64_t)(kr[15 + 4 * c])));
+                vx13 = vaddq_u64(vx13, vdupq_n_u64((uint64_t)(kr[16 + 4 * c])));
+                vx14 = vaddq_u64(vx14, vdupq_n_u64((uint64_t)(kr[17 + 4 * c])));
+                vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(kc[3 + 4 * c])));
                 vx13 = vaddq_u64(vx13, vt0);
                 vx14 = vaddq_u64(vx14, vt1);
-                /* round 24*c + 12 */
+                /* round 16*c + 12 */
                 vx0 = vaddq_u64(vx0, vx1);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
                 vx1 = veorq_u64(vx1, vx0);
@@ -11200,7 +9316,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx14 = vaddq_u64(vx14, vx15);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 30), vx15, 34);
                 vx15 = veorq_u64(vx15, vx14);
-                /* round 24*c + 13 */
+                /* round 16*c + 13 */
                 vx0 = vaddq_u64(vx0, vx9);
                 vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
                 vx9 = veorq_u64(vx9, vx0);
@@ -11225,7 +9341,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx8 = vaddq_u64(vx8, vx1);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
                 vx1 = veorq_u64(vx1, vx8);
-                /* round 24*c + 14 */
+                /* round 16*c + 14 */
                 vx0 = vaddq_u64(vx0, vx7);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 31), vx7, 33);
                 vx7 = veorq_u64(vx7, vx0);
@@ -11250,7 +9366,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx10 = vaddq_u64(vx10, vx9);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
                 vx9 = veorq_u64(vx9, vx10);
-                /* round 24*c + 15 */
+                /* round 16*c + 15 */
                 vx0 = vaddq_u64(vx0, vx15);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 9), vx15, 55);
                 vx15 = veorq_u64(vx15, vx0);
@@ -11275,485 +9391,12 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
                 vx12 = vaddq_u64(vx12, vx7);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
                 vx7 = veorq_u64(vx7, vx12);
-                /* add subkey 4 + 6*c */
-                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[4 + 6 * c])));
-                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
-                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
-                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kr[7 + 6 * c])));
-                vx4 = vaddq_u64(vx4, vdupq_n_u64((uint64_t)(kr[8 + 6 * c])));
-                vx5 = vaddq_u64(vx5, vdupq_n_u64((uint64_t)(kr[9 + 6 * c])));
-                vx6 = vaddq_u64(vx6, vdupq_n_u64((uint64_t)(kr[10 + 6 * c])));
-                vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(kr[11 + 6 * c])));
-                vx8 = vaddq_u64(vx8, vdupq_n_u64((uint64_t)(kr[12 + 6 * c])));
-                vx9 = vaddq_u64(vx9, vdupq_n_u64((uint64_t)(kr[13 + 6 * c])));
-                vx10 = vaddq_u64(vx10, vdupq_n_u64((uint64_t)(kr[14 + 6 * c])));
-                vx11 = vaddq_u64(vx11, vdupq_n_u64((uint64_t)(kr[15 + 6 * c])));
-                vx12 = vaddq_u64(vx12, vdupq_n_u64((uint64_t)(kr[16 + 6 * c])));
-                vx13 = vaddq_u64(vx13, vdupq_n_u64((uint64_t)(kr[17 + 6 * c])));
-                vx14 = vaddq_u64(vx14, vdupq_n_u64((uint64_t)(kr[18 + 6 * c])));
-                vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(kc[4 + 6 * c])));
-                vx13 = vaddq_u64(vx13, vt1);
-                vx14 = vaddq_u64(vx14, vt2);
-                /* round 24*c + 16 */
-                vx0 = vaddq_u64(vx0, vx1);
-                vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot24)));
-                vx1 = veorq_u64(vx1, vx0);
-                vx2 = vaddq_u64(vx2, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
-                vx3 = veorq_u64(vx3, vx2);
-                vx4 = vaddq_u64(vx4, vx5);
-                vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
-                vx5 = veorq_u64(vx5, vx4);
-                vx6 = vaddq_u64(vx6, vx7);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 47), vx7, 17);
-                vx7 = veorq_u64(vx7, vx6);
-                vx8 = vaddq_u64(vx8, vx9);
-                vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot8)));
-                vx9 = veorq_u64(vx9, vx8);
-                vx10 = vaddq_u64(vx10, vx11);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 17), vx11, 47);
-                vx11 = veorq_u64(vx11, vx10);
-                vx12 = vaddq_u64(vx12, vx13);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 22), vx13, 42);
-                vx13 = veorq_u64(vx13, vx12);
-                vx14 = vaddq_u64(vx14, vx15);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 37), vx15, 27);
-                vx15 = veorq_u64(vx15, vx14);
-                /* round 24*c + 17 */
-                vx0 = vaddq_u64(vx0, vx9);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 38), vx9, 26);
-                vx9 = veorq_u64(vx9, vx0);
-                vx2 = vaddq_u64(vx2, vx13);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 19), vx13, 45);
-                vx13 = veorq_u64(vx13, vx2);
-                vx6 = vaddq_u64(vx6, vx11);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 10), vx11, 54);
-                vx11 = veorq_u64(vx11, vx6);
-                vx4 = vaddq_u64(vx4, vx15);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 55), vx15, 9);
-                vx15 = veorq_u64(vx15, vx4);
-                vx10 = vaddq_u64(vx10, vx7);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 49), vx7, 15);
-                vx7 = veorq_u64(vx7, vx10);
-                vx12 = vaddq_u64(vx12, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-                vx3 = veorq_u64(vx3, vx12);
-                vx14 = vaddq_u64(vx14, vx5);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
-                vx5 = veorq_u64(vx5, vx14);
-                vx8 = vaddq_u64(vx8, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
-                vx1 = veorq_u64(vx1, vx8);
-                /* round 24*c + 18 */
-                vx0 = vaddq_u64(vx0, vx7);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
-                vx7 = veorq_u64(vx7, vx0);
-                vx2 = vaddq_u64(vx2, vx5);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 4), vx5, 60);
-                vx5 = veorq_u64(vx5, vx2);
-                vx4 = vaddq_u64(vx4, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 51), vx3, 13);
-                vx3 = veorq_u64(vx3, vx4);
-                vx6 = vaddq_u64(vx6, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-                vx1 = veorq_u64(vx1, vx6);
-                vx12 = vaddq_u64(vx12, vx15);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
-                vx15 = veorq_u64(vx15, vx12);
-                vx14 = vaddq_u64(vx14, vx13);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 41), vx13, 23);
-                vx13 = veorq_u64(vx13, vx14);
-                vx8 = vaddq_u64(vx8, vx11);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 59), vx11, 5);
-                vx11 = veorq_u64(vx11, vx8);
-                vx10 = vaddq_u64(vx10, vx9);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
-                vx9 = veorq_u64(vx9, vx10);
-                /* round 24*c + 19 */
-                vx0 = vaddq_u64(vx0, vx15);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 5), vx15, 59);
-                vx15 = veorq_u64(vx15, vx0);
-                vx2 = vaddq_u64(vx2, vx11);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 20), vx11, 44);
-                vx11 = veorq_u64(vx11, vx2);
-                vx6 = vaddq_u64(vx6, vx13);
-                vx13 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx13), vreinterpretq_u8_u64(rot48)));
-                vx13 = veorq_u64(vx13, vx6);
-                vx4 = vaddq_u64(vx4, vx9);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 41), vx9, 23);
-                vx9 = veorq_u64(vx9, vx4);
-                vx14 = vaddq_u64(vx14, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 47), vx1, 17);
-                vx1 = veorq_u64(vx1, vx14);
-                vx8 = vaddq_u64(vx8, vx5);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 28), vx5, 36);
-                vx5 = veorq_u64(vx5, vx8);
-                vx10 = vaddq_u64(vx10, vx3);
-                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
-                vx3 = veorq_u64(vx3, vx10);
-                vx12 = vaddq_u64(vx12, vx7);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 25), vx7, 39);
-                vx7 = veorq_u64(vx7, vx12);
-                /* add subkey 5 + 6*c */
-                vx0 = vaddq_u64(vx0, vdupq_n_u64((uint64_t)(kr[5 + 6 * c])));
-                vx1 = vaddq_u64(vx1, vdupq_n_u64((uint64_t)(kr[6 + 6 * c])));
-                vx2 = vaddq_u64(vx2, vdupq_n_u64((uint64_t)(kr[7 + 6 * c])));
-                vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(kr[8 + 6 * c])));
-                vx4 = vaddq_u64(vx4, vdupq_n_u64((uint64_t)(kr[9 + 6 * c])));
-                vx5 = vaddq_u64(vx5, vdupq_n_u64((uint64_t)(kr[10 + 6 * c])));
-                vx6 = vaddq_u64(vx6, vdupq_n_u64((uint64_t)(kr[11 + 6 * c])));
-                vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(kr[12 + 6 * c])));
-                vx8 = vaddq_u64(vx8, vdupq_n_u64((uint64_t)(kr[13 + 6 * c])));
-                vx9 = vaddq_u64(vx9, vdupq_n_u64((uint64_t)(kr[14 + 6 * c])));
-                vx10 = vaddq_u64(vx10, vdupq_n_u64((uint64_t)(kr[15 + 6 * c])));
-                vx11 = vaddq_u64(vx11, vdupq_n_u64((uint64_t)(kr[16 + 6 * c])));
-                vx12 = vaddq_u64(vx12, vdupq_n_u64((uint64_t)(kr[17 + 6 * c])));
-                vx13 = vaddq_u64(vx13, vdupq_n_u64((uint64_t)(kr[18 + 6 * c])));
-                vx14 = vaddq_u64(vx14, vdupq_n_u64((uint64_t)(kr[19 + 6 * c])));
-                vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(kc[5 + 6 * c])));
-                vx13 = vaddq_u64(vx13, vt2);
-                vx14 = vaddq_u64(vx14, vt0);
-                /* round 24*c + 20 */
-                vx0 = vaddq_u64(vx0, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
-                vx1 = veorq_u64(vx1, vx0);
-                vx2 = vaddq_u64(vx2, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 9), vx3, 55);
-                vx3 = veorq_u64(vx3, vx2);
-                vx4 = vaddq_u64(vx4, vx5);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
-                vx5 = veorq_u64(vx5, vx4);
-                vx6 = vaddq_u64(vx6, vx7);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 31), vx7, 33);
-                vx7 = veorq_u64(vx7, vx6);
-                vx8 = vaddq_u64(vx8, vx9);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 12), vx9, 52);
-                vx9 = veorq_u64(vx9, vx8);
-                vx10 = vaddq_u64(vx10, vx11);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 47), vx11, 17);
-                vx11 = veorq_u64(vx11, vx10);
-                vx12 = vaddq_u64(vx12, vx13);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 44), vx13, 20);
-                vx13 = veorq_u64(vx13, vx12);
-                vx14 = vaddq_u64(vx14, vx15);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 30), vx15, 34);
-                vx15 = veorq_u64(vx15, vx14);
-                /* round 24*c + 21 */
-                vx0 = vaddq_u64(vx0, vx9);
-                vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
-                vx9 = veorq_u64(vx9, vx0);
-                vx2 = vaddq_u64(vx2, vx13);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 34), vx13, 30);
-                vx13 = veorq_u64(vx13, vx2);
-                vx6 = vaddq_u64(vx6, vx11);
-                vx11 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx11), vreinterpretq_u8_u64(rot56)));
-                vx11 = veorq_u64(vx11, vx6);
-                vx4 = vaddq_u64(vx4, vx15);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 51), vx15, 13);
-                vx15 = veorq_u64(vx15, vx4);
-                vx10 = vaddq_u64(vx10, vx7);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 4), vx7, 60);
-                vx7 = veorq_u64(vx7, vx10);
-                vx12 = vaddq_u64(vx12, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-                vx3 = veorq_u64(vx3, vx12);
-                vx14 = vaddq_u64(vx14, vx5);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 42), vx5, 22);
-                vx5 = veorq_u64(vx5, vx14);
-                vx8 = vaddq_u64(vx8, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
-                vx1 = veorq_u64(vx1, vx8);
-                /* round 24*c + 22 */
-                vx0 = vaddq_u64(vx0, vx7);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 31), vx7, 33);
-                vx7 = veorq_u64(vx7, vx0);
-                vx2 = vaddq_u64(vx2, vx5);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 44), vx5, 20);
-                vx5 = veorq_u64(vx5, vx2);
-                vx4 = vaddq_u64(vx4, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 47), vx3, 17);
-                vx3 = veorq_u64(vx3, vx4);
-                vx6 = vaddq_u64(vx6, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
-                vx1 = veorq_u64(vx1, vx6);
-                vx12 = vaddq_u64(vx12, vx15);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
-                vx15 = veorq_u64(vx15, vx12);
-                vx14 = vaddq_u64(vx14, vx13);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 42), vx13, 22);
-                vx13 = veorq_u64(vx13, vx14);
-                vx8 = vaddq_u64(vx8, vx11);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 44), vx11, 20);
-                vx11 = veorq_u64(vx11, vx8);
-                vx10 = vaddq_u64(vx10, vx9);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
-                vx9 = veorq_u64(vx9, vx10);
-                /* round 24*c + 23 */
-                vx0 = vaddq_u64(vx0, vx15);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 9), vx15, 55);
-                vx15 = veorq_u64(vx15, vx0);
-                vx2 = vaddq_u64(vx2, vx11);
-                vx11 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx11), vreinterpretq_u8_u64(rot48)));
-                vx11 = veorq_u64(vx11, vx2);
-                vx6 = vaddq_u64(vx6, vx13);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
-                vx13 = veorq_u64(vx13, vx6);
-                vx4 = vaddq_u64(vx4, vx9);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 52), vx9, 12);
-                vx9 = veorq_u64(vx9, vx4);
-                vx14 = vaddq_u64(vx14, vx1);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
-                vx1 = veorq_u64(vx1, vx14);
-                vx8 = vaddq_u64(vx8, vx5);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 31), vx5, 33);
-                vx5 = veorq_u64(vx5, vx8);
-                vx10 = vaddq_u64(vx10, vx3);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 37), vx3, 27);
-                vx3 = veorq_u64(vx3, vx10);
-                vx12 = vaddq_u64(vx12, vx7);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
-                vx7 = veorq_u64(vx7, vx12);
+                /* next pass's tweak words: t[i] <- t[i+1 mod 3] */
+                vts = vt0;
+                vt0 = vt1;
+                vt1 = vt2;
+                vt2 = vts;
             }
-            /* add subkey 18 */
-            vx0 = vaddq_u64(vx0, bk1);
-            vx1 = vaddq_u64(vx1, bk2);
-            vx2 = vaddq_u64(vx2, bk3);
-            vx3 = vaddq_u64(vx3, bk4);
-            vx4 = vaddq_u64(vx4, bk5);
-            vx5 = vaddq_u64(vx5, bk6);
-            vx6 = vaddq_u64(vx6, bk7);
-            vx7 = vaddq_u64(vx7, bk8);
-            vx8 = vaddq_u64(vx8, bk9);
-            vx9 = vaddq_u64(vx9, bk10);
-            vx10 = vaddq_u64(vx10, bk11);
-            vx11 = vaddq_u64(vx11, bk12);
-            vx12 = vaddq_u64(vx12, bk13);
-            vx13 = vaddq_u64(vx13, bk14);
-            vx14 = vaddq_u64(vx14, bk15);
-            vx15 = vaddq_u64(vx15, bk16);
-            vx13 = vaddq_u64(vx13, vt0);
-            vx14 = vaddq_u64(vx14, vt1);
-            vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
-            /* round 72 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot24)));
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
-            vx3 = veorq_u64(vx3, vx2);
-            vx4 = vaddq_u64(vx4, vx5);
-            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
-            vx5 = veorq_u64(vx5, vx4);
-            vx6 = vaddq_u64(vx6, vx7);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 47), vx7, 17);
-            vx7 = veorq_u64(vx7, vx6);
-            vx8 = vaddq_u64(vx8, vx9);
-            vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot8)));
-            vx9 = veorq_u64(vx9, vx8);
-            vx10 = vaddq_u64(vx10, vx11);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 17), vx11, 47);
-            vx11 = veorq_u64(vx11, vx10);
-            vx12 = vaddq_u64(vx12, vx13);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 22), vx13, 42);
-            vx13 = veorq_u64(vx13, vx12);
-            vx14 = vaddq_u64(vx14, vx15);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 37), vx15, 27);
-            vx15 = veorq_u64(vx15, vx14);
-            /* round 73 */
-            vx0 = vaddq_u64(vx0, vx9);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 38), vx9, 26);
-            vx9 = veorq_u64(vx9, vx0);
-            vx2 = vaddq_u64(vx2, vx13);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 19), vx13, 45);
-            vx13 = veorq_u64(vx13, vx2);
-            vx6 = vaddq_u64(vx6, vx11);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 10), vx11, 54);
-            vx11 = veorq_u64(vx11, vx6);
-            vx4 = vaddq_u64(vx4, vx15);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 55), vx15, 9);
-            vx15 = veorq_u64(vx15, vx4);
-            vx10 = vaddq_u64(vx10, vx7);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 49), vx7, 15);
-            vx7 = veorq_u64(vx7, vx10);
-            vx12 = vaddq_u64(vx12, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
-            vx3 = veorq_u64(vx3, vx12);
-            vx14 = vaddq_u64(vx14, vx5);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
-            vx5 = veorq_u64(vx5, vx14);
-            vx8 = vaddq_u64(vx8, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
-            vx1 = veorq_u64(vx1, vx8);
-            /* round 74 */
-            vx0 = vaddq_u64(vx0, vx7);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
-            vx7 = veorq_u64(vx7, vx0);
-            vx2 = vaddq_u64(vx2, vx5);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 4), vx5, 60);
-            vx5 = veorq_u64(vx5, vx2);
-            vx4 = vaddq_u64(vx4, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 51), vx3, 13);
-            vx3 = veorq_u64(vx3, vx4);
-            vx6 = vaddq_u64(vx6, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 13), vx1, 51);
-            vx1 = veorq_u64(vx1, vx6);
-            vx12 = vaddq_u64(vx12, vx15);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
-            vx15 = veorq_u64(vx15, vx12);
-            vx14 = vaddq_u64(vx14, vx13);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 41), vx13, 23);
-            vx13 = veorq_u64(vx13, vx14);
-            vx8 = vaddq_u64(vx8, vx11);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 59), vx11, 5);
-            vx11 = veorq_u64(vx11, vx8);
-            vx10 = vaddq_u64(vx10, vx9);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 17), vx9, 47);
-            vx9 = veorq_u64(vx9, vx10);
-            /* round 75 */
-            vx0 = vaddq_u64(vx0, vx15);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 5), vx15, 59);
-            vx15 = veorq_u64(vx15, vx0);
-            vx2 = vaddq_u64(vx2, vx11);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 20), vx11, 44);
-            vx11 = veorq_u64(vx11, vx2);
-            vx6 = vaddq_u64(vx6, vx13);
-            vx13 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx13), vreinterpretq_u8_u64(rot48)));
-            vx13 = veorq_u64(vx13, vx6);
-            vx4 = vaddq_u64(vx4, vx9);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 41), vx9, 23);
-            vx9 = veorq_u64(vx9, vx4);
-            vx14 = vaddq_u64(vx14, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 47), vx1, 17);
-            vx1 = veorq_u64(vx1, vx14);
-            vx8 = vaddq_u64(vx8, vx5);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 28), vx5, 36);
-            vx5 = veorq_u64(vx5, vx8);
-            vx10 = vaddq_u64(vx10, vx3);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
-            vx3 = veorq_u64(vx3, vx10);
-            vx12 = vaddq_u64(vx12, vx7);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 25), vx7, 39);
-            vx7 = veorq_u64(vx7, vx12);
-            /* add subkey 19 */
-            vx0 = vaddq_u64(vx0, bk2);
-            vx1 = vaddq_u64(vx1, bk3);
-            vx2 = vaddq_u64(vx2, bk4);
-            vx3 = vaddq_u64(vx3, bk5);
-            vx4 = vaddq_u64(vx4, bk6);
-            vx5 = vaddq_u64(vx5, bk7);
-            vx6 = vaddq_u64(vx6, bk8);
-            vx7 = vaddq_u64(vx7, bk9);
-            vx8 = vaddq_u64(vx8, bk10);
-            vx9 = vaddq_u64(vx9, bk11);
-            vx10 = vaddq_u64(vx10, bk12);
-            vx11 = vaddq_u64(vx11, bk13);
-            vx12 = vaddq_u64(vx12, bk14);
-            vx13 = vaddq_u64(vx13, bk15);
-            vx14 = vaddq_u64(vx14, bk16);
-            vx15 = vaddq_u64(vx15, bk0);
-            vx13 = vaddq_u64(vx13, vt1);
-            vx14 = vaddq_u64(vx14, vt2);
-            vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x13))));
-            /* round 76 */
-            vx0 = vaddq_u64(vx0, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
-            vx1 = veorq_u64(vx1, vx0);
-            vx2 = vaddq_u64(vx2, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 9), vx3, 55);
-            vx3 = veorq_u64(vx3, vx2);
-            vx4 = vaddq_u64(vx4, vx5);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 37), vx5, 27);
-            vx5 = veorq_u64(vx5, vx4);
-            vx6 = vaddq_u64(vx6, vx7);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 31), vx7, 33);
-            vx7 = veorq_u64(vx7, vx6);
-            vx8 = vaddq_u64(vx8, vx9);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 12), vx9, 52);
-            vx9 = veorq_u64(vx9, vx8);
-            vx10 = vaddq_u64(vx10, vx11);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 47), vx11, 17);
-            vx11 = veorq_u64(vx11, vx10);
-            vx12 = vaddq_u64(vx12, vx13);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 44), vx13, 20);
-            vx13 = veorq_u64(vx13, vx12);
-            vx14 = vaddq_u64(vx14, vx15);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 30), vx15, 34);
-            vx15 = veorq_u64(vx15, vx14);
-            /* round 77 */
-            vx0 = vaddq_u64(vx0, vx9);
-            vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot16)));
-            vx9 = veorq_u64(vx9, vx0);
-            vx2 = vaddq_u64(vx2, vx13);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 34), vx13, 30);
-            vx13 = veorq_u64(vx13, vx2);
-            vx6 = vaddq_u64(vx6, vx11);
-            vx11 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx11), vreinterpretq_u8_u64(rot56)));
-            vx11 = veorq_u64(vx11, vx6);
-            vx4 = vaddq_u64(vx4, vx15);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 51), vx15, 13);
-            vx15 = veorq_u64(vx15, vx4);
-            vx10 = vaddq_u64(vx10, vx7);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 4), vx7, 60);
-            vx7 = veorq_u64(vx7, vx10);
-            vx12 = vaddq_u64(vx12, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 53), vx3, 11);
-            vx3 = veorq_u64(vx3, vx12);
-            vx14 = vaddq_u64(vx14, vx5);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 42), vx5, 22);
-            vx5 = veorq_u64(vx5, vx14);
-            vx8 = vaddq_u64(vx8, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
-            vx1 = veorq_u64(vx1, vx8);
-            /* round 78 */
-            vx0 = vaddq_u64(vx0, vx7);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 31), vx7, 33);
-            vx7 = veorq_u64(vx7, vx0);
-            vx2 = vaddq_u64(vx2, vx5);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 44), vx5, 20);
-            vx5 = veorq_u64(vx5, vx2);
-            vx4 = vaddq_u64(vx4, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 47), vx3, 17);
-            vx3 = veorq_u64(vx3, vx4);
-            vx6 = vaddq_u64(vx6, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 46), vx1, 18);
-            vx1 = veorq_u64(vx1, vx6);
-            vx12 = vaddq_u64(vx12, vx15);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 19), vx15, 45);
-            vx15 = veorq_u64(vx15, vx12);
-            vx14 = vaddq_u64(vx14, vx13);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 42), vx13, 22);
-            vx13 = veorq_u64(vx13, vx14);
-            vx8 = vaddq_u64(vx8, vx11);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 44), vx11, 20);
-            vx11 = veorq_u64(vx11, vx8);
-            vx10 = vaddq_u64(vx10, vx9);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 25), vx9, 39);
-            vx9 = veorq_u64(vx9, vx10);
-            /* round 79 */
-            vx0 = vaddq_u64(vx0, vx15);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 9), vx15, 55);
-            vx15 = veorq_u64(vx15, vx0);
-            vx2 = vaddq_u64(vx2, vx11);
-            vx11 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx11), vreinterpretq_u8_u64(rot48)));
-            vx11 = veorq_u64(vx11, vx2);
-            vx6 = vaddq_u64(vx6, vx13);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 35), vx13, 29);
-            vx13 = veorq_u64(vx13, vx6);
-            vx4 = vaddq_u64(vx4, vx9);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 52), vx9, 12);
-            vx9 = veorq_u64(vx9, vx4);
-            vx14 = vaddq_u64(vx14, vx1);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
-            vx1 = veorq_u64(vx1, vx14);
-            vx8 = vaddq_u64(vx8, vx5);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 31), vx5, 33);
-            vx5 = veorq_u64(vx5, vx8);
-            vx10 = vaddq_u64(vx10, vx3);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 37), vx3, 27);
-            vx3 = veorq_u64(vx3, vx10);
-            vx12 = vaddq_u64(vx12, vx7);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
-            vx7 = veorq_u64(vx7, vx12);
             /* add subkey 20 */
             vx0 = vaddq_u64(vx0, bk3);
             vx1 = vaddq_u64(vx1, bk4);
@@ -11771,8 +9414,8 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
             vx13 = vaddq_u64(vx13, bk16);
             vx14 = vaddq_u64(vx14, bk0);
             vx15 = vaddq_u64(vx15, bk1);
-            vx13 = vaddq_u64(vx13, vt2);
-            vx14 = vaddq_u64(vx14, vt0);
+            vx13 = vaddq_u64(vx13, vt0);
+            vx14 = vaddq_u64(vx14, vt1);
             vx15 = vaddq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x14))));
             /* store the block(s) */
             {
@@ -11974,7 +9617,6 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
     if (n >= 2) {
         const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
         const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
-        const uint64x2_t bk2 = vdupq_n_u64((uint64_t)(k2));
         const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
         const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
         const uint64x2_t bk5 = vdupq_n_u64((uint64_t)(k5));
@@ -11995,8 +9637,8 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
         const uint64x2_t rot56 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0007060504030201))), vcreate_u64((uint64_t)(UINT64_C(0x080f0e0d0c0b0a09))));
         const uint64x2_t rot8 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0605040302010007))), vcreate_u64((uint64_t)(UINT64_C(0x0e0d0c0b0a09080f))));
         for (; n >= 2; n -= 2, tweaks += 32, in += 256, out += 256) {
-            uint64x2_t vt0, vt1, vt2, vx0, vx1, vx2, vx3, vx4, vx5, vx6;
-            uint64x2_t vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
+            uint64x2_t vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3, vx4, vx5;
+            uint64x2_t vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             unsigned c;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
@@ -12009,6 +9651,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
             }
             vt2 = vt0;
             vt2 = veorq_u64(vt2, vt1);
+            vts = vt0;
             {
                 const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
                 const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 128));
@@ -12093,248 +9736,12 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
             vx13 = vsubq_u64(vx13, vt2);
             vx14 = vsubq_u64(vx14, vt0);
             vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x14))));
-            /* inverse round 79 */
-            vx15 = veorq_u64(vx15, vx0);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 55), vx15, 9);
-            vx0 = vsubq_u64(vx0, vx15);
-            vx11 = veorq_u64(vx11, vx2);
-            vx11 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx11), vreinterpretq_u8_u64(rot16)));
-            vx2 = vsubq_u64(vx2, vx11);
-            vx13 = veorq_u64(vx13, vx6);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 29), vx13, 35);
-            vx6 = vsubq_u64(vx6, vx13);
-            vx9 = veorq_u64(vx9, vx4);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 12), vx9, 52);
-            vx4 = vsubq_u64(vx4, vx9);
-            vx1 = veorq_u64(vx1, vx14);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
-            vx14 = vsubq_u64(vx14, vx1);
-            vx5 = veorq_u64(vx5, vx8);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 33), vx5, 31);
-            vx8 = vsubq_u64(vx8, vx5);
-            vx3 = veorq_u64(vx3, vx10);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 27), vx3, 37);
-            vx10 = vsubq_u64(vx10, vx3);
-            vx7 = veorq_u64(vx7, vx12);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
-            vx12 = vsubq_u64(vx12, vx7);
-            /* inverse round 78 */
-            vx7 = veorq_u64(vx7, vx0);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
-            vx0 = vsubq_u64(vx0, vx7);
-            vx5 = veorq_u64(vx5, vx2);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 20), vx5, 44);
-            vx2 = vsubq_u64(vx2, vx5);
-            vx3 = veorq_u64(vx3, vx4);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
-            vx4 = vsubq_u64(vx4, vx3);
-            vx1 = veorq_u64(vx1, vx6);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 18), vx1, 46);
-            vx6 = vsubq_u64(vx6, vx1);
-            vx15 = veorq_u64(vx15, vx12);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 45), vx15, 19);
-            vx12 = vsubq_u64(vx12, vx15);
-            vx13 = veorq_u64(vx13, vx14);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 22), vx13, 42);
-            vx14 = vsubq_u64(vx14, vx13);
-            vx11 = veorq_u64(vx11, vx8);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 20), vx11, 44);
-            vx8 = vsubq_u64(vx8, vx11);
-            vx9 = veorq_u64(vx9, vx10);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 39), vx9, 25);
-            vx10 = vsubq_u64(vx10, vx9);
-            /* inverse round 77 */
-            vx9 = veorq_u64(vx9, vx0);
-            vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot48)));
-            vx0 = vsubq_u64(vx0, vx9);
-            vx13 = veorq_u64(vx13, vx2);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 30), vx13, 34);
-            vx2 = vsubq_u64(vx2, vx13);
-            vx11 = veorq_u64(vx11, vx6);
-            vx11 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx11), vreinterpretq_u8_u64(rot8)));
-            vx6 = vsubq_u64(vx6, vx11);
-            vx15 = veorq_u64(vx15, vx4);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
-            vx4 = vsubq_u64(vx4, vx15);
-            vx7 = veorq_u64(vx7, vx10);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 60), vx7, 4);
-            vx10 = vsubq_u64(vx10, vx7);
-            vx3 = veorq_u64(vx3, vx12);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-            vx12 = vsubq_u64(vx12, vx3);
-            vx5 = veorq_u64(vx5, vx14);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 22), vx5, 42);
-            vx14 = vsubq_u64(vx14, vx5);
-            vx1 = veorq_u64(vx1, vx8);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
-            vx8 = vsubq_u64(vx8, vx1);
-            /* inverse round 76 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 55), vx3, 9);
-            vx2 = vsubq_u64(vx2, vx3);
-            vx5 = veorq_u64(vx5, vx4);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 27), vx5, 37);
-            vx4 = vsubq_u64(vx4, vx5);
-            vx7 = veorq_u64(vx7, vx6);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
-            vx6 = vsubq_u64(vx6, vx7);
-            vx9 = veorq_u64(vx9, vx8);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 52), vx9, 12);
-            vx8 = vsubq_u64(vx8, vx9);
-            vx11 = veorq_u64(vx11, vx10);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 17), vx11, 47);
-            vx10 = vsubq_u64(vx10, vx11);
-            vx13 = veorq_u64(vx13, vx12);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 20), vx13, 44);
-            vx12 = vsubq_u64(vx12, vx13);
-            vx15 = veorq_u64(vx15, vx14);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
-            vx14 = vsubq_u64(vx14, vx15);
-            /* subtract subkey 19 */
-            vx0 = vsubq_u64(vx0, bk2);
-            vx1 = vsubq_u64(vx1, bk3);
-            vx2 = vsubq_u64(vx2, bk4);
-            vx3 = vsubq_u64(vx3, bk5);
-            vx4 = vsubq_u64(vx4, bk6);
-            vx5 = vsubq_u64(vx5, bk7);
-            vx6 = vsubq_u64(vx6, bk8);
-            vx7 = vsubq_u64(vx7, bk9);
-            vx8 = vsubq_u64(vx8, bk10);
-            vx9 = vsubq_u64(vx9, bk11);
-            vx10 = vsubq_u64(vx10, bk12);
-            vx11 = vsubq_u64(vx11, bk13);
-            vx12 = vsubq_u64(vx12, bk14);
-            vx13 = vsubq_u64(vx13, bk15);
-            vx14 = vsubq_u64(vx14, bk16);
-            vx15 = vsubq_u64(vx15, bk0);
-            vx13 = vsubq_u64(vx13, vt1);
-            vx14 = vsubq_u64(vx14, vt2);
-            vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x13))));
-            /* inverse round 75 */
-            vx15 = veorq_u64(vx15, vx0);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 59), vx15, 5);
-            vx0 = vsubq_u64(vx0, vx15);
-            vx11 = veorq_u64(vx11, vx2);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 44), vx11, 20);
-            vx2 = vsubq_u64(vx2, vx11);
-            vx13 = veorq_u64(vx13, vx6);
-            vx13 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx13), vreinterpretq_u8_u64(rot16)));
-            vx6 = vsubq_u64(vx6, vx13);
-            vx9 = veorq_u64(vx9, vx4);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 23), vx9, 41);
-            vx4 = vsubq_u64(vx4, vx9);
-            vx1 = veorq_u64(vx1, vx14);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
-            vx14 = vsubq_u64(vx14, vx1);
-            vx5 = veorq_u64(vx5, vx8);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
-            vx8 = vsubq_u64(vx8, vx5);
-            vx3 = veorq_u64(vx3, vx10);
-            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
-            vx10 = vsubq_u64(vx10, vx3);
-            vx7 = veorq_u64(vx7, vx12);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
-            vx12 = vsubq_u64(vx12, vx7);
-            /* inverse round 74 */
-            vx7 = veorq_u64(vx7, vx0);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 31), vx7, 33);
-            vx0 = vsubq_u64(vx0, vx7);
-            vx5 = veorq_u64(vx5, vx2);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 60), vx5, 4);
-            vx2 = vsubq_u64(vx2, vx5);
-            vx3 = veorq_u64(vx3, vx4);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
-            vx4 = vsubq_u64(vx4, vx3);
-            vx1 = veorq_u64(vx1, vx6);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-            vx6 = vsubq_u64(vx6, vx1);
-            vx15 = veorq_u64(vx15, vx12);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 30), vx15, 34);
-            vx12 = vsubq_u64(vx12, vx15);
-            vx13 = veorq_u64(vx13, vx14);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 23), vx13, 41);
-            vx14 = vsubq_u64(vx14, vx13);
-            vx11 = veorq_u64(vx11, vx8);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 5), vx11, 59);
-            vx8 = vsubq_u64(vx8, vx11);
-            vx9 = veorq_u64(vx9, vx10);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 47), vx9, 17);
-            vx10 = vsubq_u64(vx10, vx9);
-            /* inverse round 73 */
-            vx9 = veorq_u64(vx9, vx0);
-            vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 26), vx9, 38);
-            vx0 = vsubq_u64(vx0, vx9);
-            vx13 = veorq_u64(vx13, vx2);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 45), vx13, 19);
-            vx2 = vsubq_u64(vx2, vx13);
-            vx11 = veorq_u64(vx11, vx6);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 54), vx11, 10);
-            vx6 = vsubq_u64(vx6, vx11);
-            vx15 = veorq_u64(vx15, vx4);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 9), vx15, 55);
-            vx4 = vsubq_u64(vx4, vx15);
-            vx7 = veorq_u64(vx7, vx10);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 15), vx7, 49);
-            vx10 = vsubq_u64(vx10, vx7);
-            vx3 = veorq_u64(vx3, vx12);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-            vx12 = vsubq_u64(vx12, vx3);
-            vx5 = veorq_u64(vx5, vx14);
-            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
-            vx14 = vsubq_u64(vx14, vx5);
-            vx1 = veorq_u64(vx1, vx8);
-            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
-            vx8 = vsubq_u64(vx8, vx1);
-            /* inverse round 72 */
-            vx1 = veorq_u64(vx1, vx0);
-            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot40)));
-            vx0 = vsubq_u64(vx0, vx1);
-            vx3 = veorq_u64(vx3, vx2);
-            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 51), vx3, 13);
-            vx2 = vsubq_u64(vx2, vx3);
-            vx5 = veorq_u64(vx5, vx4);
-            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
-            vx4 = vsubq_u64(vx4, vx5);
-            vx7 = veorq_u64(vx7, vx6);
-            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 17), vx7, 47);
-            vx6 = vsubq_u64(vx6, vx7);
-            vx9 = veorq_u64(vx9, vx8);
-            vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
-            vx8 = vsubq_u64(vx8, vx9);
-            vx11 = veorq_u64(vx11, vx10);
-            vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 47), vx11, 17);
-            vx10 = vsubq_u64(vx10, vx11);
-            vx13 = veorq_u64(vx13, vx12);
-            vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 42), vx13, 22);
-            vx12 = vsubq_u64(vx12, vx13);
-            vx15 = veorq_u64(vx15, vx14);
-            vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 27), vx15, 37);
-            vx14 = vsubq_u64(vx14, vx15);
-            /* subtract subkey 18 */
-            vx0 = vsubq_u64(vx0, bk1);
-            vx1 = vsubq_u64(vx1, bk2);
-            vx2 = vsubq_u64(vx2, bk3);
-            vx3 = vsubq_u64(vx3, bk4);
-            vx4 = vsubq_u64(vx4, bk5);
-            vx5 = vsubq_u64(vx5, bk6);
-            vx6 = vsubq_u64(vx6, bk7);
-            vx7 = vsubq_u64(vx7, bk8);
-            vx8 = vsubq_u64(vx8, bk9);
-            vx9 = vsubq_u64(vx9, bk10);
-            vx10 = vsubq_u64(vx10, bk11);
-            vx11 = vsubq_u64(vx11, bk12);
-            vx12 = vsubq_u64(vx12, bk13);
-            vx13 = vsubq_u64(vx13, bk14);
-            vx14 = vsubq_u64(vx14, bk15);
-            vx15 = vsubq_u64(vx15, bk16);
-            vx13 = vsubq_u64(vx13, vt0);
-            vx14 = vsubq_u64(vx14, vt1);
-            vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
-            for (c = 0; c < 3; c++) {
-                /* inverse round 24*c' + 23 */
+            vts = vt0;
+            vt0 = vt1;
+            vt1 = vt2;
+            vt2 = vts;
+            for (c = 0; c < 5; c++) {
+                /* inverse round 16*c' + 15 */
                 vx15 = veorq_u64(vx15, vx0);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 55), vx15, 9);
                 vx0 = vsubq_u64(vx0, vx15);
@@ -12359,7 +9766,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx7 = veorq_u64(vx7, vx12);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
                 vx12 = vsubq_u64(vx12, vx7);
-                /* inverse round 24*c' + 22 */
+                /* inverse round 16*c' + 14 */
                 vx7 = veorq_u64(vx7, vx0);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
                 vx0 = vsubq_u64(vx0, vx7);
@@ -12384,7 +9791,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx9 = veorq_u64(vx9, vx10);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 39), vx9, 25);
                 vx10 = vsubq_u64(vx10, vx9);
-                /* inverse round 24*c' + 21 */
+                /* inverse round 16*c' + 13 */
                 vx9 = veorq_u64(vx9, vx0);
                 vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot48)));
                 vx0 = vsubq_u64(vx0, vx9);
@@ -12409,7 +9816,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx1 = veorq_u64(vx1, vx8);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
                 vx8 = vsubq_u64(vx8, vx1);
-                /* inverse round 24*c' + 20 */
+                /* inverse round 16*c' + 12 */
                 vx1 = veorq_u64(vx1, vx0);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
                 vx0 = vsubq_u64(vx0, vx1);
@@ -12434,264 +9841,26 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx15 = veorq_u64(vx15, vx14);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
                 vx14 = vsubq_u64(vx14, vx15);
-                /* subtract subkey 17 - 6*c */
-                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
-                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
-                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[19 - 6 * c])));
-                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kr[20 - 6 * c])));
-                vx4 = vsubq_u64(vx4, vdupq_n_u64((uint64_t)(kr[21 - 6 * c])));
-                vx5 = vsubq_u64(vx5, vdupq_n_u64((uint64_t)(kr[22 - 6 * c])));
-                vx6 = vsubq_u64(vx6, vdupq_n_u64((uint64_t)(kr[23 - 6 * c])));
-                vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(kr[24 - 6 * c])));
-                vx8 = vsubq_u64(vx8, vdupq_n_u64((uint64_t)(kr[25 - 6 * c])));
-                vx9 = vsubq_u64(vx9, vdupq_n_u64((uint64_t)(kr[26 - 6 * c])));
-                vx10 = vsubq_u64(vx10, vdupq_n_u64((uint64_t)(kr[27 - 6 * c])));
-                vx11 = vsubq_u64(vx11, vdupq_n_u64((uint64_t)(kr[28 - 6 * c])));
-                vx12 = vsubq_u64(vx12, vdupq_n_u64((uint64_t)(kr[29 - 6 * c])));
-                vx13 = vsubq_u64(vx13, vdupq_n_u64((uint64_t)(kr[30 - 6 * c])));
-                vx14 = vsubq_u64(vx14, vdupq_n_u64((uint64_t)(kr[31 - 6 * c])));
-                vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(kc[17 - 6 * c])));
-                vx13 = vsubq_u64(vx13, vt2);
-                vx14 = vsubq_u64(vx14, vt0);
-                /* inverse round 24*c' + 19 */
-                vx15 = veorq_u64(vx15, vx0);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 59), vx15, 5);
-                vx0 = vsubq_u64(vx0, vx15);
-                vx11 = veorq_u64(vx11, vx2);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 44), vx11, 20);
-                vx2 = vsubq_u64(vx2, vx11);
-                vx13 = veorq_u64(vx13, vx6);
-                vx13 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx13), vreinterpretq_u8_u64(rot16)));
-                vx6 = vsubq_u64(vx6, vx13);
-                vx9 = veorq_u64(vx9, vx4);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 23), vx9, 41);
-                vx4 = vsubq_u64(vx4, vx9);
-                vx1 = veorq_u64(vx1, vx14);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 17), vx1, 47);
-                vx14 = vsubq_u64(vx14, vx1);
-                vx5 = veorq_u64(vx5, vx8);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 36), vx5, 28);
-                vx8 = vsubq_u64(vx8, vx5);
-                vx3 = veorq_u64(vx3, vx10);
-                vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
-                vx10 = vsubq_u64(vx10, vx3);
-                vx7 = veorq_u64(vx7, vx12);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
-                vx12 = vsubq_u64(vx12, vx7);
-                /* inverse round 24*c' + 18 */
-                vx7 = veorq_u64(vx7, vx0);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 31), vx7, 33);
-                vx0 = vsubq_u64(vx0, vx7);
-                vx5 = veorq_u64(vx5, vx2);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 60), vx5, 4);
-                vx2 = vsubq_u64(vx2, vx5);
-                vx3 = veorq_u64(vx3, vx4);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 13), vx3, 51);
-                vx4 = vsubq_u64(vx4, vx3);
-                vx1 = veorq_u64(vx1, vx6);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 51), vx1, 13);
-                vx6 = vsubq_u64(vx6, vx1);
-                vx15 = veorq_u64(vx15, vx12);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 30), vx15, 34);
-                vx12 = vsubq_u64(vx12, vx15);
-                vx13 = veorq_u64(vx13, vx14);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 23), vx13, 41);
-                vx14 = vsubq_u64(vx14, vx13);
-                vx11 = veorq_u64(vx11, vx8);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 5), vx11, 59);
-                vx8 = vsubq_u64(vx8, vx11);
-                vx9 = veorq_u64(vx9, vx10);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 47), vx9, 17);
-                vx10 = vsubq_u64(vx10, vx9);
-                /* inverse round 24*c' + 17 */
-                vx9 = veorq_u64(vx9, vx0);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 26), vx9, 38);
-                vx0 = vsubq_u64(vx0, vx9);
-                vx13 = veorq_u64(vx13, vx2);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 45), vx13, 19);
-                vx2 = vsubq_u64(vx2, vx13);
-                vx11 = veorq_u64(vx11, vx6);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 54), vx11, 10);
-                vx6 = vsubq_u64(vx6, vx11);
-                vx15 = veorq_u64(vx15, vx4);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 9), vx15, 55);
-                vx4 = vsubq_u64(vx4, vx15);
-                vx7 = veorq_u64(vx7, vx10);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 15), vx7, 49);
-                vx10 = vsubq_u64(vx10, vx7);
-                vx3 = veorq_u64(vx3, vx12);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
-                vx12 = vsubq_u64(vx12, vx3);
-                vx5 = veorq_u64(vx5, vx14);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
-                vx14 = vsubq_u64(vx14, vx5);
-                vx1 = veorq_u64(vx1, vx8);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
-                vx8 = vsubq_u64(vx8, vx1);
-                /* inverse round 24*c' + 16 */
-                vx1 = veorq_u64(vx1, vx0);
-                vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot40)));
-                vx0 = vsubq_u64(vx0, vx1);
-                vx3 = veorq_u64(vx3, vx2);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 51), vx3, 13);
-                vx2 = vsubq_u64(vx2, vx3);
-                vx5 = veorq_u64(vx5, vx4);
-                vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
-                vx4 = vsubq_u64(vx4, vx5);
-                vx7 = veorq_u64(vx7, vx6);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 17), vx7, 47);
-                vx6 = vsubq_u64(vx6, vx7);
-                vx9 = veorq_u64(vx9, vx8);
-                vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot56)));
-                vx8 = vsubq_u64(vx8, vx9);
-                vx11 = veorq_u64(vx11, vx10);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 47), vx11, 17);
-                vx10 = vsubq_u64(vx10, vx11);
-                vx13 = veorq_u64(vx13, vx12);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 42), vx13, 22);
-                vx12 = vsubq_u64(vx12, vx13);
-                vx15 = veorq_u64(vx15, vx14);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 27), vx15, 37);
-                vx14 = vsubq_u64(vx14, vx15);
-                /* subtract subkey 16 - 6*c */
-                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
-                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
-                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
-                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kr[19 - 6 * c])));
-                vx4 = vsubq_u64(vx4, vdupq_n_u64((uint64_t)(kr[20 - 6 * c])));
-                vx5 = vsubq_u64(vx5, vdupq_n_u64((uint64_t)(kr[21 - 6 * c])));
-                vx6 = vsubq_u64(vx6, vdupq_n_u64((uint64_t)(kr[22 - 6 * c])));
-                vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(kr[23 - 6 * c])));
-                vx8 = vsubq_u64(vx8, vdupq_n_u64((uint64_t)(kr[24 - 6 * c])));
-                vx9 = vsubq_u64(vx9, vdupq_n_u64((uint64_t)(kr[25 - 6 * c])));
-                vx10 = vsubq_u64(vx10, vdupq_n_u64((uint64_t)(kr[26 - 6 * c])));
-                vx11 = vsubq_u64(vx11, vdupq_n_u64((uint64_t)(kr[27 - 6 * c])));
-                vx12 = vsubq_u64(vx12, vdupq_n_u64((uint64_t)(kr[28 - 6 * c])));
-                vx13 = vsubq_u64(vx13, vdupq_n_u64((uint64_t)(kr[29 - 6 * c])));
-                vx14 = vsubq_u64(vx14, vdupq_n_u64((uint64_t)(kr[30 - 6 * c])));
-                vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(kc[16 - 6 * c])));
-                vx13 = vsubq_u64(vx13, vt1);
-                vx14 = vsubq_u64(vx14, vt2);
-                /* inverse round 24*c' + 15 */
-                vx15 = veorq_u64(vx15, vx0);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 55), vx15, 9);
-                vx0 = vsubq_u64(vx0, vx15);
-                vx11 = veorq_u64(vx11, vx2);
-                vx11 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx11), vreinterpretq_u8_u64(rot16)));
-                vx2 = vsubq_u64(vx2, vx11);
-                vx13 = veorq_u64(vx13, vx6);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 29), vx13, 35);
-                vx6 = vsubq_u64(vx6, vx13);
-                vx9 = veorq_u64(vx9, vx4);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 12), vx9, 52);
-                vx4 = vsubq_u64(vx4, vx9);
-                vx1 = veorq_u64(vx1, vx14);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
-                vx14 = vsubq_u64(vx14, vx1);
-                vx5 = veorq_u64(vx5, vx8);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 33), vx5, 31);
-                vx8 = vsubq_u64(vx8, vx5);
-                vx3 = veorq_u64(vx3, vx10);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 27), vx3, 37);
-                vx10 = vsubq_u64(vx10, vx3);
-                vx7 = veorq_u64(vx7, vx12);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
-                vx12 = vsubq_u64(vx12, vx7);
-                /* inverse round 24*c' + 14 */
-                vx7 = veorq_u64(vx7, vx0);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
-                vx0 = vsubq_u64(vx0, vx7);
-                vx5 = veorq_u64(vx5, vx2);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 20), vx5, 44);
-                vx2 = vsubq_u64(vx2, vx5);
-                vx3 = veorq_u64(vx3, vx4);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 17), vx3, 47);
-                vx4 = vsubq_u64(vx4, vx3);
-                vx1 = veorq_u64(vx1, vx6);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 18), vx1, 46);
-                vx6 = vsubq_u64(vx6, vx1);
-                vx15 = veorq_u64(vx15, vx12);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 45), vx15, 19);
-                vx12 = vsubq_u64(vx12, vx15);
-                vx13 = veorq_u64(vx13, vx14);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 22), vx13, 42);
-                vx14 = vsubq_u64(vx14, vx13);
-                vx11 = veorq_u64(vx11, vx8);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 20), vx11, 44);
-                vx8 = vsubq_u64(vx8, vx11);
-                vx9 = veorq_u64(vx9, vx10);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 39), vx9, 25);
-                vx10 = vsubq_u64(vx10, vx9);
-                /* inverse round 24*c' + 13 */
-                vx9 = veorq_u64(vx9, vx0);
-                vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot48)));
-                vx0 = vsubq_u64(vx0, vx9);
-                vx13 = veorq_u64(vx13, vx2);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 30), vx13, 34);
-                vx2 = vsubq_u64(vx2, vx13);
-                vx11 = veorq_u64(vx11, vx6);
-                vx11 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx11), vreinterpretq_u8_u64(rot8)));
-                vx6 = vsubq_u64(vx6, vx11);
-                vx15 = veorq_u64(vx15, vx4);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 13), vx15, 51);
-                vx4 = vsubq_u64(vx4, vx15);
-                vx7 = veorq_u64(vx7, vx10);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 60), vx7, 4);
-                vx10 = vsubq_u64(vx10, vx7);
-                vx3 = veorq_u64(vx3, vx12);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 11), vx3, 53);
-                vx12 = vsubq_u64(vx12, vx3);
-                vx5 = veorq_u64(vx5, vx14);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 22), vx5, 42);
-                vx14 = vsubq_u64(vx14, vx5);
-                vx1 = veorq_u64(vx1, vx8);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
-                vx8 = vsubq_u64(vx8, vx1);
-                /* inverse round 24*c' + 12 */
-                vx1 = veorq_u64(vx1, vx0);
-                vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
-                vx0 = vsubq_u64(vx0, vx1);
-                vx3 = veorq_u64(vx3, vx2);
-                vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 55), vx3, 9);
-                vx2 = vsubq_u64(vx2, vx3);
-                vx5 = veorq_u64(vx5, vx4);
-                vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 27), vx5, 37);
-                vx4 = vsubq_u64(vx4, vx5);
-                vx7 = veorq_u64(vx7, vx6);
-                vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
-                vx6 = vsubq_u64(vx6, vx7);
-                vx9 = veorq_u64(vx9, vx8);
-                vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 52), vx9, 12);
-                vx8 = vsubq_u64(vx8, vx9);
-                vx11 = veorq_u64(vx11, vx10);
-                vx11 = vsriq_n_u64(vshlq_n_u64(vx11, 17), vx11, 47);
-                vx10 = vsubq_u64(vx10, vx11);
-                vx13 = veorq_u64(vx13, vx12);
-                vx13 = vsriq_n_u64(vshlq_n_u64(vx13, 20), vx13, 44);
-                vx12 = vsubq_u64(vx12, vx13);
-                vx15 = veorq_u64(vx15, vx14);
-                vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
-                vx14 = vsubq_u64(vx14, vx15);
-                /* subtract subkey 15 - 6*c */
-                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
-                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
-                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
-                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
-                vx4 = vsubq_u64(vx4, vdupq_n_u64((uint64_t)(kr[19 - 6 * c])));
-                vx5 = vsubq_u64(vx5, vdupq_n_u64((uint64_t)(kr[20 - 6 * c])));
-                vx6 = vsubq_u64(vx6, vdupq_n_u64((uint64_t)(kr[21 - 6 * c])));
-                vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(kr[22 - 6 * c])));
-                vx8 = vsubq_u64(vx8, vdupq_n_u64((uint64_t)(kr[23 - 6 * c])));
-                vx9 = vsubq_u64(vx9, vdupq_n_u64((uint64_t)(kr[24 - 6 * c])));
-                vx10 = vsubq_u64(vx10, vdupq_n_u64((uint64_t)(kr[25 - 6 * c])));
-                vx11 = vsubq_u64(vx11, vdupq_n_u64((uint64_t)(kr[26 - 6 * c])));
-                vx12 = vsubq_u64(vx12, vdupq_n_u64((uint64_t)(kr[27 - 6 * c])));
-                vx13 = vsubq_u64(vx13, vdupq_n_u64((uint64_t)(kr[28 - 6 * c])));
-                vx14 = vsubq_u64(vx14, vdupq_n_u64((uint64_t)(kr[29 - 6 * c])));
-                vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(kc[15 - 6 * c])));
+                /* subtract subkey 19 - 4*c */
+                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[19 - 4 * c])));
+                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[20 - 4 * c])));
+                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[21 - 4 * c])));
+                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kr[22 - 4 * c])));
+                vx4 = vsubq_u64(vx4, vdupq_n_u64((uint64_t)(kr[23 - 4 * c])));
+                vx5 = vsubq_u64(vx5, vdupq_n_u64((uint64_t)(kr[24 - 4 * c])));
+                vx6 = vsubq_u64(vx6, vdupq_n_u64((uint64_t)(kr[25 - 4 * c])));
+                vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(kr[26 - 4 * c])));
+                vx8 = vsubq_u64(vx8, vdupq_n_u64((uint64_t)(kr[27 - 4 * c])));
+                vx9 = vsubq_u64(vx9, vdupq_n_u64((uint64_t)(kr[28 - 4 * c])));
+                vx10 = vsubq_u64(vx10, vdupq_n_u64((uint64_t)(kr[29 - 4 * c])));
+                vx11 = vsubq_u64(vx11, vdupq_n_u64((uint64_t)(kr[30 - 4 * c])));
+                vx12 = vsubq_u64(vx12, vdupq_n_u64((uint64_t)(kr[31 - 4 * c])));
+                vx13 = vsubq_u64(vx13, vdupq_n_u64((uint64_t)(kr[32 - 4 * c])));
+                vx14 = vsubq_u64(vx14, vdupq_n_u64((uint64_t)(kr[33 - 4 * c])));
+                vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(kc[19 - 4 * c])));
                 vx13 = vsubq_u64(vx13, vt0);
                 vx14 = vsubq_u64(vx14, vt1);
-                /* inverse round 24*c' + 11 */
+                /* inverse round 16*c' + 11 */
                 vx15 = veorq_u64(vx15, vx0);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 59), vx15, 5);
                 vx0 = vsubq_u64(vx0, vx15);
@@ -12716,7 +9885,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx7 = veorq_u64(vx7, vx12);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
                 vx12 = vsubq_u64(vx12, vx7);
-                /* inverse round 24*c' + 10 */
+                /* inverse round 16*c' + 10 */
                 vx7 = veorq_u64(vx7, vx0);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 31), vx7, 33);
                 vx0 = vsubq_u64(vx0, vx7);
@@ -12741,7 +9910,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx9 = veorq_u64(vx9, vx10);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 47), vx9, 17);
                 vx10 = vsubq_u64(vx10, vx9);
-                /* inverse round 24*c' + 9 */
+                /* inverse round 16*c' + 9 */
                 vx9 = veorq_u64(vx9, vx0);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 26), vx9, 38);
                 vx0 = vsubq_u64(vx0, vx9);
@@ -12766,7 +9935,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx1 = veorq_u64(vx1, vx8);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
                 vx8 = vsubq_u64(vx8, vx1);
-                /* inverse round 24*c' + 8 */
+                /* inverse round 16*c' + 8 */
                 vx1 = veorq_u64(vx1, vx0);
                 vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot40)));
                 vx0 = vsubq_u64(vx0, vx1);
@@ -12791,26 +9960,26 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx15 = veorq_u64(vx15, vx14);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 27), vx15, 37);
                 vx14 = vsubq_u64(vx14, vx15);
-                /* subtract subkey 14 - 6*c */
-                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
-                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
-                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
-                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
-                vx4 = vsubq_u64(vx4, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
-                vx5 = vsubq_u64(vx5, vdupq_n_u64((uint64_t)(kr[19 - 6 * c])));
-                vx6 = vsubq_u64(vx6, vdupq_n_u64((uint64_t)(kr[20 - 6 * c])));
-                vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(kr[21 - 6 * c])));
-                vx8 = vsubq_u64(vx8, vdupq_n_u64((uint64_t)(kr[22 - 6 * c])));
-                vx9 = vsubq_u64(vx9, vdupq_n_u64((uint64_t)(kr[23 - 6 * c])));
-                vx10 = vsubq_u64(vx10, vdupq_n_u64((uint64_t)(kr[24 - 6 * c])));
-                vx11 = vsubq_u64(vx11, vdupq_n_u64((uint64_t)(kr[25 - 6 * c])));
-                vx12 = vsubq_u64(vx12, vdupq_n_u64((uint64_t)(kr[26 - 6 * c])));
-                vx13 = vsubq_u64(vx13, vdupq_n_u64((uint64_t)(kr[27 - 6 * c])));
-                vx14 = vsubq_u64(vx14, vdupq_n_u64((uint64_t)(kr[28 - 6 * c])));
-                vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(kc[14 - 6 * c])));
+                /* subtract subkey 18 - 4*c */
+                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[18 - 4 * c])));
+                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[19 - 4 * c])));
+                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[20 - 4 * c])));
+                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kr[21 - 4 * c])));
+                vx4 = vsubq_u64(vx4, vdupq_n_u64((uint64_t)(kr[22 - 4 * c])));
+                vx5 = vsubq_u64(vx5, vdupq_n_u64((uint64_t)(kr[23 - 4 * c])));
+                vx6 = vsubq_u64(vx6, vdupq_n_u64((uint64_t)(kr[24 - 4 * c])));
+                vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(kr[25 - 4 * c])));
+                vx8 = vsubq_u64(vx8, vdupq_n_u64((uint64_t)(kr[26 - 4 * c])));
+                vx9 = vsubq_u64(vx9, vdupq_n_u64((uint64_t)(kr[27 - 4 * c])));
+                vx10 = vsubq_u64(vx10, vdupq_n_u64((uint64_t)(kr[28 - 4 * c])));
+                vx11 = vsubq_u64(vx11, vdupq_n_u64((uint64_t)(kr[29 - 4 * c])));
+                vx12 = vsubq_u64(vx12, vdupq_n_u64((uint64_t)(kr[30 - 4 * c])));
+                vx13 = vsubq_u64(vx13, vdupq_n_u64((uint64_t)(kr[31 - 4 * c])));
+                vx14 = vsubq_u64(vx14, vdupq_n_u64((uint64_t)(kr[32 - 4 * c])));
+                vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(kc[18 - 4 * c])));
                 vx13 = vsubq_u64(vx13, vt2);
                 vx14 = vsubq_u64(vx14, vt0);
-                /* inverse round 24*c' + 7 */
+                /* inverse round 16*c' + 7 */
                 vx15 = veorq_u64(vx15, vx0);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 55), vx15, 9);
                 vx0 = vsubq_u64(vx0, vx15);
@@ -12835,7 +10004,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx7 = veorq_u64(vx7, vx12);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
                 vx12 = vsubq_u64(vx12, vx7);
-                /* inverse round 24*c' + 6 */
+                /* inverse round 16*c' + 6 */
                 vx7 = veorq_u64(vx7, vx0);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 33), vx7, 31);
                 vx0 = vsubq_u64(vx0, vx7);
@@ -12860,7 +10029,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx9 = veorq_u64(vx9, vx10);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 39), vx9, 25);
                 vx10 = vsubq_u64(vx10, vx9);
-                /* inverse round 24*c' + 5 */
+                /* inverse round 16*c' + 5 */
                 vx9 = veorq_u64(vx9, vx0);
                 vx9 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx9), vreinterpretq_u8_u64(rot48)));
                 vx0 = vsubq_u64(vx0, vx9);
@@ -12885,7 +10054,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx1 = veorq_u64(vx1, vx8);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
                 vx8 = vsubq_u64(vx8, vx1);
-                /* inverse round 24*c' + 4 */
+                /* inverse round 16*c' + 4 */
                 vx1 = veorq_u64(vx1, vx0);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
                 vx0 = vsubq_u64(vx0, vx1);
@@ -12910,26 +10079,26 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx15 = veorq_u64(vx15, vx14);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 34), vx15, 30);
                 vx14 = vsubq_u64(vx14, vx15);
-                /* subtract subkey 13 - 6*c */
-                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[13 - 6 * c])));
-                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
-                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
-                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
-                vx4 = vsubq_u64(vx4, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
-                vx5 = vsubq_u64(vx5, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
-                vx6 = vsubq_u64(vx6, vdupq_n_u64((uint64_t)(kr[19 - 6 * c])));
-                vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(kr[20 - 6 * c])));
-                vx8 = vsubq_u64(vx8, vdupq_n_u64((uint64_t)(kr[21 - 6 * c])));
-                vx9 = vsubq_u64(vx9, vdupq_n_u64((uint64_t)(kr[22 - 6 * c])));
-                vx10 = vsubq_u64(vx10, vdupq_n_u64((uint64_t)(kr[23 - 6 * c])));
-                vx11 = vsubq_u64(vx11, vdupq_n_u64((uint64_t)(kr[24 - 6 * c])));
-                vx12 = vsubq_u64(vx12, vdupq_n_u64((uint64_t)(kr[25 - 6 * c])));
-                vx13 = vsubq_u64(vx13, vdupq_n_u64((uint64_t)(kr[26 - 6 * c])));
-                vx14 = vsubq_u64(vx14, vdupq_n_u64((uint64_t)(kr[27 - 6 * c])));
-                vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(kc[13 - 6 * c])));
+                /* subtract subkey 17 - 4*c */
+                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[17 - 4 * c])));
+                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[18 - 4 * c])));
+                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[19 - 4 * c])));
+                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kr[20 - 4 * c])));
+                vx4 = vsubq_u64(vx4, vdupq_n_u64((uint64_t)(kr[21 - 4 * c])));
+                vx5 = vsubq_u64(vx5, vdupq_n_u64((uint64_t)(kr[22 - 4 * c])));
+                vx6 = vsubq_u64(vx6, vdupq_n_u64((uint64_t)(kr[23 - 4 * c])));
+                vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(kr[24 - 4 * c])));
+                vx8 = vsubq_u64(vx8, vdupq_n_u64((uint64_t)(kr[25 - 4 * c])));
+                vx9 = vsubq_u64(vx9, vdupq_n_u64((uint64_t)(kr[26 - 4 * c])));
+                vx10 = vsubq_u64(vx10, vdupq_n_u64((uint64_t)(kr[27 - 4 * c])));
+                vx11 = vsubq_u64(vx11, vdupq_n_u64((uint64_t)(kr[28 - 4 * c])));
+                vx12 = vsubq_u64(vx12, vdupq_n_u64((uint64_t)(kr[29 - 4 * c])));
+                vx13 = vsubq_u64(vx13, vdupq_n_u64((uint64_t)(kr[30 - 4 * c])));
+                vx14 = vsubq_u64(vx14, vdupq_n_u64((uint64_t)(kr[31 - 4 * c])));
+                vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(kc[17 - 4 * c])));
                 vx13 = vsubq_u64(vx13, vt1);
                 vx14 = vsubq_u64(vx14, vt2);
-                /* inverse round 24*c' + 3 */
+                /* inverse round 16*c' + 3 */
                 vx15 = veorq_u64(vx15, vx0);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 59), vx15, 5);
                 vx0 = vsubq_u64(vx0, vx15);
@@ -12954,7 +10123,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx7 = veorq_u64(vx7, vx12);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 39), vx7, 25);
                 vx12 = vsubq_u64(vx12, vx7);
-                /* inverse round 24*c' + 2 */
+                /* inverse round 16*c' + 2 */
                 vx7 = veorq_u64(vx7, vx0);
                 vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 31), vx7, 33);
                 vx0 = vsubq_u64(vx0, vx7);
@@ -12979,7 +10148,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx9 = veorq_u64(vx9, vx10);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 47), vx9, 17);
                 vx10 = vsubq_u64(vx10, vx9);
-                /* inverse round 24*c' + 1 */
+                /* inverse round 16*c' + 1 */
                 vx9 = veorq_u64(vx9, vx0);
                 vx9 = vsriq_n_u64(vshlq_n_u64(vx9, 26), vx9, 38);
                 vx0 = vsubq_u64(vx0, vx9);
@@ -13004,7 +10173,7 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx1 = veorq_u64(vx1, vx8);
                 vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
                 vx8 = vsubq_u64(vx8, vx1);
-                /* inverse round 24*c' + 0 */
+                /* inverse round 16*c' + 0 */
                 vx1 = veorq_u64(vx1, vx0);
                 vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot40)));
                 vx0 = vsubq_u64(vx0, vx1);
@@ -13029,25 +10198,30 @@ static void tf1024_v13_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
                 vx15 = veorq_u64(vx15, vx14);
                 vx15 = vsriq_n_u64(vshlq_n_u64(vx15, 27), vx15, 37);
                 vx14 = vsubq_u64(vx14, vx15);
-                /* subtract subkey 12 - 6*c */
-                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[12 - 6 * c])));
-                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[13 - 6 * c])));
-                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[14 - 6 * c])));
-                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kr[15 - 6 * c])));
-                vx4 = vsubq_u64(vx4, vdupq_n_u64((uint64_t)(kr[16 - 6 * c])));
-                vx5 = vsubq_u64(vx5, vdupq_n_u64((uint64_t)(kr[17 - 6 * c])));
-                vx6 = vsubq_u64(vx6, vdupq_n_u64((uint64_t)(kr[18 - 6 * c])));
-                vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(kr[19 - 6 * c])));
-                vx8 = vsubq_u64(vx8, vdupq_n_u64((uint64_t)(kr[20 - 6 * c])));
-                vx9 = vsubq_u64(vx9, vdupq_n_u64((uint64_t)(kr[21 - 6 * c])));
-                vx10 = vsubq_u64(vx10, vdupq_n_u64((uint64_t)(kr[22 - 6 * c])));
-                vx11 = vsubq_u64(vx11, vdupq_n_u64((uint64_t)(kr[23 - 6 * c])));
-                vx12 = vsubq_u64(vx12, vdupq_n_u64((uint64_t)(kr[24 - 6 * c])));
-                vx13 = vsubq_u64(vx13, vdupq_n_u64((uint64_t)(kr[25 - 6 * c])));
-                vx14 = vsubq_u64(vx14, vdupq_n_u64((uint64_t)(kr[26 - 6 * c])));
-                vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(kc[12 - 6 * c])));
+                /* subtract subkey 16 - 4*c */
+                vx0 = vsubq_u64(vx0, vdupq_n_u64((uint64_t)(kr[16 - 4 * c])));
+                vx1 = vsubq_u64(vx1, vdupq_n_u64((uint64_t)(kr[17 - 4 * c])));
+                vx2 = vsubq_u64(vx2, vdupq_n_u64((uint64_t)(kr[18 - 4 * c])));
+                vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(kr[19 - 4 * c])));
+                vx4 = vsubq_u64(vx4, vdupq_n_u64((uint64_t)(kr[20 - 4 * c])));
+                vx5 = vsubq_u64(vx5, vdupq_n_u64((uint64_t)(kr[21 - 4 * c])));
+                vx6 = vsubq_u64(vx6, vdupq_n_u64((uint64_t)(kr[22 - 4 * c])));
+                vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(kr[23 - 4 * c])));
+                vx8 = vsubq_u64(vx8, vdupq_n_u64((uint64_t)(kr[24 - 4 * c])));
+                vx9 = vsubq_u64(vx9, vdupq_n_u64((uint64_t)(kr[25 - 4 * c])));
+                vx10 = vsubq_u64(vx10, vdupq_n_u64((uint64_t)(kr[26 - 4 * c])));
+                vx11 = vsubq_u64(vx11, vdupq_n_u64((uint64_t)(kr[27 - 4 * c])));
+                vx12 = vsubq_u64(vx12, vdupq_n_u64((uint64_t)(kr[28 - 4 * c])));
+                vx13 = vsubq_u64(vx13, vdupq_n_u64((uint64_t)(kr[29 - 4 * c])));
+                vx14 = vsubq_u64(vx14, vdupq_n_u64((uint64_t)(kr[30 - 4 * c])));
+                vx15 = vsubq_u64(vx15, vdupq_n_u64((uint64_t)(kc[16 - 4 * c])));
                 vx13 = vsubq_u64(vx13, vt0);
                 vx14 = vsubq_u64(vx14, vt1);
+                /* previous pass's tweak words: t[i] <- t[i+2 mod 3] */
+                vts = vt0;
+                vt0 = vt2;
+                vt2 = vt1;
+                vt1 = vts;
             }
             /* store the block(s) */
             {
@@ -17265,18 +14439,18 @@ void tf1024_v13_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[128], const
 {
     tf1024_v13_csimd_auto_fly_full_encrypt_blocks_work(key, tweaks, in, out, n);
 #if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
-    tf1024_v13_csimd_auto_fly_full_burn(637632); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_csimd_auto_fly_full_burn(389056); /* SIMDe: the emulated intrinsics keep slots of their own */
     tf1024_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(10880);
 #elif defined(__clang__)
-    tf1024_v13_csimd_auto_fly_full_burn(637632); /* clang -O0 */
+    tf1024_v13_csimd_auto_fly_full_burn(389056); /* clang -O0 */
     tf1024_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__GNUC__)
-    tf1024_v13_csimd_auto_fly_full_burn(337280); /* gcc -O0 */
+    tf1024_v13_csimd_auto_fly_full_burn(211712); /* gcc -O0 */
     tf1024_v13_csimd_auto_fly_full_burn_top();
 #else
-    tf1024_v13_csimd_auto_fly_full_burn(637632); /* no __OPTIMIZE__ */
+    tf1024_v13_csimd_auto_fly_full_burn(389056); /* no __OPTIMIZE__ */
 #endif
 }
 
@@ -17319,18 +14493,18 @@ void tf1024_v13_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[128], const
 {
     tf1024_v13_csimd_auto_fly_full_decrypt_blocks_work(key, tweaks, in, out, n);
 #if defined(THREEFISH_GEN_SIMDE) && defined(__OPTIMIZE__) && (defined(__GNUC__) || defined(__clang__))
-    tf1024_v13_csimd_auto_fly_full_burn(637632); /* SIMDe: the emulated intrinsics keep slots of their own */
+    tf1024_v13_csimd_auto_fly_full_burn(389056); /* SIMDe: the emulated intrinsics keep slots of their own */
     tf1024_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__OPTIMIZE__)
     tf1024_v13_csimd_auto_fly_full_burn(10880);
 #elif defined(__clang__)
-    tf1024_v13_csimd_auto_fly_full_burn(637632); /* clang -O0 */
+    tf1024_v13_csimd_auto_fly_full_burn(389056); /* clang -O0 */
     tf1024_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__GNUC__)
-    tf1024_v13_csimd_auto_fly_full_burn(337280); /* gcc -O0 */
+    tf1024_v13_csimd_auto_fly_full_burn(211712); /* gcc -O0 */
     tf1024_v13_csimd_auto_fly_full_burn_top();
 #else
-    tf1024_v13_csimd_auto_fly_full_burn(637632); /* no __OPTIMIZE__ */
+    tf1024_v13_csimd_auto_fly_full_burn(389056); /* no __OPTIMIZE__ */
 #endif
 }
 

@@ -4,7 +4,7 @@
 // Threefish-1024, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
 // 80 rounds, 128-byte blocks, little-endian 64-bit words.
 // layout lanes; keys fly (subkeys computed on the fly); unroll loop (vector kernels; scalar Encrypt/Decrypt and blocks tail unrolled); EncryptBlocks interleaves 1 block(s) (scalar) or lane group(s) (vector)
-// ops per block (encrypt): add 733, add-mem 288, mov 1, mov-mem 18, rotl 640, store 16, xor 641
+// ops per block (encrypt): add 699, add-mem 320, mov 22, mov-mem 18, rotl 640, store 16, xor 641
 // EncryptBlocks/DecryptBlocks: Vector512 x 8 blocks (AVX-512F), then Vector256 x 4 blocks (AVX2), then scalar; chosen by IsSupported at JIT time
 // </auto-generated>
 #nullable enable
@@ -97,7 +97,7 @@ public static class Threefish1024V13Lanes
     // tier-0 BurnOne left one key word of the single-block kernel's frame on the stack (every
     // class; the scan of the single-block calls alone in tests/test_trust.py), the optimized one
     // clears it.
-    private const int BurnBytes = 23168;
+    private const int BurnBytes = 23296;
     private const int BurnOneBytes = 832;
 
     [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]
@@ -5312,16 +5312,16 @@ public static class Threefish1024V13Lanes
 
         for (; groups >= 1; groups -= 1)
         {
-            Vector512<ulong> t0, t1, t2, x0, x1, x2, x3, x4, x5, x6;
-            Vector512<ulong> x7, x8, x9, x10, x11, x12, x13, x14, x15, s0;
-            Vector512<ulong> s1, s2, s3, s4, s5, s6, s7, s8, s9, s10;
-            Vector512<ulong> s11, s12, s13, s14, s15, l0_0, l0_1, l0_2, l0_3, l0_4;
-            Vector512<ulong> l0_5, l0_6, l0_7, l0_8, l0_9, l0_10, l0_11, l0_12, l0_13, l0_14;
-            Vector512<ulong> l0_15, l1_0, l1_1, l1_2, l1_3, l1_4, l1_5, l1_6, l1_7, l1_8;
-            Vector512<ulong> l1_9, l1_10, l1_11, l1_12, l1_13, l1_14, l1_15, t0_0, t0_1, t0_2;
-            Vector512<ulong> t0_3, t0_4, t0_5, t0_6, t0_7, t0_8, t0_9, t0_10, t0_11, t0_12;
-            Vector512<ulong> t0_13, t0_14, t0_15, t1_0, t1_1, t1_2, t1_3, t1_4, t1_5, t1_6;
-            Vector512<ulong> t1_7, t1_8, t1_9, t1_10, t1_11, t1_12, t1_13, t1_14, t1_15;
+            Vector512<ulong> t0, t1, t2, ts, x0, x1, x2, x3, x4, x5;
+            Vector512<ulong> x6, x7, x8, x9, x10, x11, x12, x13, x14, x15;
+            Vector512<ulong> s0, s1, s2, s3, s4, s5, s6, s7, s8, s9;
+            Vector512<ulong> s10, s11, s12, s13, s14, s15, l0_0, l0_1, l0_2, l0_3;
+            Vector512<ulong> l0_4, l0_5, l0_6, l0_7, l0_8, l0_9, l0_10, l0_11, l0_12, l0_13;
+            Vector512<ulong> l0_14, l0_15, l1_0, l1_1, l1_2, l1_3, l1_4, l1_5, l1_6, l1_7;
+            Vector512<ulong> l1_8, l1_9, l1_10, l1_11, l1_12, l1_13, l1_14, l1_15, t0_0, t0_1;
+            Vector512<ulong> t0_2, t0_3, t0_4, t0_5, t0_6, t0_7, t0_8, t0_9, t0_10, t0_11;
+            Vector512<ulong> t0_12, t0_13, t0_14, t0_15, t1_0, t1_1, t1_2, t1_3, t1_4, t1_5;
+            Vector512<ulong> t1_6, t1_7, t1_8, t1_9, t1_10, t1_11, t1_12, t1_13, t1_14, t1_15;
             // load 8 blocks (lane group 0) and transpose to one vector per word
             s0 = Vector512.LoadUnsafe(ref src, 0).AsUInt64();
             s1 = Vector512.LoadUnsafe(ref src, 64).AsUInt64();
@@ -5392,28 +5392,29 @@ public static class Threefish1024V13Lanes
             t1 = Vector512.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 8)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 24)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 40)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 56)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 72)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 88)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 104)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 120)));
             t2 = t0;
             t2 ^= t1;
-            for (int c = 0; c < 3; c++)
+            ts = t0;
+            for (int c = 0; c < 5; c++)
             {
-                // add subkey 6*c
-                x0 += kr[6 * c];
-                x1 += kr[1 + 6 * c];
-                x2 += kr[2 + 6 * c];
-                x3 += kr[3 + 6 * c];
-                x4 += kr[4 + 6 * c];
-                x5 += kr[5 + 6 * c];
-                x6 += kr[6 + 6 * c];
-                x7 += kr[7 + 6 * c];
-                x8 += kr[8 + 6 * c];
-                x9 += kr[9 + 6 * c];
-                x10 += kr[10 + 6 * c];
-                x11 += kr[11 + 6 * c];
-                x12 += kr[12 + 6 * c];
-                x13 += kr[13 + 6 * c];
-                x14 += kr[14 + 6 * c];
-                x15 += kc[6 * c];
+                // add subkey 4*c
+                x0 += kr[4 * c];
+                x1 += kr[1 + 4 * c];
+                x2 += kr[2 + 4 * c];
+                x3 += kr[3 + 4 * c];
+                x4 += kr[4 + 4 * c];
+                x5 += kr[5 + 4 * c];
+                x6 += kr[6 + 4 * c];
+                x7 += kr[7 + 4 * c];
+                x8 += kr[8 + 4 * c];
+                x9 += kr[9 + 4 * c];
+                x10 += kr[10 + 4 * c];
+                x11 += kr[11 + 4 * c];
+                x12 += kr[12 + 4 * c];
+                x13 += kr[13 + 4 * c];
+                x14 += kr[14 + 4 * c];
+                x15 += kc[4 * c];
                 x13 += t0;
                 x14 += t1;
-                // round 24*c + 0
+                // round 16*c + 0
                 x0 += x1;
                 x1 = Avx512F.RotateLeft(x1, 24);
                 x1 ^= x0;
@@ -5438,7 +5439,7 @@ public static class Threefish1024V13Lanes
                 x14 += x15;
                 x15 = Avx512F.RotateLeft(x15, 37);
                 x15 ^= x14;
-                // round 24*c + 1
+                // round 16*c + 1
                 x0 += x9;
                 x9 = Avx512F.RotateLeft(x9, 38);
                 x9 ^= x0;
@@ -5463,7 +5464,7 @@ public static class Threefish1024V13Lanes
                 x8 += x1;
                 x1 = Avx512F.RotateLeft(x1, 52);
                 x1 ^= x8;
-                // round 24*c + 2
+                // round 16*c + 2
                 x0 += x7;
                 x7 = Avx512F.RotateLeft(x7, 33);
                 x7 ^= x0;
@@ -5488,7 +5489,7 @@ public static class Threefish1024V13Lanes
                 x10 += x9;
                 x9 = Avx512F.RotateLeft(x9, 17);
                 x9 ^= x10;
-                // round 24*c + 3
+                // round 16*c + 3
                 x0 += x15;
                 x15 = Avx512F.RotateLeft(x15, 5);
                 x15 ^= x0;
@@ -5513,26 +5514,26 @@ public static class Threefish1024V13Lanes
                 x12 += x7;
                 x7 = Avx512F.RotateLeft(x7, 25);
                 x7 ^= x12;
-                // add subkey 1 + 6*c
-                x0 += kr[1 + 6 * c];
-                x1 += kr[2 + 6 * c];
-                x2 += kr[3 + 6 * c];
-                x3 += kr[4 + 6 * c];
-                x4 += kr[5 + 6 * c];
-                x5 += kr[6 + 6 * c];
-                x6 += kr[7 + 6 * c];
-                x7 += kr[8 + 6 * c];
-                x8 += kr[9 + 6 * c];
-                x9 += kr[10 + 6 * c];
-                x10 += kr[11 + 6 * c];
-                x11 += kr[12 + 6 * c];
-                x12 += kr[13 + 6 * c];
-                x13 += kr[14 + 6 * c];
-                x14 += kr[15 + 6 * c];
-                x15 += kc[1 + 6 * c];
+                // add subkey 1 + 4*c
+                x0 += kr[1 + 4 * c];
+                x1 += kr[2 + 4 * c];
+                x2 += kr[3 + 4 * c];
+                x3 += kr[4 + 4 * c];
+                x4 += kr[5 + 4 * c];
+                x5 += kr[6 + 4 * c];
+                x6 += kr[7 + 4 * c];
+                x7 += kr[8 + 4 * c];
+                x8 += kr[9 + 4 * c];
+                x9 += kr[10 + 4 * c];
+                x10 += kr[11 + 4 * c];
+                x11 += kr[12 + 4 * c];
+                x12 += kr[13 + 4 * c];
+                x13 += kr[14 + 4 * c];
+                x14 += kr[15 + 4 * c];
+                x15 += kc[1 + 4 * c];
                 x13 += t1;
                 x14 += t2;
-                // round 24*c + 4
+                // round 16*c + 4
                 x0 += x1;
                 x1 = Avx512F.RotateLeft(x1, 41);
                 x1 ^= x0;
@@ -5557,7 +5558,7 @@ public static class Threefish1024V13Lanes
                 x14 += x15;
                 x15 = Avx512F.RotateLeft(x15, 30);
                 x15 ^= x14;
-                // round 24*c + 5
+                // round 16*c + 5
                 x0 += x9;
                 x9 = Avx512F.RotateLeft(x9, 16);
                 x9 ^= x0;
@@ -5582,7 +5583,7 @@ public static class Threefish1024V13Lanes
                 x8 += x1;
                 x1 = Avx512F.RotateLeft(x1, 41);
                 x1 ^= x8;
-                // round 24*c + 6
+                // round 16*c + 6
                 x0 += x7;
                 x7 = Avx512F.RotateLeft(x7, 31);
                 x7 ^= x0;
@@ -5607,7 +5608,7 @@ public static class Threefish1024V13Lanes
                 x10 += x9;
                 x9 = Avx512F.RotateLeft(x9, 25);
                 x9 ^= x10;
-                // round 24*c + 7
+                // round 16*c + 7
                 x0 += x15;
                 x15 = Avx512F.RotateLeft(x15, 9);
                 x15 ^= x0;
@@ -5632,26 +5633,26 @@ public static class Threefish1024V13Lanes
                 x12 += x7;
                 x7 = Avx512F.RotateLeft(x7, 20);
                 x7 ^= x12;
-                // add subkey 2 + 6*c
-                x0 += kr[2 + 6 * c];
-                x1 += kr[3 + 6 * c];
-                x2 += kr[4 + 6 * c];
-                x3 += kr[5 + 6 * c];
-                x4 += kr[6 + 6 * c];
-                x5 += kr[7 + 6 * c];
-                x6 += kr[8 + 6 * c];
-                x7 += kr[9 + 6 * c];
-                x8 += kr[10 + 6 * c];
-                x9 += kr[11 + 6 * c];
-                x10 += kr[12 + 6 * c];
-                x11 += kr[13 + 6 * c];
-                x12 += kr[14 + 6 * c];
-                x13 += kr[15 + 6 * c];
-                x14 += kr[16 + 6 * c];
-                x15 += kc[2 + 6 * c];
+                // add subkey 2 + 4*c
+                x0 += kr[2 + 4 * c];
+                x1 += kr[3 + 4 * c];
+                x2 += kr[4 + 4 * c];
+                x3 += kr[5 + 4 * c];
+                x4 += kr[6 + 4 * c];
+                x5 += kr[7 + 4 * c];
+                x6 += kr[8 + 4 * c];
+                x7 += kr[9 + 4 * c];
+                x8 += kr[10 + 4 * c];
+                x9 += kr[11 + 4 * c];
+                x10 += kr[12 + 4 * c];
+                x11 += kr[13 + 4 * c];
+                x12 += kr[14 + 4 * c];
+                x13 += kr[15 + 4 * c];
+                x14 += kr[16 + 4 * c];
+                x15 += kc[2 + 4 * c];
                 x13 += t2;
                 x14 += t0;
-                // round 24*c + 8
+                // round 16*c + 8
                 x0 += x1;
                 x1 = Avx512F.RotateLeft(x1, 24);
                 x1 ^= x0;
@@ -5676,7 +5677,7 @@ public static class Threefish1024V13Lanes
                 x14 += x15;
                 x15 = Avx512F.RotateLeft(x15, 37);
                 x15 ^= x14;
-                // round 24*c + 9
+                // round 16*c + 9
                 x0 += x9;
                 x9 = Avx512F.RotateLeft(x9, 38);
                 x9 ^= x0;
@@ -5701,7 +5702,7 @@ public static class Threefish1024V13Lanes
                 x8 += x1;
                 x1 = Avx512F.RotateLeft(x1, 52);
                 x1 ^= x8;
-                // round 24*c + 10
+                // round 16*c + 10
                 x0 += x7;
                 x7 = Avx512F.RotateLeft(x7, 33);
                 x7 ^= x0;
@@ -5726,7 +5727,7 @@ public static class Threefish1024V13Lanes
                 x10 += x9;
                 x9 = Avx512F.RotateLeft(x9, 17);
                 x9 ^= x10;
-                // round 24*c + 11
+                // round 16*c + 11
                 x0 += x15;
                 x15 = Avx512F.RotateLeft(x15, 5);
                 x15 ^= x0;
@@ -5751,26 +5752,26 @@ public static class Threefish1024V13Lanes
                 x12 += x7;
                 x7 = Avx512F.RotateLeft(x7, 25);
                 x7 ^= x12;
-                // add subkey 3 + 6*c
-                x0 += kr[3 + 6 * c];
-                x1 += kr[4 + 6 * c];
-                x2 += kr[5 + 6 * c];
-                x3 += kr[6 + 6 * c];
-                x4 += kr[7 + 6 * c];
-                x5 += kr[8 + 6 * c];
-                x6 += kr[9 + 6 * c];
-                x7 += kr[10 + 6 * c];
-                x8 += kr[11 + 6 * c];
-                x9 += kr[12 + 6 * c];
-                x10 += kr[13 + 6 * c];
-                x11 += kr[14 + 6 * c];
-                x12 += kr[15 + 6 * c];
-                x13 += kr[16 + 6 * c];
-                x14 += kr[17 + 6 * c];
-                x15 += kc[3 + 6 * c];
+                // add subkey 3 + 4*c
+                x0 += kr[3 + 4 * c];
+                x1 += kr[4 + 4 * c];
+                x2 += kr[5 + 4 * c];
+                x3 += kr[6 + 4 * c];
+                x4 += kr[7 + 4 * c];
+                x5 += kr[8 + 4 * c];
+                x6 += kr[9 + 4 * c];
+                x7 += kr[10 + 4 * c];
+                x8 += kr[11 + 4 * c];
+                x9 += kr[12 + 4 * c];
+                x10 += kr[13 + 4 * c];
+                x11 += kr[14 + 4 * c];
+                x12 += kr[15 + 4 * c];
+                x13 += kr[16 + 4 * c];
+                x14 += kr[17 + 4 * c];
+                x15 += kc[3 + 4 * c];
                 x13 += t0;
                 x14 += t1;
-                // round 24*c + 12
+                // round 16*c + 12
                 x0 += x1;
                 x1 = Avx512F.RotateLeft(x1, 41);
                 x1 ^= x0;
@@ -5795,7 +5796,7 @@ public static class Threefish1024V13Lanes
                 x14 += x15;
                 x15 = Avx512F.RotateLeft(x15, 30);
                 x15 ^= x14;
-                // round 24*c + 13
+                // round 16*c + 13
                 x0 += x9;
                 x9 = Avx512F.RotateLeft(x9, 16);
                 x9 ^= x0;
@@ -5820,7 +5821,7 @@ public static class Threefish1024V13Lanes
                 x8 += x1;
                 x1 = Avx512F.RotateLeft(x1, 41);
                 x1 ^= x8;
-                // round 24*c + 14
+                // round 16*c + 14
                 x0 += x7;
                 x7 = Avx512F.RotateLeft(x7, 31);
                 x7 ^= x0;
@@ -5845,7 +5846,7 @@ public static class Threefish1024V13Lanes
                 x10 += x9;
                 x9 = Avx512F.RotateLeft(x9, 25);
                 x9 ^= x10;
-                // round 24*c + 15
+                // round 16*c + 15
                 x0 += x15;
                 x15 = Avx512F.RotateLeft(x15, 9);
                 x15 ^= x0;
@@ -5870,485 +5871,12 @@ public static class Threefish1024V13Lanes
                 x12 += x7;
                 x7 = Avx512F.RotateLeft(x7, 20);
                 x7 ^= x12;
-                // add subkey 4 + 6*c
-                x0 += kr[4 + 6 * c];
-                x1 += kr[5 + 6 * c];
-                x2 += kr[6 + 6 * c];
-                x3 += kr[7 + 6 * c];
-                x4 += kr[8 + 6 * c];
-                x5 += kr[9 + 6 * c];
-                x6 += kr[10 + 6 * c];
-                x7 += kr[11 + 6 * c];
-                x8 += kr[12 + 6 * c];
-                x9 += kr[13 + 6 * c];
-                x10 += kr[14 + 6 * c];
-                x11 += kr[15 + 6 * c];
-                x12 += kr[16 + 6 * c];
-                x13 += kr[17 + 6 * c];
-                x14 += kr[18 + 6 * c];
-                x15 += kc[4 + 6 * c];
-                x13 += t1;
-                x14 += t2;
-                // round 24*c + 16
-                x0 += x1;
-                x1 = Avx512F.RotateLeft(x1, 24);
-                x1 ^= x0;
-                x2 += x3;
-                x3 = Avx512F.RotateLeft(x3, 13);
-                x3 ^= x2;
-                x4 += x5;
-                x5 = Avx512F.RotateLeft(x5, 8);
-                x5 ^= x4;
-                x6 += x7;
-                x7 = Avx512F.RotateLeft(x7, 47);
-                x7 ^= x6;
-                x8 += x9;
-                x9 = Avx512F.RotateLeft(x9, 8);
-                x9 ^= x8;
-                x10 += x11;
-                x11 = Avx512F.RotateLeft(x11, 17);
-                x11 ^= x10;
-                x12 += x13;
-                x13 = Avx512F.RotateLeft(x13, 22);
-                x13 ^= x12;
-                x14 += x15;
-                x15 = Avx512F.RotateLeft(x15, 37);
-                x15 ^= x14;
-                // round 24*c + 17
-                x0 += x9;
-                x9 = Avx512F.RotateLeft(x9, 38);
-                x9 ^= x0;
-                x2 += x13;
-                x13 = Avx512F.RotateLeft(x13, 19);
-                x13 ^= x2;
-                x6 += x11;
-                x11 = Avx512F.RotateLeft(x11, 10);
-                x11 ^= x6;
-                x4 += x15;
-                x15 = Avx512F.RotateLeft(x15, 55);
-                x15 ^= x4;
-                x10 += x7;
-                x7 = Avx512F.RotateLeft(x7, 49);
-                x7 ^= x10;
-                x12 += x3;
-                x3 = Avx512F.RotateLeft(x3, 18);
-                x3 ^= x12;
-                x14 += x5;
-                x5 = Avx512F.RotateLeft(x5, 23);
-                x5 ^= x14;
-                x8 += x1;
-                x1 = Avx512F.RotateLeft(x1, 52);
-                x1 ^= x8;
-                // round 24*c + 18
-                x0 += x7;
-                x7 = Avx512F.RotateLeft(x7, 33);
-                x7 ^= x0;
-                x2 += x5;
-                x5 = Avx512F.RotateLeft(x5, 4);
-                x5 ^= x2;
-                x4 += x3;
-                x3 = Avx512F.RotateLeft(x3, 51);
-                x3 ^= x4;
-                x6 += x1;
-                x1 = Avx512F.RotateLeft(x1, 13);
-                x1 ^= x6;
-                x12 += x15;
-                x15 = Avx512F.RotateLeft(x15, 34);
-                x15 ^= x12;
-                x14 += x13;
-                x13 = Avx512F.RotateLeft(x13, 41);
-                x13 ^= x14;
-                x8 += x11;
-                x11 = Avx512F.RotateLeft(x11, 59);
-                x11 ^= x8;
-                x10 += x9;
-                x9 = Avx512F.RotateLeft(x9, 17);
-                x9 ^= x10;
-                // round 24*c + 19
-                x0 += x15;
-                x15 = Avx512F.RotateLeft(x15, 5);
-                x15 ^= x0;
-                x2 += x11;
-                x11 = Avx512F.RotateLeft(x11, 20);
-                x11 ^= x2;
-                x6 += x13;
-                x13 = Avx512F.RotateLeft(x13, 48);
-                x13 ^= x6;
-                x4 += x9;
-                x9 = Avx512F.RotateLeft(x9, 41);
-                x9 ^= x4;
-                x14 += x1;
-                x1 = Avx512F.RotateLeft(x1, 47);
-                x1 ^= x14;
-                x8 += x5;
-                x5 = Avx512F.RotateLeft(x5, 28);
-                x5 ^= x8;
-                x10 += x3;
-                x3 = Avx512F.RotateLeft(x3, 16);
-                x3 ^= x10;
-                x12 += x7;
-                x7 = Avx512F.RotateLeft(x7, 25);
-                x7 ^= x12;
-                // add subkey 5 + 6*c
-                x0 += kr[5 + 6 * c];
-                x1 += kr[6 + 6 * c];
-                x2 += kr[7 + 6 * c];
-                x3 += kr[8 + 6 * c];
-                x4 += kr[9 + 6 * c];
-                x5 += kr[10 + 6 * c];
-                x6 += kr[11 + 6 * c];
-                x7 += kr[12 + 6 * c];
-                x8 += kr[13 + 6 * c];
-                x9 += kr[14 + 6 * c];
-                x10 += kr[15 + 6 * c];
-                x11 += kr[16 + 6 * c];
-                x12 += kr[17 + 6 * c];
-                x13 += kr[18 + 6 * c];
-                x14 += kr[19 + 6 * c];
-                x15 += kc[5 + 6 * c];
-                x13 += t2;
-                x14 += t0;
-                // round 24*c + 20
-                x0 += x1;
-                x1 = Avx512F.RotateLeft(x1, 41);
-                x1 ^= x0;
-                x2 += x3;
-                x3 = Avx512F.RotateLeft(x3, 9);
-                x3 ^= x2;
-                x4 += x5;
-                x5 = Avx512F.RotateLeft(x5, 37);
-                x5 ^= x4;
-                x6 += x7;
-                x7 = Avx512F.RotateLeft(x7, 31);
-                x7 ^= x6;
-                x8 += x9;
-                x9 = Avx512F.RotateLeft(x9, 12);
-                x9 ^= x8;
-                x10 += x11;
-                x11 = Avx512F.RotateLeft(x11, 47);
-                x11 ^= x10;
-                x12 += x13;
-                x13 = Avx512F.RotateLeft(x13, 44);
-                x13 ^= x12;
-                x14 += x15;
-                x15 = Avx512F.RotateLeft(x15, 30);
-                x15 ^= x14;
-                // round 24*c + 21
-                x0 += x9;
-                x9 = Avx512F.RotateLeft(x9, 16);
-                x9 ^= x0;
-                x2 += x13;
-                x13 = Avx512F.RotateLeft(x13, 34);
-                x13 ^= x2;
-                x6 += x11;
-                x11 = Avx512F.RotateLeft(x11, 56);
-                x11 ^= x6;
-                x4 += x15;
-                x15 = Avx512F.RotateLeft(x15, 51);
-                x15 ^= x4;
-                x10 += x7;
-                x7 = Avx512F.RotateLeft(x7, 4);
-                x7 ^= x10;
-                x12 += x3;
-                x3 = Avx512F.RotateLeft(x3, 53);
-                x3 ^= x12;
-                x14 += x5;
-                x5 = Avx512F.RotateLeft(x5, 42);
-                x5 ^= x14;
-                x8 += x1;
-                x1 = Avx512F.RotateLeft(x1, 41);
-                x1 ^= x8;
-                // round 24*c + 22
-                x0 += x7;
-                x7 = Avx512F.RotateLeft(x7, 31);
-                x7 ^= x0;
-                x2 += x5;
-                x5 = Avx512F.RotateLeft(x5, 44);
-                x5 ^= x2;
-                x4 += x3;
-                x3 = Avx512F.RotateLeft(x3, 47);
-                x3 ^= x4;
-                x6 += x1;
-                x1 = Avx512F.RotateLeft(x1, 46);
-                x1 ^= x6;
-                x12 += x15;
-                x15 = Avx512F.RotateLeft(x15, 19);
-                x15 ^= x12;
-                x14 += x13;
-                x13 = Avx512F.RotateLeft(x13, 42);
-                x13 ^= x14;
-                x8 += x11;
-                x11 = Avx512F.RotateLeft(x11, 44);
-                x11 ^= x8;
-                x10 += x9;
-                x9 = Avx512F.RotateLeft(x9, 25);
-                x9 ^= x10;
-                // round 24*c + 23
-                x0 += x15;
-                x15 = Avx512F.RotateLeft(x15, 9);
-                x15 ^= x0;
-                x2 += x11;
-                x11 = Avx512F.RotateLeft(x11, 48);
-                x11 ^= x2;
-                x6 += x13;
-                x13 = Avx512F.RotateLeft(x13, 35);
-                x13 ^= x6;
-                x4 += x9;
-                x9 = Avx512F.RotateLeft(x9, 52);
-                x9 ^= x4;
-                x14 += x1;
-                x1 = Avx512F.RotateLeft(x1, 23);
-                x1 ^= x14;
-                x8 += x5;
-                x5 = Avx512F.RotateLeft(x5, 31);
-                x5 ^= x8;
-                x10 += x3;
-                x3 = Avx512F.RotateLeft(x3, 37);
-                x3 ^= x10;
-                x12 += x7;
-                x7 = Avx512F.RotateLeft(x7, 20);
-                x7 ^= x12;
+                // next pass's tweak words: t[i] <- t[i+1 mod 3]
+                ts = t0;
+                t0 = t1;
+                t1 = t2;
+                t2 = ts;
             }
-            // add subkey 18
-            x0 += k1;
-            x1 += k2;
-            x2 += k3;
-            x3 += k4;
-            x4 += k5;
-            x5 += k6;
-            x6 += k7;
-            x7 += k8;
-            x8 += k9;
-            x9 += k10;
-            x10 += k11;
-            x11 += k12;
-            x12 += k13;
-            x13 += k14;
-            x14 += k15;
-            x15 += k16;
-            x13 += t0;
-            x14 += t1;
-            x15 += Vector512.Create(18UL);
-            // round 72
-            x0 += x1;
-            x1 = Avx512F.RotateLeft(x1, 24);
-            x1 ^= x0;
-            x2 += x3;
-            x3 = Avx512F.RotateLeft(x3, 13);
-            x3 ^= x2;
-            x4 += x5;
-            x5 = Avx512F.RotateLeft(x5, 8);
-            x5 ^= x4;
-            x6 += x7;
-            x7 = Avx512F.RotateLeft(x7, 47);
-            x7 ^= x6;
-            x8 += x9;
-            x9 = Avx512F.RotateLeft(x9, 8);
-            x9 ^= x8;
-            x10 += x11;
-            x11 = Avx512F.RotateLeft(x11, 17);
-            x11 ^= x10;
-            x12 += x13;
-            x13 = Avx512F.RotateLeft(x13, 22);
-            x13 ^= x12;
-            x14 += x15;
-            x15 = Avx512F.RotateLeft(x15, 37);
-            x15 ^= x14;
-            // round 73
-            x0 += x9;
-            x9 = Avx512F.RotateLeft(x9, 38);
-            x9 ^= x0;
-            x2 += x13;
-            x13 = Avx512F.RotateLeft(x13, 19);
-            x13 ^= x2;
-            x6 += x11;
-            x11 = Avx512F.RotateLeft(x11, 10);
-            x11 ^= x6;
-            x4 += x15;
-            x15 = Avx512F.RotateLeft(x15, 55);
-            x15 ^= x4;
-            x10 += x7;
-            x7 = Avx512F.RotateLeft(x7, 49);
-            x7 ^= x10;
-            x12 += x3;
-            x3 = Avx512F.RotateLeft(x3, 18);
-            x3 ^= x12;
-            x14 += x5;
-            x5 = Avx512F.RotateLeft(x5, 23);
-            x5 ^= x14;
-            x8 += x1;
-            x1 = Avx512F.RotateLeft(x1, 52);
-            x1 ^= x8;
-            // round 74
-            x0 += x7;
-            x7 = Avx512F.RotateLeft(x7, 33);
-            x7 ^= x0;
-            x2 += x5;
-            x5 = Avx512F.RotateLeft(x5, 4);
-            x5 ^= x2;
-            x4 += x3;
-            x3 = Avx512F.RotateLeft(x3, 51);
-            x3 ^= x4;
-            x6 += x1;
-            x1 = Avx512F.RotateLeft(x1, 13);
-            x1 ^= x6;
-            x12 += x15;
-            x15 = Avx512F.RotateLeft(x15, 34);
-            x15 ^= x12;
-            x14 += x13;
-            x13 = Avx512F.RotateLeft(x13, 41);
-            x13 ^= x14;
-            x8 += x11;
-            x11 = Avx512F.RotateLeft(x11, 59);
-            x11 ^= x8;
-            x10 += x9;
-            x9 = Avx512F.RotateLeft(x9, 17);
-            x9 ^= x10;
-            // round 75
-            x0 += x15;
-            x15 = Avx512F.RotateLeft(x15, 5);
-            x15 ^= x0;
-            x2 += x11;
-            x11 = Avx512F.RotateLeft(x11, 20);
-            x11 ^= x2;
-            x6 += x13;
-            x13 = Avx512F.RotateLeft(x13, 48);
-            x13 ^= x6;
-            x4 += x9;
-            x9 = Avx512F.RotateLeft(x9, 41);
-            x9 ^= x4;
-            x14 += x1;
-            x1 = Avx512F.RotateLeft(x1, 47);
-            x1 ^= x14;
-            x8 += x5;
-            x5 = Avx512F.RotateLeft(x5, 28);
-            x5 ^= x8;
-            x10 += x3;
-            x3 = Avx512F.RotateLeft(x3, 16);
-            x3 ^= x10;
-            x12 += x7;
-            x7 = Avx512F.RotateLeft(x7, 25);
-            x7 ^= x12;
-            // add subkey 19
-            x0 += k2;
-            x1 += k3;
-            x2 += k4;
-            x3 += k5;
-            x4 += k6;
-            x5 += k7;
-            x6 += k8;
-            x7 += k9;
-            x8 += k10;
-            x9 += k11;
-            x10 += k12;
-            x11 += k13;
-            x12 += k14;
-            x13 += k15;
-            x14 += k16;
-            x15 += k0;
-            x13 += t1;
-            x14 += t2;
-            x15 += Vector512.Create(19UL);
-            // round 76
-            x0 += x1;
-            x1 = Avx512F.RotateLeft(x1, 41);
-            x1 ^= x0;
-            x2 += x3;
-            x3 = Avx512F.RotateLeft(x3, 9);
-            x3 ^= x2;
-            x4 += x5;
-            x5 = Avx512F.RotateLeft(x5, 37);
-            x5 ^= x4;
-            x6 += x7;
-            x7 = Avx512F.RotateLeft(x7, 31);
-            x7 ^= x6;
-            x8 += x9;
-            x9 = Avx512F.RotateLeft(x9, 12);
-            x9 ^= x8;
-            x10 += x11;
-            x11 = Avx512F.RotateLeft(x11, 47);
-            x11 ^= x10;
-            x12 += x13;
-            x13 = Avx512F.RotateLeft(x13, 44);
-            x13 ^= x12;
-            x14 += x15;
-            x15 = Avx512F.RotateLeft(x15, 30);
-            x15 ^= x14;
-            // round 77
-            x0 += x9;
-            x9 = Avx512F.RotateLeft(x9, 16);
-            x9 ^= x0;
-            x2 += x13;
-            x13 = Avx512F.RotateLeft(x13, 34);
-            x13 ^= x2;
-            x6 += x11;
-            x11 = Avx512F.RotateLeft(x11, 56);
-            x11 ^= x6;
-            x4 += x15;
-            x15 = Avx512F.RotateLeft(x15, 51);
-            x15 ^= x4;
-            x10 += x7;
-            x7 = Avx512F.RotateLeft(x7, 4);
-            x7 ^= x10;
-            x12 += x3;
-            x3 = Avx512F.RotateLeft(x3, 53);
-            x3 ^= x12;
-            x14 += x5;
-            x5 = Avx512F.RotateLeft(x5, 42);
-            x5 ^= x14;
-            x8 += x1;
-            x1 = Avx512F.RotateLeft(x1, 41);
-            x1 ^= x8;
-            // round 78
-            x0 += x7;
-            x7 = Avx512F.RotateLeft(x7, 31);
-            x7 ^= x0;
-            x2 += x5;
-            x5 = Avx512F.RotateLeft(x5, 44);
-            x5 ^= x2;
-            x4 += x3;
-            x3 = Avx512F.RotateLeft(x3, 47);
-            x3 ^= x4;
-            x6 += x1;
-            x1 = Avx512F.RotateLeft(x1, 46);
-            x1 ^= x6;
-            x12 += x15;
-            x15 = Avx512F.RotateLeft(x15, 19);
-            x15 ^= x12;
-            x14 += x13;
-            x13 = Avx512F.RotateLeft(x13, 42);
-            x13 ^= x14;
-            x8 += x11;
-            x11 = Avx512F.RotateLeft(x11, 44);
-            x11 ^= x8;
-            x10 += x9;
-            x9 = Avx512F.RotateLeft(x9, 25);
-            x9 ^= x10;
-            // round 79
-            x0 += x15;
-            x15 = Avx512F.RotateLeft(x15, 9);
-            x15 ^= x0;
-            x2 += x11;
-            x11 = Avx512F.RotateLeft(x11, 48);
-            x11 ^= x2;
-            x6 += x13;
-            x13 = Avx512F.RotateLeft(x13, 35);
-            x13 ^= x6;
-            x4 += x9;
-            x9 = Avx512F.RotateLeft(x9, 52);
-            x9 ^= x4;
-            x14 += x1;
-            x1 = Avx512F.RotateLeft(x1, 23);
-            x1 ^= x14;
-            x8 += x5;
-            x5 = Avx512F.RotateLeft(x5, 31);
-            x5 ^= x8;
-            x10 += x3;
-            x3 = Avx512F.RotateLeft(x3, 37);
-            x3 ^= x10;
-            x12 += x7;
-            x7 = Avx512F.RotateLeft(x7, 20);
-            x7 ^= x12;
             // add subkey 20
             x0 += k3;
             x1 += k4;
@@ -6366,8 +5894,8 @@ public static class Threefish1024V13Lanes
             x13 += k16;
             x14 += k0;
             x15 += k1;
-            x13 += t2;
-            x14 += t0;
+            x13 += t0;
+            x14 += t1;
             x15 += Vector512.Create(20UL);
             // store the block(s)
             // transpose back to stream order and store 8 blocks (lane group 0)
@@ -6585,13 +6113,13 @@ public static class Threefish1024V13Lanes
 
         for (; groups >= 1; groups -= 1)
         {
-            Vector256<ulong> t0, t1, t2, x0, x1, x2, x3, x4, x5, x6;
-            Vector256<ulong> x7, x8, x9, x10, x11, x12, x13, x14, x15, s0;
-            Vector256<ulong> s1, s2, s3, s4, s5, s6, s7, s8, s9, s10;
-            Vector256<ulong> s11, s12, s13, s14, s15, l0_0, l0_1, l0_2, l0_3, l1_0;
-            Vector256<ulong> l1_1, l1_2, l1_3, l2_0, l2_1, l2_2, l2_3, l3_0, l3_1, l3_2;
-            Vector256<ulong> l3_3, t0_0, t0_1, t0_2, t0_3, t1_0, t1_1, t1_2, t1_3, t2_0;
-            Vector256<ulong> t2_1, t2_2, t2_3, t3_0, t3_1, t3_2, t3_3;
+            Vector256<ulong> t0, t1, t2, ts, x0, x1, x2, x3, x4, x5;
+            Vector256<ulong> x6, x7, x8, x9, x10, x11, x12, x13, x14, x15;
+            Vector256<ulong> s0, s1, s2, s3, s4, s5, s6, s7, s8, s9;
+            Vector256<ulong> s10, s11, s12, s13, s14, s15, l0_0, l0_1, l0_2, l0_3;
+            Vector256<ulong> l1_0, l1_1, l1_2, l1_3, l2_0, l2_1, l2_2, l2_3, l3_0, l3_1;
+            Vector256<ulong> l3_2, l3_3, t0_0, t0_1, t0_2, t0_3, t1_0, t1_1, t1_2, t1_3;
+            Vector256<ulong> t2_0, t2_1, t2_2, t2_3, t3_0, t3_1, t3_2, t3_3;
             // load 4 blocks (lane group 0) and transpose to one vector per word
             s0 = Vector256.LoadUnsafe(ref src, 0).AsUInt64();
             s1 = Vector256.LoadUnsafe(ref src, 32).AsUInt64();
@@ -6646,28 +6174,29 @@ public static class Threefish1024V13Lanes
             t1 = Vector256.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 8)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 24)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 40)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 56)));
             t2 = t0;
             t2 ^= t1;
-            for (int c = 0; c < 3; c++)
+            ts = t0;
+            for (int c = 0; c < 5; c++)
             {
-                // add subkey 6*c
-                x0 += kr[6 * c];
-                x1 += kr[1 + 6 * c];
-                x2 += kr[2 + 6 * c];
-                x3 += kr[3 + 6 * c];
-                x4 += kr[4 + 6 * c];
-                x5 += kr[5 + 6 * c];
-                x6 += kr[6 + 6 * c];
-                x7 += kr[7 + 6 * c];
-                x8 += kr[8 + 6 * c];
-                x9 += kr[9 + 6 * c];
-                x10 += kr[10 + 6 * c];
-                x11 += kr[11 + 6 * c];
-                x12 += kr[12 + 6 * c];
-                x13 += kr[13 + 6 * c];
-                x14 += kr[14 + 6 * c];
-                x15 += kc[6 * c];
+                // add subkey 4*c
+                x0 += kr[4 * c];
+                x1 += kr[1 + 4 * c];
+                x2 += kr[2 + 4 * c];
+                x3 += kr[3 + 4 * c];
+                x4 += kr[4 + 4 * c];
+                x5 += kr[5 + 4 * c];
+                x6 += kr[6 + 4 * c];
+                x7 += kr[7 + 4 * c];
+                x8 += kr[8 + 4 * c];
+                x9 += kr[9 + 4 * c];
+                x10 += kr[10 + 4 * c];
+                x11 += kr[11 + 4 * c];
+                x12 += kr[12 + 4 * c];
+                x13 += kr[13 + 4 * c];
+                x14 += kr[14 + 4 * c];
+                x15 += kc[4 * c];
                 x13 += t0;
                 x14 += t1;
-                // round 24*c + 0
+                // round 16*c + 0
                 x0 += x1;
                 x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 24), Avx2.ShiftRightLogical(x1, 40));
                 x1 ^= x0;
@@ -6692,7 +6221,7 @@ public static class Threefish1024V13Lanes
                 x14 += x15;
                 x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 37), Avx2.ShiftRightLogical(x15, 27));
                 x15 ^= x14;
-                // round 24*c + 1
+                // round 16*c + 1
                 x0 += x9;
                 x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 38), Avx2.ShiftRightLogical(x9, 26));
                 x9 ^= x0;
@@ -6717,7 +6246,7 @@ public static class Threefish1024V13Lanes
                 x8 += x1;
                 x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 52), Avx2.ShiftRightLogical(x1, 12));
                 x1 ^= x8;
-                // round 24*c + 2
+                // round 16*c + 2
                 x0 += x7;
                 x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 33), Avx2.ShiftRightLogical(x7, 31));
                 x7 ^= x0;
@@ -6742,7 +6271,7 @@ public static class Threefish1024V13Lanes
                 x10 += x9;
                 x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 17), Avx2.ShiftRightLogical(x9, 47));
                 x9 ^= x10;
-                // round 24*c + 3
+                // round 16*c + 3
                 x0 += x15;
                 x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 5), Avx2.ShiftRightLogical(x15, 59));
                 x15 ^= x0;
@@ -6767,26 +6296,26 @@ public static class Threefish1024V13Lanes
                 x12 += x7;
                 x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 25), Avx2.ShiftRightLogical(x7, 39));
                 x7 ^= x12;
-                // add subkey 1 + 6*c
-                x0 += kr[1 + 6 * c];
-                x1 += kr[2 + 6 * c];
-                x2 += kr[3 + 6 * c];
-                x3 += kr[4 + 6 * c];
-                x4 += kr[5 + 6 * c];
-                x5 += kr[6 + 6 * c];
-                x6 += kr[7 + 6 * c];
-                x7 += kr[8 + 6 * c];
-                x8 += kr[9 + 6 * c];
-                x9 += kr[10 + 6 * c];
-                x10 += kr[11 + 6 * c];
-                x11 += kr[12 + 6 * c];
-                x12 += kr[13 + 6 * c];
-                x13 += kr[14 + 6 * c];
-                x14 += kr[15 + 6 * c];
-                x15 += kc[1 + 6 * c];
+                // add subkey 1 + 4*c
+                x0 += kr[1 + 4 * c];
+                x1 += kr[2 + 4 * c];
+                x2 += kr[3 + 4 * c];
+                x3 += kr[4 + 4 * c];
+                x4 += kr[5 + 4 * c];
+                x5 += kr[6 + 4 * c];
+                x6 += kr[7 + 4 * c];
+                x7 += kr[8 + 4 * c];
+                x8 += kr[9 + 4 * c];
+                x9 += kr[10 + 4 * c];
+                x10 += kr[11 + 4 * c];
+                x11 += kr[12 + 4 * c];
+                x12 += kr[13 + 4 * c];
+                x13 += kr[14 + 4 * c];
+                x14 += kr[15 + 4 * c];
+                x15 += kc[1 + 4 * c];
                 x13 += t1;
                 x14 += t2;
-                // round 24*c + 4
+                // round 16*c + 4
                 x0 += x1;
                 x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 41), Avx2.ShiftRightLogical(x1, 23));
                 x1 ^= x0;
@@ -6811,7 +6340,7 @@ public static class Threefish1024V13Lanes
                 x14 += x15;
                 x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 30), Avx2.ShiftRightLogical(x15, 34));
                 x15 ^= x14;
-                // round 24*c + 5
+                // round 16*c + 5
                 x0 += x9;
                 x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 16), Avx2.ShiftRightLogical(x9, 48));
                 x9 ^= x0;
@@ -6836,7 +6365,7 @@ public static class Threefish1024V13Lanes
                 x8 += x1;
                 x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 41), Avx2.ShiftRightLogical(x1, 23));
                 x1 ^= x8;
-                // round 24*c + 6
+                // round 16*c + 6
                 x0 += x7;
                 x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 31), Avx2.ShiftRightLogical(x7, 33));
                 x7 ^= x0;
@@ -6861,7 +6390,7 @@ public static class Threefish1024V13Lanes
                 x10 += x9;
                 x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 25), Avx2.ShiftRightLogical(x9, 39));
                 x9 ^= x10;
-                // round 24*c + 7
+                // round 16*c + 7
                 x0 += x15;
                 x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 9), Avx2.ShiftRightLogical(x15, 55));
                 x15 ^= x0;
@@ -6886,26 +6415,26 @@ public static class Threefish1024V13Lanes
                 x12 += x7;
                 x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 20), Avx2.ShiftRightLogical(x7, 44));
                 x7 ^= x12;
-                // add subkey 2 + 6*c
-                x0 += kr[2 + 6 * c];
-                x1 += kr[3 + 6 * c];
-                x2 += kr[4 + 6 * c];
-                x3 += kr[5 + 6 * c];
-                x4 += kr[6 + 6 * c];
-                x5 += kr[7 + 6 * c];
-                x6 += kr[8 + 6 * c];
-                x7 += kr[9 + 6 * c];
-                x8 += kr[10 + 6 * c];
-                x9 += kr[11 + 6 * c];
-                x10 += kr[12 + 6 * c];
-                x11 += kr[13 + 6 * c];
-                x12 += kr[14 + 6 * c];
-                x13 += kr[15 + 6 * c];
-                x14 += kr[16 + 6 * c];
-                x15 += kc[2 + 6 * c];
+                // add subkey 2 + 4*c
+                x0 += kr[2 + 4 * c];
+                x1 += kr[3 + 4 * c];
+                x2 += kr[4 + 4 * c];
+                x3 += kr[5 + 4 * c];
+                x4 += kr[6 + 4 * c];
+                x5 += kr[7 + 4 * c];
+                x6 += kr[8 + 4 * c];
+                x7 += kr[9 + 4 * c];
+                x8 += kr[10 + 4 * c];
+                x9 += kr[11 + 4 * c];
+                x10 += kr[12 + 4 * c];
+                x11 += kr[13 + 4 * c];
+                x12 += kr[14 + 4 * c];
+                x13 += kr[15 + 4 * c];
+                x14 += kr[16 + 4 * c];
+                x15 += kc[2 + 4 * c];
                 x13 += t2;
                 x14 += t0;
-                // round 24*c + 8
+                // round 16*c + 8
                 x0 += x1;
                 x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 24), Avx2.ShiftRightLogical(x1, 40));
                 x1 ^= x0;
@@ -6930,7 +6459,7 @@ public static class Threefish1024V13Lanes
                 x14 += x15;
                 x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 37), Avx2.ShiftRightLogical(x15, 27));
                 x15 ^= x14;
-                // round 24*c + 9
+                // round 16*c + 9
                 x0 += x9;
                 x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 38), Avx2.ShiftRightLogical(x9, 26));
                 x9 ^= x0;
@@ -6955,7 +6484,7 @@ public static class Threefish1024V13Lanes
                 x8 += x1;
                 x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 52), Avx2.ShiftRightLogical(x1, 12));
                 x1 ^= x8;
-                // round 24*c + 10
+                // round 16*c + 10
                 x0 += x7;
                 x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 33), Avx2.ShiftRightLogical(x7, 31));
                 x7 ^= x0;
@@ -6980,7 +6509,7 @@ public static class Threefish1024V13Lanes
                 x10 += x9;
                 x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 17), Avx2.ShiftRightLogical(x9, 47));
                 x9 ^= x10;
-                // round 24*c + 11
+                // round 16*c + 11
                 x0 += x15;
                 x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 5), Avx2.ShiftRightLogical(x15, 59));
                 x15 ^= x0;
@@ -7005,26 +6534,26 @@ public static class Threefish1024V13Lanes
                 x12 += x7;
                 x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 25), Avx2.ShiftRightLogical(x7, 39));
                 x7 ^= x12;
-                // add subkey 3 + 6*c
-                x0 += kr[3 + 6 * c];
-                x1 += kr[4 + 6 * c];
-                x2 += kr[5 + 6 * c];
-                x3 += kr[6 + 6 * c];
-                x4 += kr[7 + 6 * c];
-                x5 += kr[8 + 6 * c];
-                x6 += kr[9 + 6 * c];
-                x7 += kr[10 + 6 * c];
-                x8 += kr[11 + 6 * c];
-                x9 += kr[12 + 6 * c];
-                x10 += kr[13 + 6 * c];
-                x11 += kr[14 + 6 * c];
-                x12 += kr[15 + 6 * c];
-                x13 += kr[16 + 6 * c];
-                x14 += kr[17 + 6 * c];
-                x15 += kc[3 + 6 * c];
+                // add subkey 3 + 4*c
+                x0 += kr[3 + 4 * c];
+                x1 += kr[4 + 4 * c];
+                x2 += kr[5 + 4 * c];
+                x3 += kr[6 + 4 * c];
+                x4 += kr[7 + 4 * c];
+                x5 += kr[8 + 4 * c];
+                x6 += kr[9 + 4 * c];
+                x7 += kr[10 + 4 * c];
+                x8 += kr[11 + 4 * c];
+                x9 += kr[12 + 4 * c];
+                x10 += kr[13 + 4 * c];
+                x11 += kr[14 + 4 * c];
+                x12 += kr[15 + 4 * c];
+                x13 += kr[16 + 4 * c];
+                x14 += kr[17 + 4 * c];
+                x15 += kc[3 + 4 * c];
                 x13 += t0;
                 x14 += t1;
-                // round 24*c + 12
+                // round 16*c + 12
                 x0 += x1;
                 x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 41), Avx2.ShiftRightLogical(x1, 23));
                 x1 ^= x0;
@@ -7049,7 +6578,7 @@ public static class Threefish1024V13Lanes
                 x14 += x15;
                 x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 30), Avx2.ShiftRightLogical(x15, 34));
                 x15 ^= x14;
-                // round 24*c + 13
+                // round 16*c + 13
                 x0 += x9;
                 x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 16), Avx2.ShiftRightLogical(x9, 48));
                 x9 ^= x0;
@@ -7074,7 +6603,7 @@ public static class Threefish1024V13Lanes
                 x8 += x1;
                 x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 41), Avx2.ShiftRightLogical(x1, 23));
                 x1 ^= x8;
-                // round 24*c + 14
+                // round 16*c + 14
                 x0 += x7;
                 x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 31), Avx2.ShiftRightLogical(x7, 33));
                 x7 ^= x0;
@@ -7099,7 +6628,7 @@ public static class Threefish1024V13Lanes
                 x10 += x9;
                 x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 25), Avx2.ShiftRightLogical(x9, 39));
                 x9 ^= x10;
-                // round 24*c + 15
+                // round 16*c + 15
                 x0 += x15;
                 x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 9), Avx2.ShiftRightLogical(x15, 55));
                 x15 ^= x0;
@@ -7124,485 +6653,12 @@ public static class Threefish1024V13Lanes
                 x12 += x7;
                 x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 20), Avx2.ShiftRightLogical(x7, 44));
                 x7 ^= x12;
-                // add subkey 4 + 6*c
-                x0 += kr[4 + 6 * c];
-                x1 += kr[5 + 6 * c];
-                x2 += kr[6 + 6 * c];
-                x3 += kr[7 + 6 * c];
-                x4 += kr[8 + 6 * c];
-                x5 += kr[9 + 6 * c];
-                x6 += kr[10 + 6 * c];
-                x7 += kr[11 + 6 * c];
-                x8 += kr[12 + 6 * c];
-                x9 += kr[13 + 6 * c];
-                x10 += kr[14 + 6 * c];
-                x11 += kr[15 + 6 * c];
-                x12 += kr[16 + 6 * c];
-                x13 += kr[17 + 6 * c];
-                x14 += kr[18 + 6 * c];
-                x15 += kc[4 + 6 * c];
-                x13 += t1;
-                x14 += t2;
-                // round 24*c + 16
-                x0 += x1;
-                x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 24), Avx2.ShiftRightLogical(x1, 40));
-                x1 ^= x0;
-                x2 += x3;
-                x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 13), Avx2.ShiftRightLogical(x3, 51));
-                x3 ^= x2;
-                x4 += x5;
-                x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 8), Avx2.ShiftRightLogical(x5, 56));
-                x5 ^= x4;
-                x6 += x7;
-                x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 47), Avx2.ShiftRightLogical(x7, 17));
-                x7 ^= x6;
-                x8 += x9;
-                x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 8), Avx2.ShiftRightLogical(x9, 56));
-                x9 ^= x8;
-                x10 += x11;
-                x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 17), Avx2.ShiftRightLogical(x11, 47));
-                x11 ^= x10;
-                x12 += x13;
-                x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 22), Avx2.ShiftRightLogical(x13, 42));
-                x13 ^= x12;
-                x14 += x15;
-                x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 37), Avx2.ShiftRightLogical(x15, 27));
-                x15 ^= x14;
-                // round 24*c + 17
-                x0 += x9;
-                x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 38), Avx2.ShiftRightLogical(x9, 26));
-                x9 ^= x0;
-                x2 += x13;
-                x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 19), Avx2.ShiftRightLogical(x13, 45));
-                x13 ^= x2;
-                x6 += x11;
-                x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 10), Avx2.ShiftRightLogical(x11, 54));
-                x11 ^= x6;
-                x4 += x15;
-                x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 55), Avx2.ShiftRightLogical(x15, 9));
-                x15 ^= x4;
-                x10 += x7;
-                x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 49), Avx2.ShiftRightLogical(x7, 15));
-                x7 ^= x10;
-                x12 += x3;
-                x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 18), Avx2.ShiftRightLogical(x3, 46));
-                x3 ^= x12;
-                x14 += x5;
-                x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 23), Avx2.ShiftRightLogical(x5, 41));
-                x5 ^= x14;
-                x8 += x1;
-                x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 52), Avx2.ShiftRightLogical(x1, 12));
-                x1 ^= x8;
-                // round 24*c + 18
-                x0 += x7;
-                x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 33), Avx2.ShiftRightLogical(x7, 31));
-                x7 ^= x0;
-                x2 += x5;
-                x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 4), Avx2.ShiftRightLogical(x5, 60));
-                x5 ^= x2;
-                x4 += x3;
-                x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 51), Avx2.ShiftRightLogical(x3, 13));
-                x3 ^= x4;
-                x6 += x1;
-                x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 13), Avx2.ShiftRightLogical(x1, 51));
-                x1 ^= x6;
-                x12 += x15;
-                x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 34), Avx2.ShiftRightLogical(x15, 30));
-                x15 ^= x12;
-                x14 += x13;
-                x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 41), Avx2.ShiftRightLogical(x13, 23));
-                x13 ^= x14;
-                x8 += x11;
-                x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 59), Avx2.ShiftRightLogical(x11, 5));
-                x11 ^= x8;
-                x10 += x9;
-                x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 17), Avx2.ShiftRightLogical(x9, 47));
-                x9 ^= x10;
-                // round 24*c + 19
-                x0 += x15;
-                x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 5), Avx2.ShiftRightLogical(x15, 59));
-                x15 ^= x0;
-                x2 += x11;
-                x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 20), Avx2.ShiftRightLogical(x11, 44));
-                x11 ^= x2;
-                x6 += x13;
-                x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 48), Avx2.ShiftRightLogical(x13, 16));
-                x13 ^= x6;
-                x4 += x9;
-                x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 41), Avx2.ShiftRightLogical(x9, 23));
-                x9 ^= x4;
-                x14 += x1;
-                x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 47), Avx2.ShiftRightLogical(x1, 17));
-                x1 ^= x14;
-                x8 += x5;
-                x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 28), Avx2.ShiftRightLogical(x5, 36));
-                x5 ^= x8;
-                x10 += x3;
-                x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 16), Avx2.ShiftRightLogical(x3, 48));
-                x3 ^= x10;
-                x12 += x7;
-                x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 25), Avx2.ShiftRightLogical(x7, 39));
-                x7 ^= x12;
-                // add subkey 5 + 6*c
-                x0 += kr[5 + 6 * c];
-                x1 += kr[6 + 6 * c];
-                x2 += kr[7 + 6 * c];
-                x3 += kr[8 + 6 * c];
-                x4 += kr[9 + 6 * c];
-                x5 += kr[10 + 6 * c];
-                x6 += kr[11 + 6 * c];
-                x7 += kr[12 + 6 * c];
-                x8 += kr[13 + 6 * c];
-                x9 += kr[14 + 6 * c];
-                x10 += kr[15 + 6 * c];
-                x11 += kr[16 + 6 * c];
-                x12 += kr[17 + 6 * c];
-                x13 += kr[18 + 6 * c];
-                x14 += kr[19 + 6 * c];
-                x15 += kc[5 + 6 * c];
-                x13 += t2;
-                x14 += t0;
-                // round 24*c + 20
-                x0 += x1;
-                x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 41), Avx2.ShiftRightLogical(x1, 23));
-                x1 ^= x0;
-                x2 += x3;
-                x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 9), Avx2.ShiftRightLogical(x3, 55));
-                x3 ^= x2;
-                x4 += x5;
-                x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 37), Avx2.ShiftRightLogical(x5, 27));
-                x5 ^= x4;
-                x6 += x7;
-                x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 31), Avx2.ShiftRightLogical(x7, 33));
-                x7 ^= x6;
-                x8 += x9;
-                x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 12), Avx2.ShiftRightLogical(x9, 52));
-                x9 ^= x8;
-                x10 += x11;
-                x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 47), Avx2.ShiftRightLogical(x11, 17));
-                x11 ^= x10;
-                x12 += x13;
-                x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 44), Avx2.ShiftRightLogical(x13, 20));
-                x13 ^= x12;
-                x14 += x15;
-                x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 30), Avx2.ShiftRightLogical(x15, 34));
-                x15 ^= x14;
-                // round 24*c + 21
-                x0 += x9;
-                x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 16), Avx2.ShiftRightLogical(x9, 48));
-                x9 ^= x0;
-                x2 += x13;
-                x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 34), Avx2.ShiftRightLogical(x13, 30));
-                x13 ^= x2;
-                x6 += x11;
-                x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 56), Avx2.ShiftRightLogical(x11, 8));
-                x11 ^= x6;
-                x4 += x15;
-                x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 51), Avx2.ShiftRightLogical(x15, 13));
-                x15 ^= x4;
-                x10 += x7;
-                x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 4), Avx2.ShiftRightLogical(x7, 60));
-                x7 ^= x10;
-                x12 += x3;
-                x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 53), Avx2.ShiftRightLogical(x3, 11));
-                x3 ^= x12;
-                x14 += x5;
-                x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 42), Avx2.ShiftRightLogical(x5, 22));
-                x5 ^= x14;
-                x8 += x1;
-                x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 41), Avx2.ShiftRightLogical(x1, 23));
-                x1 ^= x8;
-                // round 24*c + 22
-                x0 += x7;
-                x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 31), Avx2.ShiftRightLogical(x7, 33));
-                x7 ^= x0;
-                x2 += x5;
-                x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 44), Avx2.ShiftRightLogical(x5, 20));
-                x5 ^= x2;
-                x4 += x3;
-                x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 47), Avx2.ShiftRightLogical(x3, 17));
-                x3 ^= x4;
-                x6 += x1;
-                x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 46), Avx2.ShiftRightLogical(x1, 18));
-                x1 ^= x6;
-                x12 += x15;
-                x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 19), Avx2.ShiftRightLogical(x15, 45));
-                x15 ^= x12;
-                x14 += x13;
-                x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 42), Avx2.ShiftRightLogical(x13, 22));
-                x13 ^= x14;
-                x8 += x11;
-                x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 44), Avx2.ShiftRightLogical(x11, 20));
-                x11 ^= x8;
-                x10 += x9;
-                x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 25), Avx2.ShiftRightLogical(x9, 39));
-                x9 ^= x10;
-                // round 24*c + 23
-                x0 += x15;
-                x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 9), Avx2.ShiftRightLogical(x15, 55));
-                x15 ^= x0;
-                x2 += x11;
-                x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 48), Avx2.ShiftRightLogical(x11, 16));
-                x11 ^= x2;
-                x6 += x13;
-                x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 35), Avx2.ShiftRightLogical(x13, 29));
-                x13 ^= x6;
-                x4 += x9;
-                x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 52), Avx2.ShiftRightLogical(x9, 12));
-                x9 ^= x4;
-                x14 += x1;
-                x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 23), Avx2.ShiftRightLogical(x1, 41));
-                x1 ^= x14;
-                x8 += x5;
-                x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 31), Avx2.ShiftRightLogical(x5, 33));
-                x5 ^= x8;
-                x10 += x3;
-                x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 37), Avx2.ShiftRightLogical(x3, 27));
-                x3 ^= x10;
-                x12 += x7;
-                x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 20), Avx2.ShiftRightLogical(x7, 44));
-                x7 ^= x12;
+                // next pass's tweak words: t[i] <- t[i+1 mod 3]
+                ts = t0;
+                t0 = t1;
+                t1 = t2;
+                t2 = ts;
             }
-            // add subkey 18
-            x0 += k1;
-            x1 += k2;
-            x2 += k3;
-            x3 += k4;
-            x4 += k5;
-            x5 += k6;
-            x6 += k7;
-            x7 += k8;
-            x8 += k9;
-            x9 += k10;
-            x10 += k11;
-            x11 += k12;
-            x12 += k13;
-            x13 += k14;
-            x14 += k15;
-            x15 += k16;
-            x13 += t0;
-            x14 += t1;
-            x15 += Vector256.Create(18UL);
-            // round 72
-            x0 += x1;
-            x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 24), Avx2.ShiftRightLogical(x1, 40));
-            x1 ^= x0;
-            x2 += x3;
-            x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 13), Avx2.ShiftRightLogical(x3, 51));
-            x3 ^= x2;
-            x4 += x5;
-            x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 8), Avx2.ShiftRightLogical(x5, 56));
-            x5 ^= x4;
-            x6 += x7;
-            x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 47), Avx2.ShiftRightLogical(x7, 17));
-            x7 ^= x6;
-            x8 += x9;
-            x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 8), Avx2.ShiftRightLogical(x9, 56));
-            x9 ^= x8;
-            x10 += x11;
-            x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 17), Avx2.ShiftRightLogical(x11, 47));
-            x11 ^= x10;
-            x12 += x13;
-            x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 22), Avx2.ShiftRightLogical(x13, 42));
-            x13 ^= x12;
-            x14 += x15;
-            x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 37), Avx2.ShiftRightLogical(x15, 27));
-            x15 ^= x14;
-            // round 73
-            x0 += x9;
-            x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 38), Avx2.ShiftRightLogical(x9, 26));
-            x9 ^= x0;
-            x2 += x13;
-            x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 19), Avx2.ShiftRightLogical(x13, 45));
-            x13 ^= x2;
-            x6 += x11;
-            x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 10), Avx2.ShiftRightLogical(x11, 54));
-            x11 ^= x6;
-            x4 += x15;
-            x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 55), Avx2.ShiftRightLogical(x15, 9));
-            x15 ^= x4;
-            x10 += x7;
-            x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 49), Avx2.ShiftRightLogical(x7, 15));
-            x7 ^= x10;
-            x12 += x3;
-            x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 18), Avx2.ShiftRightLogical(x3, 46));
-            x3 ^= x12;
-            x14 += x5;
-            x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 23), Avx2.ShiftRightLogical(x5, 41));
-            x5 ^= x14;
-            x8 += x1;
-            x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 52), Avx2.ShiftRightLogical(x1, 12));
-            x1 ^= x8;
-            // round 74
-            x0 += x7;
-            x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 33), Avx2.ShiftRightLogical(x7, 31));
-            x7 ^= x0;
-            x2 += x5;
-            x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 4), Avx2.ShiftRightLogical(x5, 60));
-            x5 ^= x2;
-            x4 += x3;
-            x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 51), Avx2.ShiftRightLogical(x3, 13));
-            x3 ^= x4;
-            x6 += x1;
-            x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 13), Avx2.ShiftRightLogical(x1, 51));
-            x1 ^= x6;
-            x12 += x15;
-            x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 34), Avx2.ShiftRightLogical(x15, 30));
-            x15 ^= x12;
-            x14 += x13;
-            x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 41), Avx2.ShiftRightLogical(x13, 23));
-            x13 ^= x14;
-            x8 += x11;
-            x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 59), Avx2.ShiftRightLogical(x11, 5));
-            x11 ^= x8;
-            x10 += x9;
-            x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 17), Avx2.ShiftRightLogical(x9, 47));
-            x9 ^= x10;
-            // round 75
-            x0 += x15;
-            x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 5), Avx2.ShiftRightLogical(x15, 59));
-            x15 ^= x0;
-            x2 += x11;
-            x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 20), Avx2.ShiftRightLogical(x11, 44));
-            x11 ^= x2;
-            x6 += x13;
-            x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 48), Avx2.ShiftRightLogical(x13, 16));
-            x13 ^= x6;
-            x4 += x9;
-            x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 41), Avx2.ShiftRightLogical(x9, 23));
-            x9 ^= x4;
-            x14 += x1;
-            x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 47), Avx2.ShiftRightLogical(x1, 17));
-            x1 ^= x14;
-            x8 += x5;
-            x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 28), Avx2.ShiftRightLogical(x5, 36));
-            x5 ^= x8;
-            x10 += x3;
-            x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 16), Avx2.ShiftRightLogical(x3, 48));
-            x3 ^= x10;
-            x12 += x7;
-            x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 25), Avx2.ShiftRightLogical(x7, 39));
-            x7 ^= x12;
-            // add subkey 19
-            x0 += k2;
-            x1 += k3;
-            x2 += k4;
-            x3 += k5;
-            x4 += k6;
-            x5 += k7;
-            x6 += k8;
-            x7 += k9;
-            x8 += k10;
-            x9 += k11;
-            x10 += k12;
-            x11 += k13;
-            x12 += k14;
-            x13 += k15;
-            x14 += k16;
-            x15 += k0;
-            x13 += t1;
-            x14 += t2;
-            x15 += Vector256.Create(19UL);
-            // round 76
-            x0 += x1;
-            x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 41), Avx2.ShiftRightLogical(x1, 23));
-            x1 ^= x0;
-            x2 += x3;
-            x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 9), Avx2.ShiftRightLogical(x3, 55));
-            x3 ^= x2;
-            x4 += x5;
-            x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 37), Avx2.ShiftRightLogical(x5, 27));
-            x5 ^= x4;
-            x6 += x7;
-            x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 31), Avx2.ShiftRightLogical(x7, 33));
-            x7 ^= x6;
-            x8 += x9;
-            x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 12), Avx2.ShiftRightLogical(x9, 52));
-            x9 ^= x8;
-            x10 += x11;
-            x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 47), Avx2.ShiftRightLogical(x11, 17));
-            x11 ^= x10;
-            x12 += x13;
-            x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 44), Avx2.ShiftRightLogical(x13, 20));
-            x13 ^= x12;
-            x14 += x15;
-            x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 30), Avx2.ShiftRightLogical(x15, 34));
-            x15 ^= x14;
-            // round 77
-            x0 += x9;
-            x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 16), Avx2.ShiftRightLogical(x9, 48));
-            x9 ^= x0;
-            x2 += x13;
-            x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 34), Avx2.ShiftRightLogical(x13, 30));
-            x13 ^= x2;
-            x6 += x11;
-            x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 56), Avx2.ShiftRightLogical(x11, 8));
-            x11 ^= x6;
-            x4 += x15;
-            x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 51), Avx2.ShiftRightLogical(x15, 13));
-            x15 ^= x4;
-            x10 += x7;
-            x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 4), Avx2.ShiftRightLogical(x7, 60));
-            x7 ^= x10;
-            x12 += x3;
-            x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 53), Avx2.ShiftRightLogical(x3, 11));
-            x3 ^= x12;
-            x14 += x5;
-            x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 42), Avx2.ShiftRightLogical(x5, 22));
-            x5 ^= x14;
-            x8 += x1;
-            x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 41), Avx2.ShiftRightLogical(x1, 23));
-            x1 ^= x8;
-            // round 78
-            x0 += x7;
-            x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 31), Avx2.ShiftRightLogical(x7, 33));
-            x7 ^= x0;
-            x2 += x5;
-            x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 44), Avx2.ShiftRightLogical(x5, 20));
-            x5 ^= x2;
-            x4 += x3;
-            x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 47), Avx2.ShiftRightLogical(x3, 17));
-            x3 ^= x4;
-            x6 += x1;
-            x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 46), Avx2.ShiftRightLogical(x1, 18));
-            x1 ^= x6;
-            x12 += x15;
-            x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 19), Avx2.ShiftRightLogical(x15, 45));
-            x15 ^= x12;
-            x14 += x13;
-            x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 42), Avx2.ShiftRightLogical(x13, 22));
-            x13 ^= x14;
-            x8 += x11;
-            x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 44), Avx2.ShiftRightLogical(x11, 20));
-            x11 ^= x8;
-            x10 += x9;
-            x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 25), Avx2.ShiftRightLogical(x9, 39));
-            x9 ^= x10;
-            // round 79
-            x0 += x15;
-            x15 = Avx2.Or(Avx2.ShiftLeftLogical(x15, 9), Avx2.ShiftRightLogical(x15, 55));
-            x15 ^= x0;
-            x2 += x11;
-            x11 = Avx2.Or(Avx2.ShiftLeftLogical(x11, 48), Avx2.ShiftRightLogical(x11, 16));
-            x11 ^= x2;
-            x6 += x13;
-            x13 = Avx2.Or(Avx2.ShiftLeftLogical(x13, 35), Avx2.ShiftRightLogical(x13, 29));
-            x13 ^= x6;
-            x4 += x9;
-            x9 = Avx2.Or(Avx2.ShiftLeftLogical(x9, 52), Avx2.ShiftRightLogical(x9, 12));
-            x9 ^= x4;
-            x14 += x1;
-            x1 = Avx2.Or(Avx2.ShiftLeftLogical(x1, 23), Avx2.ShiftRightLogical(x1, 41));
-            x1 ^= x14;
-            x8 += x5;
-            x5 = Avx2.Or(Avx2.ShiftLeftLogical(x5, 31), Avx2.ShiftRightLogical(x5, 33));
-            x5 ^= x8;
-            x10 += x3;
-            x3 = Avx2.Or(Avx2.ShiftLeftLogical(x3, 37), Avx2.ShiftRightLogical(x3, 27));
-            x3 ^= x10;
-            x12 += x7;
-            x7 = Avx2.Or(Avx2.ShiftLeftLogical(x7, 20), Avx2.ShiftRightLogical(x7, 44));
-            x7 ^= x12;
             // add subkey 20
             x0 += k3;
             x1 += k4;
@@ -7620,8 +6676,8 @@ public static class Threefish1024V13Lanes
             x13 += k16;
             x14 += k0;
             x15 += k1;
-            x13 += t2;
-            x14 += t0;
+            x13 += t0;
+            x14 += t1;
             x15 += Vector256.Create(20UL);
             // store the block(s)
             // transpose back to stream order and store 4 blocks (lane group 0)
@@ -12878,16 +11934,16 @@ public static class Threefish1024V13Lanes
 
         for (; groups >= 1; groups -= 1)
         {
-            Vector512<ulong> t0, t1, t2, x0, x1, x2, x3, x4, x5, x6;
-            Vector512<ulong> x7, x8, x9, x10, x11, x12, x13, x14, x15, s0;
-            Vector512<ulong> s1, s2, s3, s4, s5, s6, s7, s8, s9, s10;
-            Vector512<ulong> s11, s12, s13, s14, s15, l0_0, l0_1, l0_2, l0_3, l0_4;
-            Vector512<ulong> l0_5, l0_6, l0_7, l0_8, l0_9, l0_10, l0_11, l0_12, l0_13, l0_14;
-            Vector512<ulong> l0_15, l1_0, l1_1, l1_2, l1_3, l1_4, l1_5, l1_6, l1_7, l1_8;
-            Vector512<ulong> l1_9, l1_10, l1_11, l1_12, l1_13, l1_14, l1_15, t0_0, t0_1, t0_2;
-            Vector512<ulong> t0_3, t0_4, t0_5, t0_6, t0_7, t0_8, t0_9, t0_10, t0_11, t0_12;
-            Vector512<ulong> t0_13, t0_14, t0_15, t1_0, t1_1, t1_2, t1_3, t1_4, t1_5, t1_6;
-            Vector512<ulong> t1_7, t1_8, t1_9, t1_10, t1_11, t1_12, t1_13, t1_14, t1_15;
+            Vector512<ulong> t0, t1, t2, ts, x0, x1, x2, x3, x4, x5;
+            Vector512<ulong> x6, x7, x8, x9, x10, x11, x12, x13, x14, x15;
+            Vector512<ulong> s0, s1, s2, s3, s4, s5, s6, s7, s8, s9;
+            Vector512<ulong> s10, s11, s12, s13, s14, s15, l0_0, l0_1, l0_2, l0_3;
+            Vector512<ulong> l0_4, l0_5, l0_6, l0_7, l0_8, l0_9, l0_10, l0_11, l0_12, l0_13;
+            Vector512<ulong> l0_14, l0_15, l1_0, l1_1, l1_2, l1_3, l1_4, l1_5, l1_6, l1_7;
+            Vector512<ulong> l1_8, l1_9, l1_10, l1_11, l1_12, l1_13, l1_14, l1_15, t0_0, t0_1;
+            Vector512<ulong> t0_2, t0_3, t0_4, t0_5, t0_6, t0_7, t0_8, t0_9, t0_10, t0_11;
+            Vector512<ulong> t0_12, t0_13, t0_14, t0_15, t1_0, t1_1, t1_2, t1_3, t1_4, t1_5;
+            Vector512<ulong> t1_6, t1_7, t1_8, t1_9, t1_10, t1_11, t1_12, t1_13, t1_14, t1_15;
             // load 8 blocks (lane group 0) and transpose to one vector per word
             s0 = Vector512.LoadUnsafe(ref src, 0).AsUInt64();
             s1 = Vector512.LoadUnsafe(ref src, 64).AsUInt64();
@@ -12958,6 +12014,7 @@ public static class Threefish1024V13Lanes
             t1 = Vector512.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 8)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 24)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 40)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 56)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 72)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 88)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 104)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 120)));
             t2 = t0;
             t2 ^= t1;
+            ts = t0;
             // subtract subkey 20
             x0 -= k3;
             x1 -= k4;
@@ -12978,249 +12035,13 @@ public static class Threefish1024V13Lanes
             x13 -= t2;
             x14 -= t0;
             x15 -= Vector512.Create(20UL);
-            // inverse round 79
-            x15 ^= x0;
-            x15 = Avx512F.RotateRight(x15, 9);
-            x0 -= x15;
-            x11 ^= x2;
-            x11 = Avx512F.RotateRight(x11, 48);
-            x2 -= x11;
-            x13 ^= x6;
-            x13 = Avx512F.RotateRight(x13, 35);
-            x6 -= x13;
-            x9 ^= x4;
-            x9 = Avx512F.RotateRight(x9, 52);
-            x4 -= x9;
-            x1 ^= x14;
-            x1 = Avx512F.RotateRight(x1, 23);
-            x14 -= x1;
-            x5 ^= x8;
-            x5 = Avx512F.RotateRight(x5, 31);
-            x8 -= x5;
-            x3 ^= x10;
-            x3 = Avx512F.RotateRight(x3, 37);
-            x10 -= x3;
-            x7 ^= x12;
-            x7 = Avx512F.RotateRight(x7, 20);
-            x12 -= x7;
-            // inverse round 78
-            x7 ^= x0;
-            x7 = Avx512F.RotateRight(x7, 31);
-            x0 -= x7;
-            x5 ^= x2;
-            x5 = Avx512F.RotateRight(x5, 44);
-            x2 -= x5;
-            x3 ^= x4;
-            x3 = Avx512F.RotateRight(x3, 47);
-            x4 -= x3;
-            x1 ^= x6;
-            x1 = Avx512F.RotateRight(x1, 46);
-            x6 -= x1;
-            x15 ^= x12;
-            x15 = Avx512F.RotateRight(x15, 19);
-            x12 -= x15;
-            x13 ^= x14;
-            x13 = Avx512F.RotateRight(x13, 42);
-            x14 -= x13;
-            x11 ^= x8;
-            x11 = Avx512F.RotateRight(x11, 44);
-            x8 -= x11;
-            x9 ^= x10;
-            x9 = Avx512F.RotateRight(x9, 25);
-            x10 -= x9;
-            // inverse round 77
-            x9 ^= x0;
-            x9 = Avx512F.RotateRight(x9, 16);
-            x0 -= x9;
-            x13 ^= x2;
-            x13 = Avx512F.RotateRight(x13, 34);
-            x2 -= x13;
-            x11 ^= x6;
-            x11 = Avx512F.RotateRight(x11, 56);
-            x6 -= x11;
-            x15 ^= x4;
-            x15 = Avx512F.RotateRight(x15, 51);
-            x4 -= x15;
-            x7 ^= x10;
-            x7 = Avx512F.RotateRight(x7, 4);
-            x10 -= x7;
-            x3 ^= x12;
-            x3 = Avx512F.RotateRight(x3, 53);
-            x12 -= x3;
-            x5 ^= x14;
-            x5 = Avx512F.RotateRight(x5, 42);
-            x14 -= x5;
-            x1 ^= x8;
-            x1 = Avx512F.RotateRight(x1, 41);
-            x8 -= x1;
-            // inverse round 76
-            x1 ^= x0;
-            x1 = Avx512F.RotateRight(x1, 41);
-            x0 -= x1;
-            x3 ^= x2;
-            x3 = Avx512F.RotateRight(x3, 9);
-            x2 -= x3;
-            x5 ^= x4;
-            x5 = Avx512F.RotateRight(x5, 37);
-            x4 -= x5;
-            x7 ^= x6;
-            x7 = Avx512F.RotateRight(x7, 31);
-            x6 -= x7;
-            x9 ^= x8;
-            x9 = Avx512F.RotateRight(x9, 12);
-            x8 -= x9;
-            x11 ^= x10;
-            x11 = Avx512F.RotateRight(x11, 47);
-            x10 -= x11;
-            x13 ^= x12;
-            x13 = Avx512F.RotateRight(x13, 44);
-            x12 -= x13;
-            x15 ^= x14;
-            x15 = Avx512F.RotateRight(x15, 30);
-            x14 -= x15;
-            // subtract subkey 19
-            x0 -= k2;
-            x1 -= k3;
-            x2 -= k4;
-            x3 -= k5;
-            x4 -= k6;
-            x5 -= k7;
-            x6 -= k8;
-            x7 -= k9;
-            x8 -= k10;
-            x9 -= k11;
-            x10 -= k12;
-            x11 -= k13;
-            x12 -= k14;
-            x13 -= k15;
-            x14 -= k16;
-            x15 -= k0;
-            x13 -= t1;
-            x14 -= t2;
-            x15 -= Vector512.Create(19UL);
-            // inverse round 75
-            x15 ^= x0;
-            x15 = Avx512F.RotateRight(x15, 5);
-            x0 -= x15;
-            x11 ^= x2;
-            x11 = Avx512F.RotateRight(x11, 20);
-            x2 -= x11;
-            x13 ^= x6;
-            x13 = Avx512F.RotateRight(x13, 48);
-            x6 -= x13;
-            x9 ^= x4;
-            x9 = Avx512F.RotateRight(x9, 41);
-            x4 -= x9;
-            x1 ^= x14;
-            x1 = Avx512F.RotateRight(x1, 47);
-            x14 -= x1;
-            x5 ^= x8;
-            x5 = Avx512F.RotateRight(x5, 28);
-            x8 -= x5;
-            x3 ^= x10;
-            x3 = Avx512F.RotateRight(x3, 16);
-            x10 -= x3;
-            x7 ^= x12;
-            x7 = Avx512F.RotateRight(x7, 25);
-            x12 -= x7;
-            // inverse round 74
-            x7 ^= x0;
-            x7 = Avx512F.RotateRight(x7, 33);
-            x0 -= x7;
-            x5 ^= x2;
-            x5 = Avx512F.RotateRight(x5, 4);
-            x2 -= x5;
-            x3 ^= x4;
-            x3 = Avx512F.RotateRight(x3, 51);
-            x4 -= x3;
-            x1 ^= x6;
-            x1 = Avx512F.RotateRight(x1, 13);
-            x6 -= x1;
-            x15 ^= x12;
-            x15 = Avx512F.RotateRight(x15, 34);
-            x12 -= x15;
-            x13 ^= x14;
-            x13 = Avx512F.RotateRight(x13, 41);
-            x14 -= x13;
-            x11 ^= x8;
-            x11 = Avx512F.RotateRight(x11, 59);
-            x8 -= x11;
-            x9 ^= x10;
-            x9 = Avx512F.RotateRight(x9, 17);
-            x10 -= x9;
-            // inverse round 73
-            x9 ^= x0;
-            x9 = Avx512F.RotateRight(x9, 38);
-            x0 -= x9;
-            x13 ^= x2;
-            x13 = Avx512F.RotateRight(x13, 19);
-            x2 -= x13;
-            x11 ^= x6;
-            x11 = Avx512F.RotateRight(x11, 10);
-            x6 -= x11;
-            x15 ^= x4;
-            x15 = Avx512F.RotateRight(x15, 55);
-            x4 -= x15;
-            x7 ^= x10;
-            x7 = Avx512F.RotateRight(x7, 49);
-            x10 -= x7;
-            x3 ^= x12;
-            x3 = Avx512F.RotateRight(x3, 18);
-            x12 -= x3;
-            x5 ^= x14;
-            x5 = Avx512F.RotateRight(x5, 23);
-            x14 -= x5;
-            x1 ^= x8;
-            x1 = Avx512F.RotateRight(x1, 52);
-            x8 -= x1;
-            // inverse round 72
-            x1 ^= x0;
-            x1 = Avx512F.RotateRight(x1, 24);
-            x0 -= x1;
-            x3 ^= x2;
-            x3 = Avx512F.RotateRight(x3, 13);
-            x2 -= x3;
-            x5 ^= x4;
-            x5 = Avx512F.RotateRight(x5, 8);
-            x4 -= x5;
-            x7 ^= x6;
-            x7 = Avx512F.RotateRight(x7, 47);
-            x6 -= x7;
-            x9 ^= x8;
-            x9 = Avx512F.RotateRight(x9, 8);
-            x8 -= x9;
-            x11 ^= x10;
-            x11 = Avx512F.RotateRight(x11, 17);
-            x10 -= x11;
-            x13 ^= x12;
-            x13 = Avx512F.RotateRight(x13, 22);
-            x12 -= x13;
-            x15 ^= x14;
-            x15 = Avx512F.RotateRight(x15, 37);
-            x14 -= x15;
-            // subtract subkey 18
-            x0 -= k1;
-            x1 -= k2;
-            x2 -= k3;
-            x3 -= k4;
-            x4 -= k5;
-            x5 -= k6;
-            x6 -= k7;
-            x7 -= k8;
-            x8 -= k9;
-            x9 -= k10;
-            x10 -= k11;
-            x11 -= k12;
-            x12 -= k13;
-            x13 -= k14;
-            x14 -= k15;
-            x15 -= k16;
-            x13 -= t0;
-            x14 -= t1;
-            x15 -= Vector512.Create(18UL);
-            for (int c = 0; c < 3; c++)
+            ts = t0;
+            t0 = t1;
+            t1 = t2;
+            t2 = ts;
+            for (int c = 0; c < 5; c++)
             {
-                // inverse round 24*c' + 23
+                // inverse round 16*c' + 15
                 x15 ^= x0;
                 x15 = Avx512F.RotateRight(x15, 9);
                 x0 -= x15;
@@ -13245,7 +12066,7 @@ public static class Threefish1024V13Lanes
                 x7 ^= x12;
                 x7 = Avx512F.RotateRight(x7, 20);
                 x12 -= x7;
-                // inverse round 24*c' + 22
+                // inverse round 16*c' + 14
                 x7 ^= x0;
                 x7 = Avx512F.RotateRight(x7, 31);
                 x0 -= x7;
@@ -13270,7 +12091,7 @@ public static class Threefish1024V13Lanes
                 x9 ^= x10;
                 x9 = Avx512F.RotateRight(x9, 25);
                 x10 -= x9;
-                // inverse round 24*c' + 21
+                // inverse round 16*c' + 13
                 x9 ^= x0;
                 x9 = Avx512F.RotateRight(x9, 16);
                 x0 -= x9;
@@ -13295,7 +12116,7 @@ public static class Threefish1024V13Lanes
                 x1 ^= x8;
                 x1 = Avx512F.RotateRight(x1, 41);
                 x8 -= x1;
-                // inverse round 24*c' + 20
+                // inverse round 16*c' + 12
                 x1 ^= x0;
                 x1 = Avx512F.RotateRight(x1, 41);
                 x0 -= x1;
@@ -13320,264 +12141,26 @@ public static class Threefish1024V13Lanes
                 x15 ^= x14;
                 x15 = Avx512F.RotateRight(x15, 30);
                 x14 -= x15;
-                // subtract subkey 17 - 6*c
-                x0 -= kr[17 - 6 * c];
-                x1 -= kr[18 - 6 * c];
-                x2 -= kr[19 - 6 * c];
-                x3 -= kr[20 - 6 * c];
-                x4 -= kr[21 - 6 * c];
-                x5 -= kr[22 - 6 * c];
-                x6 -= kr[23 - 6 * c];
-                x7 -= kr[24 - 6 * c];
-                x8 -= kr[25 - 6 * c];
-                x9 -= kr[26 - 6 * c];
-                x10 -= kr[27 - 6 * c];
-                x11 -= kr[28 - 6 * c];
-                x12 -= kr[29 - 6 * c];
-                x13 -= kr[30 - 6 * c];
-                x14 -= kr[31 - 6 * c];
-                x15 -= kc[17 - 6 * c];
-                x13 -= t2;
-                x14 -= t0;
-                // inverse round 24*c' + 19
-                x15 ^= x0;
-                x15 = Avx512F.RotateRight(x15, 5);
-                x0 -= x15;
-                x11 ^= x2;
-                x11 = Avx512F.RotateRight(x11, 20);
-                x2 -= x11;
-                x13 ^= x6;
-                x13 = Avx512F.RotateRight(x13, 48);
-                x6 -= x13;
-                x9 ^= x4;
-                x9 = Avx512F.RotateRight(x9, 41);
-                x4 -= x9;
-                x1 ^= x14;
-                x1 = Avx512F.RotateRight(x1, 47);
-                x14 -= x1;
-                x5 ^= x8;
-                x5 = Avx512F.RotateRight(x5, 28);
-                x8 -= x5;
-                x3 ^= x10;
-                x3 = Avx512F.RotateRight(x3, 16);
-                x10 -= x3;
-                x7 ^= x12;
-                x7 = Avx512F.RotateRight(x7, 25);
-                x12 -= x7;
-                // inverse round 24*c' + 18
-                x7 ^= x0;
-                x7 = Avx512F.RotateRight(x7, 33);
-                x0 -= x7;
-                x5 ^= x2;
-                x5 = Avx512F.RotateRight(x5, 4);
-                x2 -= x5;
-                x3 ^= x4;
-                x3 = Avx512F.RotateRight(x3, 51);
-                x4 -= x3;
-                x1 ^= x6;
-                x1 = Avx512F.RotateRight(x1, 13);
-                x6 -= x1;
-                x15 ^= x12;
-                x15 = Avx512F.RotateRight(x15, 34);
-                x12 -= x15;
-                x13 ^= x14;
-                x13 = Avx512F.RotateRight(x13, 41);
-                x14 -= x13;
-                x11 ^= x8;
-                x11 = Avx512F.RotateRight(x11, 59);
-                x8 -= x11;
-                x9 ^= x10;
-                x9 = Avx512F.RotateRight(x9, 17);
-                x10 -= x9;
-                // inverse round 24*c' + 17
-                x9 ^= x0;
-                x9 = Avx512F.RotateRight(x9, 38);
-                x0 -= x9;
-                x13 ^= x2;
-                x13 = Avx512F.RotateRight(x13, 19);
-                x2 -= x13;
-                x11 ^= x6;
-                x11 = Avx512F.RotateRight(x11, 10);
-                x6 -= x11;
-                x15 ^= x4;
-                x15 = Avx512F.RotateRight(x15, 55);
-                x4 -= x15;
-                x7 ^= x10;
-                x7 = Avx512F.RotateRight(x7, 49);
-                x10 -= x7;
-                x3 ^= x12;
-                x3 = Avx512F.RotateRight(x3, 18);
-                x12 -= x3;
-                x5 ^= x14;
-                x5 = Avx512F.RotateRight(x5, 23);
-                x14 -= x5;
-                x1 ^= x8;
-                x1 = Avx512F.RotateRight(x1, 52);
-                x8 -= x1;
-                // inverse round 24*c' + 16
-                x1 ^= x0;
-                x1 = Avx512F.RotateRight(x1, 24);
-                x0 -= x1;
-                x3 ^= x2;
-                x3 = Avx512F.RotateRight(x3, 13);
-                x2 -= x3;
-                x5 ^= x4;
-                x5 = Avx512F.RotateRight(x5, 8);
-                x4 -= x5;
-                x7 ^= x6;
-                x7 = Avx512F.RotateRight(x7, 47);
-                x6 -= x7;
-                x9 ^= x8;
-                x9 = Avx512F.RotateRight(x9, 8);
-                x8 -= x9;
-                x11 ^= x10;
-                x11 = Avx512F.RotateRight(x11, 17);
-                x10 -= x11;
-                x13 ^= x12;
-                x13 = Avx512F.RotateRight(x13, 22);
-                x12 -= x13;
-                x15 ^= x14;
-                x15 = Avx512F.RotateRight(x15, 37);
-                x14 -= x15;
-                // subtract subkey 16 - 6*c
-                x0 -= kr[16 - 6 * c];
-                x1 -= kr[17 - 6 * c];
-                x2 -= kr[18 - 6 * c];
-                x3 -= kr[19 - 6 * c];
-                x4 -= kr[20 - 6 * c];
-                x5 -= kr[21 - 6 * c];
-                x6 -= kr[22 - 6 * c];
-                x7 -= kr[23 - 6 * c];
-                x8 -= kr[24 - 6 * c];
-                x9 -= kr[25 - 6 * c];
-                x10 -= kr[26 - 6 * c];
-                x11 -= kr[27 - 6 * c];
-                x12 -= kr[28 - 6 * c];
-                x13 -= kr[29 - 6 * c];
-                x14 -= kr[30 - 6 * c];
-                x15 -= kc[16 - 6 * c];
-                x13 -= t1;
-                x14 -= t2;
-                // inverse round 24*c' + 15
-                x15 ^= x0;
-                x15 = Avx512F.RotateRight(x15, 9);
-                x0 -= x15;
-                x11 ^= x2;
-                x11 = Avx512F.RotateRight(x11, 48);
-                x2 -= x11;
-                x13 ^= x6;
-                x13 = Avx512F.RotateRight(x13, 35);
-                x6 -= x13;
-                x9 ^= x4;
-                x9 = Avx512F.RotateRight(x9, 52);
-                x4 -= x9;
-                x1 ^= x14;
-                x1 = Avx512F.RotateRight(x1, 23);
-                x14 -= x1;
-                x5 ^= x8;
-                x5 = Avx512F.RotateRight(x5, 31);
-                x8 -= x5;
-                x3 ^= x10;
-                x3 = Avx512F.RotateRight(x3, 37);
-                x10 -= x3;
-                x7 ^= x12;
-                x7 = Avx512F.RotateRight(x7, 20);
-                x12 -= x7;
-                // inverse round 24*c' + 14
-                x7 ^= x0;
-                x7 = Avx512F.RotateRight(x7, 31);
-                x0 -= x7;
-                x5 ^= x2;
-                x5 = Avx512F.RotateRight(x5, 44);
-                x2 -= x5;
-                x3 ^= x4;
-                x3 = Avx512F.RotateRight(x3, 47);
-                x4 -= x3;
-                x1 ^= x6;
-                x1 = Avx512F.RotateRight(x1, 46);
-                x6 -= x1;
-                x15 ^= x12;
-                x15 = Avx512F.RotateRight(x15, 19);
-                x12 -= x15;
-                x13 ^= x14;
-                x13 = Avx512F.RotateRight(x13, 42);
-                x14 -= x13;
-                x11 ^= x8;
-                x11 = Avx512F.RotateRight(x11, 44);
-                x8 -= x11;
-                x9 ^= x10;
-                x9 = Avx512F.RotateRight(x9, 25);
-                x10 -= x9;
-                // inverse round 24*c' + 13
-                x9 ^= x0;
-                x9 = Avx512F.RotateRight(x9, 16);
-                x0 -= x9;
-                x13 ^= x2;
-                x13 = Avx512F.RotateRight(x13, 34);
-                x2 -= x13;
-                x11 ^= x6;
-                x11 = Avx512F.RotateRight(x11, 56);
-                x6 -= x11;
-                x15 ^= x4;
-                x15 = Avx512F.RotateRight(x15, 51);
-                x4 -= x15;
-                x7 ^= x10;
-                x7 = Avx512F.RotateRight(x7, 4);
-                x10 -= x7;
-                x3 ^= x12;
-                x3 = Avx512F.RotateRight(x3, 53);
-                x12 -= x3;
-                x5 ^= x14;
-                x5 = Avx512F.RotateRight(x5, 42);
-                x14 -= x5;
-                x1 ^= x8;
-                x1 = Avx512F.RotateRight(x1, 41);
-                x8 -= x1;
-                // inverse round 24*c' + 12
-                x1 ^= x0;
-                x1 = Avx512F.RotateRight(x1, 41);
-                x0 -= x1;
-                x3 ^= x2;
-                x3 = Avx512F.RotateRight(x3, 9);
-                x2 -= x3;
-                x5 ^= x4;
-                x5 = Avx512F.RotateRight(x5, 37);
-                x4 -= x5;
-                x7 ^= x6;
-                x7 = Avx512F.RotateRight(x7, 31);
-                x6 -= x7;
-                x9 ^= x8;
-                x9 = Avx512F.RotateRight(x9, 12);
-                x8 -= x9;
-                x11 ^= x10;
-                x11 = Avx512F.RotateRight(x11, 47);
-                x10 -= x11;
-                x13 ^= x12;
-                x13 = Avx512F.RotateRight(x13, 44);
-                x12 -= x13;
-                x15 ^= x14;
-                x15 = Avx512F.RotateRight(x15, 30);
-                x14 -= x15;
-                // subtract subkey 15 - 6*c
-                x0 -= kr[15 - 6 * c];
-                x1 -= kr[16 - 6 * c];
-                x2 -= kr[17 - 6 * c];
-                x3 -= kr[18 - 6 * c];
-                x4 -= kr[19 - 6 * c];
-                x5 -= kr[20 - 6 * c];
-                x6 -= kr[21 - 6 * c];
-                x7 -= kr[22 - 6 * c];
-                x8 -= kr[23 - 6 * c];
-                x9 -= kr[24 - 6 * c];
-                x10 -= kr[25 - 6 * c];
-                x11 -= kr[26 - 6 * c];
-                x12 -= kr[27 - 6 * c];
-                x13 -= kr[28 - 6 * c];
-                x14 -= kr[29 - 6 * c];
-                x15 -= kc[15 - 6 * c];
+                // subtract subkey 19 - 4*c
+                x0 -= kr[19 - 4 * c];
+                x1 -= kr[20 - 4 * c];
+                x2 -= kr[21 - 4 * c];
+                x3 -= kr[22 - 4 * c];
+                x4 -= kr[23 - 4 * c];
+                x5 -= kr[24 - 4 * c];
+                x6 -= kr[25 - 4 * c];
+                x7 -= kr[26 - 4 * c];
+                x8 -= kr[27 - 4 * c];
+                x9 -= kr[28 - 4 * c];
+                x10 -= kr[29 - 4 * c];
+                x11 -= kr[30 - 4 * c];
+                x12 -= kr[31 - 4 * c];
+                x13 -= kr[32 - 4 * c];
+                x14 -= kr[33 - 4 * c];
+                x15 -= kc[19 - 4 * c];
                 x13 -= t0;
                 x14 -= t1;
-                // inverse round 24*c' + 11
+                // inverse round 16*c' + 11
                 x15 ^= x0;
                 x15 = Avx512F.RotateRight(x15, 5);
                 x0 -= x15;
@@ -13602,7 +12185,7 @@ public static class Threefish1024V13Lanes
                 x7 ^= x12;
                 x7 = Avx512F.RotateRight(x7, 25);
                 x12 -= x7;
-                // inverse round 24*c' + 10
+                // inverse round 16*c' + 10
                 x7 ^= x0;
                 x7 = Avx512F.RotateRight(x7, 33);
                 x0 -= x7;
@@ -13627,7 +12210,7 @@ public static class Threefish1024V13Lanes
                 x9 ^= x10;
                 x9 = Avx512F.RotateRight(x9, 17);
                 x10 -= x9;
-                // inverse round 24*c' + 9
+                // inverse round 16*c' + 9
                 x9 ^= x0;
                 x9 = Avx512F.RotateRight(x9, 38);
                 x0 -= x9;
@@ -13652,7 +12235,7 @@ public static class Threefish1024V13Lanes
                 x1 ^= x8;
                 x1 = Avx512F.RotateRight(x1, 52);
                 x8 -= x1;
-                // inverse round 24*c' + 8
+                // inverse round 16*c' + 8
                 x1 ^= x0;
                 x1 = Avx512F.RotateRight(x1, 24);
                 x0 -= x1;
@@ -13677,26 +12260,26 @@ public static class Threefish1024V13Lanes
                 x15 ^= x14;
                 x15 = Avx512F.RotateRight(x15, 37);
                 x14 -= x15;
-                // subtract subkey 14 - 6*c
-                x0 -= kr[14 - 6 * c];
-                x1 -= kr[15 - 6 * c];
-                x2 -= kr[16 - 6 * c];
-                x3 -= kr[17 - 6 * c];
-                x4 -= kr[18 - 6 * c];
-                x5 -= kr[19 - 6 * c];
-                x6 -= kr[20 - 6 * c];
-                x7 -= kr[21 - 6 * c];
-                x8 -= kr[22 - 6 * c];
-                x9 -= kr[23 - 6 * c];
-                x10 -= kr[24 - 6 * c];
-                x11 -= kr[25 - 6 * c];
-                x12 -= kr[26 - 6 * c];
-                x13 -= kr[27 - 6 * c];
-                x14 -= kr[28 - 6 * c];
-                x15 -= kc[14 - 6 * c];
+                // subtract subkey 18 - 4*c
+                x0 -= kr[18 - 4 * c];
+                x1 -= kr[19 - 4 * c];
+                x2 -= kr[20 - 4 * c];
+                x3 -= kr[21 - 4 * c];
+                x4 -= kr[22 - 4 * c];
+                x5 -= kr[23 - 4 * c];
+                x6 -= kr[24 - 4 * c];
+                x7 -= kr[25 - 4 * c];
+                x8 -= kr[26 - 4 * c];
+                x9 -= kr[27 - 4 * c];
+                x10 -= kr[28 - 4 * c];
+                x11 -= kr[29 - 4 * c];
+                x12 -= kr[30 - 4 * c];
+                x13 -= kr[31 - 4 * c];
+                x14 -= kr[32 - 4 * c];
+                x15 -= kc[18 - 4 * c];
                 x13 -= t2;
                 x14 -= t0;
-                // inverse round 24*c' + 7
+                // inverse round 16*c' + 7
                 x15 ^= x0;
                 x15 = Avx512F.RotateRight(x15, 9);
                 x0 -= x15;
@@ -13721,7 +12304,7 @@ public static class Threefish1024V13Lanes
                 x7 ^= x12;
                 x7 = Avx512F.RotateRight(x7, 20);
                 x12 -= x7;
-                // inverse round 24*c' + 6
+                // inverse round 16*c' + 6
                 x7 ^= x0;
                 x7 = Avx512F.RotateRight(x7, 31);
                 x0 -= x7;
@@ -13746,7 +12329,7 @@ public static class Threefish1024V13Lanes
                 x9 ^= x10;
                 x9 = Avx512F.RotateRight(x9, 25);
                 x10 -= x9;
-                // inverse round 24*c' + 5
+                // inverse round 16*c' + 5
                 x9 ^= x0;
                 x9 = Avx512F.RotateRight(x9, 16);
                 x0 -= x9;
@@ -13771,7 +12354,7 @@ public static class Threefish1024V13Lanes
                 x1 ^= x8;
                 x1 = Avx512F.RotateRight(x1, 41);
                 x8 -= x1;
-                // inverse round 24*c' + 4
+                // inverse round 16*c' + 4
                 x1 ^= x0;
                 x1 = Avx512F.RotateRight(x1, 41);
                 x0 -= x1;
@@ -13796,26 +12379,26 @@ public static class Threefish1024V13Lanes
                 x15 ^= x14;
                 x15 = Avx512F.RotateRight(x15, 30);
                 x14 -= x15;
-                // subtract subkey 13 - 6*c
-                x0 -= kr[13 - 6 * c];
-                x1 -= kr[14 - 6 * c];
-                x2 -= kr[15 - 6 * c];
-                x3 -= kr[16 - 6 * c];
-                x4 -= kr[17 - 6 * c];
-                x5 -= kr[18 - 6 * c];
-                x6 -= kr[19 - 6 * c];
-                x7 -= kr[20 - 6 * c];
-                x8 -= kr[21 - 6 * c];
-                x9 -= kr[22 - 6 * c];
-                x10 -= kr[23 - 6 * c];
-                x11 -= kr[24 - 6 * c];
-                x12 -= kr[25 - 6 * c];
-                x13 -= kr[26 - 6 * c];
-                x14 -= kr[27 - 6 * c];
-                x15 -= kc[13 - 6 * c];
+                // subtract subkey 17 - 4*c
+                x0 -= kr[17 - 4 * c];
+                x1 -= kr[18 - 4 * c];
+                x2 -= kr[19 - 4 * c];
+                x3 -= kr[20 - 4 * c];
+                x4 -= kr[21 - 4 * c];
+                x5 -= kr[22 - 4 * c];
+                x6 -= kr[23 - 4 * c];
+                x7 -= kr[24 - 4 * c];
+                x8 -= kr[25 - 4 * c];
+                x9 -= kr[26 - 4 * c];
+                x10 -= kr[27 - 4 * c];
+                x11 -= kr[28 - 4 * c];
+                x12 -= kr[29 - 4 * c];
+                x13 -= kr[30 - 4 * c];
+                x14 -= kr[31 - 4 * c];
+                x15 -= kc[17 - 4 * c];
                 x13 -= t1;
                 x14 -= t2;
-                // inverse round 24*c' + 3
+                // inverse round 16*c' + 3
                 x15 ^= x0;
                 x15 = Avx512F.RotateRight(x15, 5);
                 x0 -= x15;
@@ -13840,7 +12423,7 @@ public static class Threefish1024V13Lanes
                 x7 ^= x12;
                 x7 = Avx512F.RotateRight(x7, 25);
                 x12 -= x7;
-                // inverse round 24*c' + 2
+                // inverse round 16*c' + 2
                 x7 ^= x0;
                 x7 = Avx512F.RotateRight(x7, 33);
                 x0 -= x7;
@@ -13865,7 +12448,7 @@ public static class Threefish1024V13Lanes
                 x9 ^= x10;
                 x9 = Avx512F.RotateRight(x9, 17);
                 x10 -= x9;
-                // inverse round 24*c' + 1
+                // inverse round 16*c' + 1
                 x9 ^= x0;
                 x9 = Avx512F.RotateRight(x9, 38);
                 x0 -= x9;
@@ -13890,7 +12473,7 @@ public static class Threefish1024V13Lanes
                 x1 ^= x8;
                 x1 = Avx512F.RotateRight(x1, 52);
                 x8 -= x1;
-                // inverse round 24*c' + 0
+                // inverse round 16*c' + 0
                 x1 ^= x0;
                 x1 = Avx512F.RotateRight(x1, 24);
                 x0 -= x1;
@@ -13915,25 +12498,30 @@ public static class Threefish1024V13Lanes
                 x15 ^= x14;
                 x15 = Avx512F.RotateRight(x15, 37);
                 x14 -= x15;
-                // subtract subkey 12 - 6*c
-                x0 -= kr[12 - 6 * c];
-                x1 -= kr[13 - 6 * c];
-                x2 -= kr[14 - 6 * c];
-                x3 -= kr[15 - 6 * c];
-                x4 -= kr[16 - 6 * c];
-                x5 -= kr[17 - 6 * c];
-                x6 -= kr[18 - 6 * c];
-                x7 -= kr[19 - 6 * c];
-                x8 -= kr[20 - 6 * c];
-                x9 -= kr[21 - 6 * c];
-                x10 -= kr[22 - 6 * c];
-                x11 -= kr[23 - 6 * c];
-                x12 -= kr[24 - 6 * c];
-                x13 -= kr[25 - 6 * c];
-                x14 -= kr[26 - 6 * c];
-                x15 -= kc[12 - 6 * c];
+                // subtract subkey 16 - 4*c
+                x0 -= kr[16 - 4 * c];
+                x1 -= kr[17 - 4 * c];
+                x2 -= kr[18 - 4 * c];
+                x3 -= kr[19 - 4 * c];
+                x4 -= kr[20 - 4 * c];
+                x5 -= kr[21 - 4 * c];
+                x6 -= kr[22 - 4 * c];
+                x7 -= kr[23 - 4 * c];
+                x8 -= kr[24 - 4 * c];
+                x9 -= kr[25 - 4 * c];
+                x10 -= kr[26 - 4 * c];
+                x11 -= kr[27 - 4 * c];
+                x12 -= kr[28 - 4 * c];
+                x13 -= kr[29 - 4 * c];
+                x14 -= kr[30 - 4 * c];
+                x15 -= kc[16 - 4 * c];
                 x13 -= t0;
                 x14 -= t1;
+                // previous pass's tweak words: t[i] <- t[i+2 mod 3]
+                ts = t0;
+                t0 = t2;
+                t2 = t1;
+                t1 = ts;
             }
             // store the block(s)
             // transpose back to stream order and store 8 blocks (lane group 0)
@@ -14151,13 +12739,13 @@ public static class Threefish1024V13Lanes
 
         for (; groups >= 1; groups -= 1)
         {
-            Vector256<ulong> t0, t1, t2, x0, x1, x2, x3, x4, x5, x6;
-            Vector256<ulong> x7, x8, x9, x10, x11, x12, x13, x14, x15, s0;
-            Vector256<ulong> s1, s2, s3, s4, s5, s6, s7, s8, s9, s10;
-            Vector256<ulong> s11, s12, s13, s14, s15, l0_0, l0_1, l0_2, l0_3, l1_0;
-            Vector256<ulong> l1_1, l1_2, l1_3, l2_0, l2_1, l2_2, l2_3, l3_0, l3_1, l3_2;
-            Vector256<ulong> l3_3, t0_0, t0_1, t0_2, t0_3, t1_0, t1_1, t1_2, t1_3, t2_0;
-            Vector256<ulong> t2_1, t2_2, t2_3, t3_0, t3_1, t3_2, t3_3;
+            Vector256<ulong> t0, t1, t2, ts, x0, x1, x2, x3, x4, x5;
+            Vector256<ulong> x6, x7, x8, x9, x10, x11, x12, x13, x14, x15;
+            Vector256<ulong> s0, s1, s2, s3, s4, s5, s6, s7, s8, s9;
+            Vector256<ulong> s10, s11, s12, s13, s14, s15, l0_0, l0_1, l0_2, l0_3;
+            Vector256<ulong> l1_0, l1_1, l1_2, l1_3, l2_0, l2_1, l2_2, l2_3, l3_0, l3_1;
+            Vector256<ulong> l3_2, l3_3, t0_0, t0_1, t0_2, t0_3, t1_0, t1_1, t1_2, t1_3;
+            Vector256<ulong> t2_0, t2_1, t2_2, t2_3, t3_0, t3_1, t3_2, t3_3;
             // load 4 blocks (lane group 0) and transpose to one vector per word
             s0 = Vector256.LoadUnsafe(ref src, 0).AsUInt64();
             s1 = Vector256.LoadUnsafe(ref src, 32).AsUInt64();
@@ -14212,6 +12800,7 @@ public static class Threefish1024V13Lanes
             t1 = Vector256.Create(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 8)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 24)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 40)), Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 56)));
             t2 = t0;
             t2 ^= t1;
+            ts = t0;
             // subtract subkey 20
             x0 -= k3;
             x1 -= k4;
@@ -14232,249 +12821,13 @@ public static class Threefish1024V13Lanes
             x13 -= t2;
             x14 -= t0;
             x15 -= Vector256.Create(20UL);
-            // inverse round 79
-            x15 ^= x0;
-            x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 9), Avx2.ShiftLeftLogical(x15, 55));
-            x0 -= x15;
-            x11 ^= x2;
-            x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 48), Avx2.ShiftLeftLogical(x11, 16));
-            x2 -= x11;
-            x13 ^= x6;
-            x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 35), Avx2.ShiftLeftLogical(x13, 29));
-            x6 -= x13;
-            x9 ^= x4;
-            x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 52), Avx2.ShiftLeftLogical(x9, 12));
-            x4 -= x9;
-            x1 ^= x14;
-            x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 23), Avx2.ShiftLeftLogical(x1, 41));
-            x14 -= x1;
-            x5 ^= x8;
-            x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 31), Avx2.ShiftLeftLogical(x5, 33));
-            x8 -= x5;
-            x3 ^= x10;
-            x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 37), Avx2.ShiftLeftLogical(x3, 27));
-            x10 -= x3;
-            x7 ^= x12;
-            x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 20), Avx2.ShiftLeftLogical(x7, 44));
-            x12 -= x7;
-            // inverse round 78
-            x7 ^= x0;
-            x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 31), Avx2.ShiftLeftLogical(x7, 33));
-            x0 -= x7;
-            x5 ^= x2;
-            x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 44), Avx2.ShiftLeftLogical(x5, 20));
-            x2 -= x5;
-            x3 ^= x4;
-            x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 47), Avx2.ShiftLeftLogical(x3, 17));
-            x4 -= x3;
-            x1 ^= x6;
-            x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 46), Avx2.ShiftLeftLogical(x1, 18));
-            x6 -= x1;
-            x15 ^= x12;
-            x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 19), Avx2.ShiftLeftLogical(x15, 45));
-            x12 -= x15;
-            x13 ^= x14;
-            x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 42), Avx2.ShiftLeftLogical(x13, 22));
-            x14 -= x13;
-            x11 ^= x8;
-            x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 44), Avx2.ShiftLeftLogical(x11, 20));
-            x8 -= x11;
-            x9 ^= x10;
-            x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 25), Avx2.ShiftLeftLogical(x9, 39));
-            x10 -= x9;
-            // inverse round 77
-            x9 ^= x0;
-            x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 16), Avx2.ShiftLeftLogical(x9, 48));
-            x0 -= x9;
-            x13 ^= x2;
-            x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 34), Avx2.ShiftLeftLogical(x13, 30));
-            x2 -= x13;
-            x11 ^= x6;
-            x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 56), Avx2.ShiftLeftLogical(x11, 8));
-            x6 -= x11;
-            x15 ^= x4;
-            x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 51), Avx2.ShiftLeftLogical(x15, 13));
-            x4 -= x15;
-            x7 ^= x10;
-            x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 4), Avx2.ShiftLeftLogical(x7, 60));
-            x10 -= x7;
-            x3 ^= x12;
-            x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 53), Avx2.ShiftLeftLogical(x3, 11));
-            x12 -= x3;
-            x5 ^= x14;
-            x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 42), Avx2.ShiftLeftLogical(x5, 22));
-            x14 -= x5;
-            x1 ^= x8;
-            x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 41), Avx2.ShiftLeftLogical(x1, 23));
-            x8 -= x1;
-            // inverse round 76
-            x1 ^= x0;
-            x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 41), Avx2.ShiftLeftLogical(x1, 23));
-            x0 -= x1;
-            x3 ^= x2;
-            x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 9), Avx2.ShiftLeftLogical(x3, 55));
-            x2 -= x3;
-            x5 ^= x4;
-            x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 37), Avx2.ShiftLeftLogical(x5, 27));
-            x4 -= x5;
-            x7 ^= x6;
-            x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 31), Avx2.ShiftLeftLogical(x7, 33));
-            x6 -= x7;
-            x9 ^= x8;
-            x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 12), Avx2.ShiftLeftLogical(x9, 52));
-            x8 -= x9;
-            x11 ^= x10;
-            x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 47), Avx2.ShiftLeftLogical(x11, 17));
-            x10 -= x11;
-            x13 ^= x12;
-            x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 44), Avx2.ShiftLeftLogical(x13, 20));
-            x12 -= x13;
-            x15 ^= x14;
-            x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 30), Avx2.ShiftLeftLogical(x15, 34));
-            x14 -= x15;
-            // subtract subkey 19
-            x0 -= k2;
-            x1 -= k3;
-            x2 -= k4;
-            x3 -= k5;
-            x4 -= k6;
-            x5 -= k7;
-            x6 -= k8;
-            x7 -= k9;
-            x8 -= k10;
-            x9 -= k11;
-            x10 -= k12;
-            x11 -= k13;
-            x12 -= k14;
-            x13 -= k15;
-            x14 -= k16;
-            x15 -= k0;
-            x13 -= t1;
-            x14 -= t2;
-            x15 -= Vector256.Create(19UL);
-            // inverse round 75
-            x15 ^= x0;
-            x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 5), Avx2.ShiftLeftLogical(x15, 59));
-            x0 -= x15;
-            x11 ^= x2;
-            x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 20), Avx2.ShiftLeftLogical(x11, 44));
-            x2 -= x11;
-            x13 ^= x6;
-            x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 48), Avx2.ShiftLeftLogical(x13, 16));
-            x6 -= x13;
-            x9 ^= x4;
-            x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 41), Avx2.ShiftLeftLogical(x9, 23));
-            x4 -= x9;
-            x1 ^= x14;
-            x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 47), Avx2.ShiftLeftLogical(x1, 17));
-            x14 -= x1;
-            x5 ^= x8;
-            x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 28), Avx2.ShiftLeftLogical(x5, 36));
-            x8 -= x5;
-            x3 ^= x10;
-            x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 16), Avx2.ShiftLeftLogical(x3, 48));
-            x10 -= x3;
-            x7 ^= x12;
-            x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 25), Avx2.ShiftLeftLogical(x7, 39));
-            x12 -= x7;
-            // inverse round 74
-            x7 ^= x0;
-            x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 33), Avx2.ShiftLeftLogical(x7, 31));
-            x0 -= x7;
-            x5 ^= x2;
-            x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 4), Avx2.ShiftLeftLogical(x5, 60));
-            x2 -= x5;
-            x3 ^= x4;
-            x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 51), Avx2.ShiftLeftLogical(x3, 13));
-            x4 -= x3;
-            x1 ^= x6;
-            x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 13), Avx2.ShiftLeftLogical(x1, 51));
-            x6 -= x1;
-            x15 ^= x12;
-            x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 34), Avx2.ShiftLeftLogical(x15, 30));
-            x12 -= x15;
-            x13 ^= x14;
-            x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 41), Avx2.ShiftLeftLogical(x13, 23));
-            x14 -= x13;
-            x11 ^= x8;
-            x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 59), Avx2.ShiftLeftLogical(x11, 5));
-            x8 -= x11;
-            x9 ^= x10;
-            x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 17), Avx2.ShiftLeftLogical(x9, 47));
-            x10 -= x9;
-            // inverse round 73
-            x9 ^= x0;
-            x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 38), Avx2.ShiftLeftLogical(x9, 26));
-            x0 -= x9;
-            x13 ^= x2;
-            x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 19), Avx2.ShiftLeftLogical(x13, 45));
-            x2 -= x13;
-            x11 ^= x6;
-            x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 10), Avx2.ShiftLeftLogical(x11, 54));
-            x6 -= x11;
-            x15 ^= x4;
-            x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 55), Avx2.ShiftLeftLogical(x15, 9));
-            x4 -= x15;
-            x7 ^= x10;
-            x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 49), Avx2.ShiftLeftLogical(x7, 15));
-            x10 -= x7;
-            x3 ^= x12;
-            x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 18), Avx2.ShiftLeftLogical(x3, 46));
-            x12 -= x3;
-            x5 ^= x14;
-            x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 23), Avx2.ShiftLeftLogical(x5, 41));
-            x14 -= x5;
-            x1 ^= x8;
-            x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 52), Avx2.ShiftLeftLogical(x1, 12));
-            x8 -= x1;
-            // inverse round 72
-            x1 ^= x0;
-            x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 24), Avx2.ShiftLeftLogical(x1, 40));
-            x0 -= x1;
-            x3 ^= x2;
-            x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 13), Avx2.ShiftLeftLogical(x3, 51));
-            x2 -= x3;
-            x5 ^= x4;
-            x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 8), Avx2.ShiftLeftLogical(x5, 56));
-            x4 -= x5;
-            x7 ^= x6;
-            x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 47), Avx2.ShiftLeftLogical(x7, 17));
-            x6 -= x7;
-            x9 ^= x8;
-            x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 8), Avx2.ShiftLeftLogical(x9, 56));
-            x8 -= x9;
-            x11 ^= x10;
-            x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 17), Avx2.ShiftLeftLogical(x11, 47));
-            x10 -= x11;
-            x13 ^= x12;
-            x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 22), Avx2.ShiftLeftLogical(x13, 42));
-            x12 -= x13;
-            x15 ^= x14;
-            x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 37), Avx2.ShiftLeftLogical(x15, 27));
-            x14 -= x15;
-            // subtract subkey 18
-            x0 -= k1;
-            x1 -= k2;
-            x2 -= k3;
-            x3 -= k4;
-            x4 -= k5;
-            x5 -= k6;
-            x6 -= k7;
-            x7 -= k8;
-            x8 -= k9;
-            x9 -= k10;
-            x10 -= k11;
-            x11 -= k12;
-            x12 -= k13;
-            x13 -= k14;
-            x14 -= k15;
-            x15 -= k16;
-            x13 -= t0;
-            x14 -= t1;
-            x15 -= Vector256.Create(18UL);
-            for (int c = 0; c < 3; c++)
+            ts = t0;
+            t0 = t1;
+            t1 = t2;
+            t2 = ts;
+            for (int c = 0; c < 5; c++)
             {
-                // inverse round 24*c' + 23
+                // inverse round 16*c' + 15
                 x15 ^= x0;
                 x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 9), Avx2.ShiftLeftLogical(x15, 55));
                 x0 -= x15;
@@ -14499,7 +12852,7 @@ public static class Threefish1024V13Lanes
                 x7 ^= x12;
                 x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 20), Avx2.ShiftLeftLogical(x7, 44));
                 x12 -= x7;
-                // inverse round 24*c' + 22
+                // inverse round 16*c' + 14
                 x7 ^= x0;
                 x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 31), Avx2.ShiftLeftLogical(x7, 33));
                 x0 -= x7;
@@ -14524,7 +12877,7 @@ public static class Threefish1024V13Lanes
                 x9 ^= x10;
                 x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 25), Avx2.ShiftLeftLogical(x9, 39));
                 x10 -= x9;
-                // inverse round 24*c' + 21
+                // inverse round 16*c' + 13
                 x9 ^= x0;
                 x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 16), Avx2.ShiftLeftLogical(x9, 48));
                 x0 -= x9;
@@ -14549,7 +12902,7 @@ public static class Threefish1024V13Lanes
                 x1 ^= x8;
                 x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 41), Avx2.ShiftLeftLogical(x1, 23));
                 x8 -= x1;
-                // inverse round 24*c' + 20
+                // inverse round 16*c' + 12
                 x1 ^= x0;
                 x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 41), Avx2.ShiftLeftLogical(x1, 23));
                 x0 -= x1;
@@ -14574,264 +12927,26 @@ public static class Threefish1024V13Lanes
                 x15 ^= x14;
                 x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 30), Avx2.ShiftLeftLogical(x15, 34));
                 x14 -= x15;
-                // subtract subkey 17 - 6*c
-                x0 -= kr[17 - 6 * c];
-                x1 -= kr[18 - 6 * c];
-                x2 -= kr[19 - 6 * c];
-                x3 -= kr[20 - 6 * c];
-                x4 -= kr[21 - 6 * c];
-                x5 -= kr[22 - 6 * c];
-                x6 -= kr[23 - 6 * c];
-                x7 -= kr[24 - 6 * c];
-                x8 -= kr[25 - 6 * c];
-                x9 -= kr[26 - 6 * c];
-                x10 -= kr[27 - 6 * c];
-                x11 -= kr[28 - 6 * c];
-                x12 -= kr[29 - 6 * c];
-                x13 -= kr[30 - 6 * c];
-                x14 -= kr[31 - 6 * c];
-                x15 -= kc[17 - 6 * c];
-                x13 -= t2;
-                x14 -= t0;
-                // inverse round 24*c' + 19
-                x15 ^= x0;
-                x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 5), Avx2.ShiftLeftLogical(x15, 59));
-                x0 -= x15;
-                x11 ^= x2;
-                x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 20), Avx2.ShiftLeftLogical(x11, 44));
-                x2 -= x11;
-                x13 ^= x6;
-                x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 48), Avx2.ShiftLeftLogical(x13, 16));
-                x6 -= x13;
-                x9 ^= x4;
-                x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 41), Avx2.ShiftLeftLogical(x9, 23));
-                x4 -= x9;
-                x1 ^= x14;
-                x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 47), Avx2.ShiftLeftLogical(x1, 17));
-                x14 -= x1;
-                x5 ^= x8;
-                x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 28), Avx2.ShiftLeftLogical(x5, 36));
-                x8 -= x5;
-                x3 ^= x10;
-                x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 16), Avx2.ShiftLeftLogical(x3, 48));
-                x10 -= x3;
-                x7 ^= x12;
-                x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 25), Avx2.ShiftLeftLogical(x7, 39));
-                x12 -= x7;
-                // inverse round 24*c' + 18
-                x7 ^= x0;
-                x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 33), Avx2.ShiftLeftLogical(x7, 31));
-                x0 -= x7;
-                x5 ^= x2;
-                x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 4), Avx2.ShiftLeftLogical(x5, 60));
-                x2 -= x5;
-                x3 ^= x4;
-                x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 51), Avx2.ShiftLeftLogical(x3, 13));
-                x4 -= x3;
-                x1 ^= x6;
-                x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 13), Avx2.ShiftLeftLogical(x1, 51));
-                x6 -= x1;
-                x15 ^= x12;
-                x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 34), Avx2.ShiftLeftLogical(x15, 30));
-                x12 -= x15;
-                x13 ^= x14;
-                x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 41), Avx2.ShiftLeftLogical(x13, 23));
-                x14 -= x13;
-                x11 ^= x8;
-                x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 59), Avx2.ShiftLeftLogical(x11, 5));
-                x8 -= x11;
-                x9 ^= x10;
-                x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 17), Avx2.ShiftLeftLogical(x9, 47));
-                x10 -= x9;
-                // inverse round 24*c' + 17
-                x9 ^= x0;
-                x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 38), Avx2.ShiftLeftLogical(x9, 26));
-                x0 -= x9;
-                x13 ^= x2;
-                x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 19), Avx2.ShiftLeftLogical(x13, 45));
-                x2 -= x13;
-                x11 ^= x6;
-                x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 10), Avx2.ShiftLeftLogical(x11, 54));
-                x6 -= x11;
-                x15 ^= x4;
-                x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 55), Avx2.ShiftLeftLogical(x15, 9));
-                x4 -= x15;
-                x7 ^= x10;
-                x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 49), Avx2.ShiftLeftLogical(x7, 15));
-                x10 -= x7;
-                x3 ^= x12;
-                x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 18), Avx2.ShiftLeftLogical(x3, 46));
-                x12 -= x3;
-                x5 ^= x14;
-                x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 23), Avx2.ShiftLeftLogical(x5, 41));
-                x14 -= x5;
-                x1 ^= x8;
-                x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 52), Avx2.ShiftLeftLogical(x1, 12));
-                x8 -= x1;
-                // inverse round 24*c' + 16
-                x1 ^= x0;
-                x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 24), Avx2.ShiftLeftLogical(x1, 40));
-                x0 -= x1;
-                x3 ^= x2;
-                x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 13), Avx2.ShiftLeftLogical(x3, 51));
-                x2 -= x3;
-                x5 ^= x4;
-                x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 8), Avx2.ShiftLeftLogical(x5, 56));
-                x4 -= x5;
-                x7 ^= x6;
-                x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 47), Avx2.ShiftLeftLogical(x7, 17));
-                x6 -= x7;
-                x9 ^= x8;
-                x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 8), Avx2.ShiftLeftLogical(x9, 56));
-                x8 -= x9;
-                x11 ^= x10;
-                x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 17), Avx2.ShiftLeftLogical(x11, 47));
-                x10 -= x11;
-                x13 ^= x12;
-                x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 22), Avx2.ShiftLeftLogical(x13, 42));
-                x12 -= x13;
-                x15 ^= x14;
-                x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 37), Avx2.ShiftLeftLogical(x15, 27));
-                x14 -= x15;
-                // subtract subkey 16 - 6*c
-                x0 -= kr[16 - 6 * c];
-                x1 -= kr[17 - 6 * c];
-                x2 -= kr[18 - 6 * c];
-                x3 -= kr[19 - 6 * c];
-                x4 -= kr[20 - 6 * c];
-                x5 -= kr[21 - 6 * c];
-                x6 -= kr[22 - 6 * c];
-                x7 -= kr[23 - 6 * c];
-                x8 -= kr[24 - 6 * c];
-                x9 -= kr[25 - 6 * c];
-                x10 -= kr[26 - 6 * c];
-                x11 -= kr[27 - 6 * c];
-                x12 -= kr[28 - 6 * c];
-                x13 -= kr[29 - 6 * c];
-                x14 -= kr[30 - 6 * c];
-                x15 -= kc[16 - 6 * c];
-                x13 -= t1;
-                x14 -= t2;
-                // inverse round 24*c' + 15
-                x15 ^= x0;
-                x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 9), Avx2.ShiftLeftLogical(x15, 55));
-                x0 -= x15;
-                x11 ^= x2;
-                x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 48), Avx2.ShiftLeftLogical(x11, 16));
-                x2 -= x11;
-                x13 ^= x6;
-                x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 35), Avx2.ShiftLeftLogical(x13, 29));
-                x6 -= x13;
-                x9 ^= x4;
-                x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 52), Avx2.ShiftLeftLogical(x9, 12));
-                x4 -= x9;
-                x1 ^= x14;
-                x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 23), Avx2.ShiftLeftLogical(x1, 41));
-                x14 -= x1;
-                x5 ^= x8;
-                x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 31), Avx2.ShiftLeftLogical(x5, 33));
-                x8 -= x5;
-                x3 ^= x10;
-                x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 37), Avx2.ShiftLeftLogical(x3, 27));
-                x10 -= x3;
-                x7 ^= x12;
-                x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 20), Avx2.ShiftLeftLogical(x7, 44));
-                x12 -= x7;
-                // inverse round 24*c' + 14
-                x7 ^= x0;
-                x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 31), Avx2.ShiftLeftLogical(x7, 33));
-                x0 -= x7;
-                x5 ^= x2;
-                x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 44), Avx2.ShiftLeftLogical(x5, 20));
-                x2 -= x5;
-                x3 ^= x4;
-                x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 47), Avx2.ShiftLeftLogical(x3, 17));
-                x4 -= x3;
-                x1 ^= x6;
-                x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 46), Avx2.ShiftLeftLogical(x1, 18));
-                x6 -= x1;
-                x15 ^= x12;
-                x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 19), Avx2.ShiftLeftLogical(x15, 45));
-                x12 -= x15;
-                x13 ^= x14;
-                x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 42), Avx2.ShiftLeftLogical(x13, 22));
-                x14 -= x13;
-                x11 ^= x8;
-                x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 44), Avx2.ShiftLeftLogical(x11, 20));
-                x8 -= x11;
-                x9 ^= x10;
-                x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 25), Avx2.ShiftLeftLogical(x9, 39));
-                x10 -= x9;
-                // inverse round 24*c' + 13
-                x9 ^= x0;
-                x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 16), Avx2.ShiftLeftLogical(x9, 48));
-                x0 -= x9;
-                x13 ^= x2;
-                x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 34), Avx2.ShiftLeftLogical(x13, 30));
-                x2 -= x13;
-                x11 ^= x6;
-                x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 56), Avx2.ShiftLeftLogical(x11, 8));
-                x6 -= x11;
-                x15 ^= x4;
-                x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 51), Avx2.ShiftLeftLogical(x15, 13));
-                x4 -= x15;
-                x7 ^= x10;
-                x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 4), Avx2.ShiftLeftLogical(x7, 60));
-                x10 -= x7;
-                x3 ^= x12;
-                x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 53), Avx2.ShiftLeftLogical(x3, 11));
-                x12 -= x3;
-                x5 ^= x14;
-                x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 42), Avx2.ShiftLeftLogical(x5, 22));
-                x14 -= x5;
-                x1 ^= x8;
-                x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 41), Avx2.ShiftLeftLogical(x1, 23));
-                x8 -= x1;
-                // inverse round 24*c' + 12
-                x1 ^= x0;
-                x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 41), Avx2.ShiftLeftLogical(x1, 23));
-                x0 -= x1;
-                x3 ^= x2;
-                x3 = Avx2.Or(Avx2.ShiftRightLogical(x3, 9), Avx2.ShiftLeftLogical(x3, 55));
-                x2 -= x3;
-                x5 ^= x4;
-                x5 = Avx2.Or(Avx2.ShiftRightLogical(x5, 37), Avx2.ShiftLeftLogical(x5, 27));
-                x4 -= x5;
-                x7 ^= x6;
-                x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 31), Avx2.ShiftLeftLogical(x7, 33));
-                x6 -= x7;
-                x9 ^= x8;
-                x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 12), Avx2.ShiftLeftLogical(x9, 52));
-                x8 -= x9;
-                x11 ^= x10;
-                x11 = Avx2.Or(Avx2.ShiftRightLogical(x11, 47), Avx2.ShiftLeftLogical(x11, 17));
-                x10 -= x11;
-                x13 ^= x12;
-                x13 = Avx2.Or(Avx2.ShiftRightLogical(x13, 44), Avx2.ShiftLeftLogical(x13, 20));
-                x12 -= x13;
-                x15 ^= x14;
-                x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 30), Avx2.ShiftLeftLogical(x15, 34));
-                x14 -= x15;
-                // subtract subkey 15 - 6*c
-                x0 -= kr[15 - 6 * c];
-                x1 -= kr[16 - 6 * c];
-                x2 -= kr[17 - 6 * c];
-                x3 -= kr[18 - 6 * c];
-                x4 -= kr[19 - 6 * c];
-                x5 -= kr[20 - 6 * c];
-                x6 -= kr[21 - 6 * c];
-                x7 -= kr[22 - 6 * c];
-                x8 -= kr[23 - 6 * c];
-                x9 -= kr[24 - 6 * c];
-                x10 -= kr[25 - 6 * c];
-                x11 -= kr[26 - 6 * c];
-                x12 -= kr[27 - 6 * c];
-                x13 -= kr[28 - 6 * c];
-                x14 -= kr[29 - 6 * c];
-                x15 -= kc[15 - 6 * c];
+                // subtract subkey 19 - 4*c
+                x0 -= kr[19 - 4 * c];
+                x1 -= kr[20 - 4 * c];
+                x2 -= kr[21 - 4 * c];
+                x3 -= kr[22 - 4 * c];
+                x4 -= kr[23 - 4 * c];
+                x5 -= kr[24 - 4 * c];
+                x6 -= kr[25 - 4 * c];
+                x7 -= kr[26 - 4 * c];
+                x8 -= kr[27 - 4 * c];
+                x9 -= kr[28 - 4 * c];
+                x10 -= kr[29 - 4 * c];
+                x11 -= kr[30 - 4 * c];
+                x12 -= kr[31 - 4 * c];
+                x13 -= kr[32 - 4 * c];
+                x14 -= kr[33 - 4 * c];
+                x15 -= kc[19 - 4 * c];
                 x13 -= t0;
                 x14 -= t1;
-                // inverse round 24*c' + 11
+                // inverse round 16*c' + 11
                 x15 ^= x0;
                 x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 5), Avx2.ShiftLeftLogical(x15, 59));
                 x0 -= x15;
@@ -14856,7 +12971,7 @@ public static class Threefish1024V13Lanes
                 x7 ^= x12;
                 x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 25), Avx2.ShiftLeftLogical(x7, 39));
                 x12 -= x7;
-                // inverse round 24*c' + 10
+                // inverse round 16*c' + 10
                 x7 ^= x0;
                 x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 33), Avx2.ShiftLeftLogical(x7, 31));
                 x0 -= x7;
@@ -14881,7 +12996,7 @@ public static class Threefish1024V13Lanes
                 x9 ^= x10;
                 x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 17), Avx2.ShiftLeftLogical(x9, 47));
                 x10 -= x9;
-                // inverse round 24*c' + 9
+                // inverse round 16*c' + 9
                 x9 ^= x0;
                 x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 38), Avx2.ShiftLeftLogical(x9, 26));
                 x0 -= x9;
@@ -14906,7 +13021,7 @@ public static class Threefish1024V13Lanes
                 x1 ^= x8;
                 x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 52), Avx2.ShiftLeftLogical(x1, 12));
                 x8 -= x1;
-                // inverse round 24*c' + 8
+                // inverse round 16*c' + 8
                 x1 ^= x0;
                 x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 24), Avx2.ShiftLeftLogical(x1, 40));
                 x0 -= x1;
@@ -14931,26 +13046,26 @@ public static class Threefish1024V13Lanes
                 x15 ^= x14;
                 x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 37), Avx2.ShiftLeftLogical(x15, 27));
                 x14 -= x15;
-                // subtract subkey 14 - 6*c
-                x0 -= kr[14 - 6 * c];
-                x1 -= kr[15 - 6 * c];
-                x2 -= kr[16 - 6 * c];
-                x3 -= kr[17 - 6 * c];
-                x4 -= kr[18 - 6 * c];
-                x5 -= kr[19 - 6 * c];
-                x6 -= kr[20 - 6 * c];
-                x7 -= kr[21 - 6 * c];
-                x8 -= kr[22 - 6 * c];
-                x9 -= kr[23 - 6 * c];
-                x10 -= kr[24 - 6 * c];
-                x11 -= kr[25 - 6 * c];
-                x12 -= kr[26 - 6 * c];
-                x13 -= kr[27 - 6 * c];
-                x14 -= kr[28 - 6 * c];
-                x15 -= kc[14 - 6 * c];
+                // subtract subkey 18 - 4*c
+                x0 -= kr[18 - 4 * c];
+                x1 -= kr[19 - 4 * c];
+                x2 -= kr[20 - 4 * c];
+                x3 -= kr[21 - 4 * c];
+                x4 -= kr[22 - 4 * c];
+                x5 -= kr[23 - 4 * c];
+                x6 -= kr[24 - 4 * c];
+                x7 -= kr[25 - 4 * c];
+                x8 -= kr[26 - 4 * c];
+                x9 -= kr[27 - 4 * c];
+                x10 -= kr[28 - 4 * c];
+                x11 -= kr[29 - 4 * c];
+                x12 -= kr[30 - 4 * c];
+                x13 -= kr[31 - 4 * c];
+                x14 -= kr[32 - 4 * c];
+                x15 -= kc[18 - 4 * c];
                 x13 -= t2;
                 x14 -= t0;
-                // inverse round 24*c' + 7
+                // inverse round 16*c' + 7
                 x15 ^= x0;
                 x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 9), Avx2.ShiftLeftLogical(x15, 55));
                 x0 -= x15;
@@ -14975,7 +13090,7 @@ public static class Threefish1024V13Lanes
                 x7 ^= x12;
                 x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 20), Avx2.ShiftLeftLogical(x7, 44));
                 x12 -= x7;
-                // inverse round 24*c' + 6
+                // inverse round 16*c' + 6
                 x7 ^= x0;
                 x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 31), Avx2.ShiftLeftLogical(x7, 33));
                 x0 -= x7;
@@ -15000,7 +13115,7 @@ public static class Threefish1024V13Lanes
                 x9 ^= x10;
                 x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 25), Avx2.ShiftLeftLogical(x9, 39));
                 x10 -= x9;
-                // inverse round 24*c' + 5
+                // inverse round 16*c' + 5
                 x9 ^= x0;
                 x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 16), Avx2.ShiftLeftLogical(x9, 48));
                 x0 -= x9;
@@ -15025,7 +13140,7 @@ public static class Threefish1024V13Lanes
                 x1 ^= x8;
                 x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 41), Avx2.ShiftLeftLogical(x1, 23));
                 x8 -= x1;
-                // inverse round 24*c' + 4
+                // inverse round 16*c' + 4
                 x1 ^= x0;
                 x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 41), Avx2.ShiftLeftLogical(x1, 23));
                 x0 -= x1;
@@ -15050,26 +13165,26 @@ public static class Threefish1024V13Lanes
                 x15 ^= x14;
                 x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 30), Avx2.ShiftLeftLogical(x15, 34));
                 x14 -= x15;
-                // subtract subkey 13 - 6*c
-                x0 -= kr[13 - 6 * c];
-                x1 -= kr[14 - 6 * c];
-                x2 -= kr[15 - 6 * c];
-                x3 -= kr[16 - 6 * c];
-                x4 -= kr[17 - 6 * c];
-                x5 -= kr[18 - 6 * c];
-                x6 -= kr[19 - 6 * c];
-                x7 -= kr[20 - 6 * c];
-                x8 -= kr[21 - 6 * c];
-                x9 -= kr[22 - 6 * c];
-                x10 -= kr[23 - 6 * c];
-                x11 -= kr[24 - 6 * c];
-                x12 -= kr[25 - 6 * c];
-                x13 -= kr[26 - 6 * c];
-                x14 -= kr[27 - 6 * c];
-                x15 -= kc[13 - 6 * c];
+                // subtract subkey 17 - 4*c
+                x0 -= kr[17 - 4 * c];
+                x1 -= kr[18 - 4 * c];
+                x2 -= kr[19 - 4 * c];
+                x3 -= kr[20 - 4 * c];
+                x4 -= kr[21 - 4 * c];
+                x5 -= kr[22 - 4 * c];
+                x6 -= kr[23 - 4 * c];
+                x7 -= kr[24 - 4 * c];
+                x8 -= kr[25 - 4 * c];
+                x9 -= kr[26 - 4 * c];
+                x10 -= kr[27 - 4 * c];
+                x11 -= kr[28 - 4 * c];
+                x12 -= kr[29 - 4 * c];
+                x13 -= kr[30 - 4 * c];
+                x14 -= kr[31 - 4 * c];
+                x15 -= kc[17 - 4 * c];
                 x13 -= t1;
                 x14 -= t2;
-                // inverse round 24*c' + 3
+                // inverse round 16*c' + 3
                 x15 ^= x0;
                 x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 5), Avx2.ShiftLeftLogical(x15, 59));
                 x0 -= x15;
@@ -15094,7 +13209,7 @@ public static class Threefish1024V13Lanes
                 x7 ^= x12;
                 x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 25), Avx2.ShiftLeftLogical(x7, 39));
                 x12 -= x7;
-                // inverse round 24*c' + 2
+                // inverse round 16*c' + 2
                 x7 ^= x0;
                 x7 = Avx2.Or(Avx2.ShiftRightLogical(x7, 33), Avx2.ShiftLeftLogical(x7, 31));
                 x0 -= x7;
@@ -15119,7 +13234,7 @@ public static class Threefish1024V13Lanes
                 x9 ^= x10;
                 x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 17), Avx2.ShiftLeftLogical(x9, 47));
                 x10 -= x9;
-                // inverse round 24*c' + 1
+                // inverse round 16*c' + 1
                 x9 ^= x0;
                 x9 = Avx2.Or(Avx2.ShiftRightLogical(x9, 38), Avx2.ShiftLeftLogical(x9, 26));
                 x0 -= x9;
@@ -15144,7 +13259,7 @@ public static class Threefish1024V13Lanes
                 x1 ^= x8;
                 x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 52), Avx2.ShiftLeftLogical(x1, 12));
                 x8 -= x1;
-                // inverse round 24*c' + 0
+                // inverse round 16*c' + 0
                 x1 ^= x0;
                 x1 = Avx2.Or(Avx2.ShiftRightLogical(x1, 24), Avx2.ShiftLeftLogical(x1, 40));
                 x0 -= x1;
@@ -15169,25 +13284,30 @@ public static class Threefish1024V13Lanes
                 x15 ^= x14;
                 x15 = Avx2.Or(Avx2.ShiftRightLogical(x15, 37), Avx2.ShiftLeftLogical(x15, 27));
                 x14 -= x15;
-                // subtract subkey 12 - 6*c
-                x0 -= kr[12 - 6 * c];
-                x1 -= kr[13 - 6 * c];
-                x2 -= kr[14 - 6 * c];
-                x3 -= kr[15 - 6 * c];
-                x4 -= kr[16 - 6 * c];
-                x5 -= kr[17 - 6 * c];
-                x6 -= kr[18 - 6 * c];
-                x7 -= kr[19 - 6 * c];
-                x8 -= kr[20 - 6 * c];
-                x9 -= kr[21 - 6 * c];
-                x10 -= kr[22 - 6 * c];
-                x11 -= kr[23 - 6 * c];
-                x12 -= kr[24 - 6 * c];
-                x13 -= kr[25 - 6 * c];
-                x14 -= kr[26 - 6 * c];
-                x15 -= kc[12 - 6 * c];
+                // subtract subkey 16 - 4*c
+                x0 -= kr[16 - 4 * c];
+                x1 -= kr[17 - 4 * c];
+                x2 -= kr[18 - 4 * c];
+                x3 -= kr[19 - 4 * c];
+                x4 -= kr[20 - 4 * c];
+                x5 -= kr[21 - 4 * c];
+                x6 -= kr[22 - 4 * c];
+                x7 -= kr[23 - 4 * c];
+                x8 -= kr[24 - 4 * c];
+                x9 -= kr[25 - 4 * c];
+                x10 -= kr[26 - 4 * c];
+                x11 -= kr[27 - 4 * c];
+                x12 -= kr[28 - 4 * c];
+                x13 -= kr[29 - 4 * c];
+                x14 -= kr[30 - 4 * c];
+                x15 -= kc[16 - 4 * c];
                 x13 -= t0;
                 x14 -= t1;
+                // previous pass's tweak words: t[i] <- t[i+2 mod 3]
+                ts = t0;
+                t0 = t2;
+                t2 = t1;
+                t1 = ts;
             }
             // store the block(s)
             // transpose back to stream order and store 4 blocks (lane group 0)

@@ -11,9 +11,9 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 22, spills 94, reloads 64, memory operands 101, moves 262, instructions 2098
+;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 22, spills 76, reloads 44, memory operands 53, moves 141, instructions 1224
 ;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
-;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 22, spills 88, reloads 55, memory operands 87, moves 275, instructions 2083
+;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 22, spills 71, reloads 38, memory operands 49, moves 148, instructions 1213
 ;   tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes (value: registers it occupies):
@@ -22,15 +22,15 @@
 ;       k6: ymm6                  k7: ymm7                  k8: ymm8                  k9: ymm9
 ;      k10: ymm10                k11: ymm11                k12: ymm12                k13: ymm13
 ;      k14: ymm13, ymm14         k15: ymm14, ymm15         k16: ymm15                key: rdi
-;       kt: ymm14               l1_0: ymm4                l1_1: ymm1                l1_2: ymm7
+;       kt: ymm14, ymm2         l1_0: ymm4                l1_1: ymm1                l1_2: ymm7
 ;     l1_3: ymm5                l1_4: ymm11               l1_5: ymm9                l1_6: ymm15
 ;     l1_7: ymm13               l1_8: ymm7                l1_9: ymm5               l1_10: ymm11
 ;    l1_11: ymm9               l1_12: ymm15              l1_13: ymm13              l1_14: ymm11
 ;    l1_15: ymm9                   n: r8, rsi               o0: ymm1                  o1: ymm11
-;       o2: ymm9                  o3: ymm10                 o4: ymm2                  o5: ymm1
-;       o6: ymm11                 o7: ymm9                  o8: ymm0                  o9: ymm0
-;      o10: ymm0                 o11: ymm1                 o12: ymm8                 o13: ymm12
-;      o14: ymm14                o15: ymm5                 out: rax, rcx              r1: ymm2
+;       o2: ymm14                 o3: ymm13                 o4: ymm0                  o5: ymm1
+;       o6: ymm11                 o7: ymm14                 o8: ymm0                  o9: ymm0
+;      o10: ymm2                 o11: ymm2                 o12: ymm8                 o13: ymm12
+;      o14: ymm0                 o15: ymm5                 out: rax, rcx              r1: ymm2
 ;       r2: ymm2                  r3: ymm2                  r4: ymm2                  r5: ymm2
 ;       r6: ymm4                  r7: ymm4                  r8: ymm4                  r9: ymm4
 ;      r10: ymm4                 r11: ymm4                 r12: ymm4                 r13: ymm4
@@ -62,55 +62,23 @@
 ;     r114: ymm2                r115: ymm2                r116: ymm2                r117: ymm2
 ;     r118: ymm2                r119: ymm2                r120: ymm5                r121: ymm5
 ;     r122: ymm5                r123: ymm5                r124: ymm5                r125: ymm5
-;     r126: ymm5                r127: ymm5                r128: ymm14               r129: ymm14
-;     r130: ymm14               r131: ymm14               r132: ymm14               r133: ymm14
-;     r134: ymm14               r135: ymm14               r136: ymm14               r137: ymm14
-;     r138: ymm14               r139: ymm14               r140: ymm14               r141: ymm14
-;     r142: ymm14               r143: ymm14               r144: ymm2                r145: ymm2
-;     r146: ymm2                r147: ymm2                r148: ymm2                r149: ymm2
-;     r150: ymm2                r151: ymm2                r152: ymm5                r153: ymm5
-;     r154: ymm5                r155: ymm5                r156: ymm5                r157: ymm5
-;     r158: ymm5                r159: ymm5                r160: ymm4                r161: ymm4
-;     r162: ymm4                r163: ymm4                r164: ymm4                r165: ymm4
-;     r166: ymm4                r167: ymm4                r168: ymm4                r169: ymm4
-;     r170: ymm4                r171: ymm4                r172: ymm4                r173: ymm4
-;     r174: ymm4                r175: ymm4                r176: ymm2                r177: ymm2
-;     r178: ymm2                r179: ymm2                r180: ymm2                r181: ymm2
-;     r182: ymm2                r183: ymm2                r184: ymm5                r185: ymm5
-;     r186: ymm5                r187: ymm5                r188: ymm5                r189: ymm5
-;     r190: ymm5                r191: ymm5                r192: ymm9                r193: ymm2
-;     r194: ymm2                r195: ymm2                r196: ymm2                r197: ymm2
-;     r198: ymm4                r199: ymm4                r200: ymm4                r201: ymm4
-;     r202: ymm4                r203: ymm4                r204: ymm4                r205: ymm4
-;     r206: ymm4                r207: ymm4                r208: ymm4                r209: ymm4
-;     r210: ymm4                r211: ymm4                r212: ymm4                r213: ymm4
-;     r214: ymm4                r215: ymm4                r216: ymm5                r217: ymm5
-;     r218: ymm5                r219: ymm5                r220: ymm5                r221: ymm5
-;     r222: ymm5                r223: ymm5                r224: ymm13               r225: ymm13
-;     r226: ymm13               r227: ymm13               r228: ymm13               r229: ymm13
-;     r230: ymm13               r231: ymm13               r232: ymm13               r233: ymm13
-;     r234: ymm13               r235: ymm13               r236: ymm13               r237: ymm13
-;     r238: ymm13               r239: ymm13               r240: ymm13               r241: ymm13
-;     r242: ymm13               r243: ymm13               r244: ymm13               r245: ymm13
-;     r246: ymm13               r247: ymm13               r248: ymm5                r249: ymm5
-;     r250: ymm5                r251: ymm5                r252: ymm5                r253: ymm5
-;     r254: ymm5                r255: ymm5                r256: ymm2                  s0: ymm1
+;     r126: ymm5                r127: ymm5                r128: ymm9                  s0: ymm1
 ;       s1: ymm5                  s2: ymm9                  s3: ymm13                 s4: ymm3
 ;       s5: ymm6                  s6: ymm10                 s7: ymm14                 s8: ymm5
 ;       s9: ymm9                 s10: ymm13                s11: ymm9                 s12: ymm6
-;      s13: ymm10                s14: ymm14                s15: ymm10                 t0: ymm2
-;       t1: ymm0                t1_0: ymm2                t1_1: ymm8                t1_2: ymm11
-;     t1_3: ymm14               t1_4: ymm1                t1_5: ymm12               t1_6: ymm9
-;     t1_7: ymm5                t1_8: ymm4                t1_9: ymm3               t1_10: ymm0
-;    t1_11: ymm13              t1_12: ymm7               t1_13: ymm6               t1_14: ymm15
-;    t1_15: ymm0                  t2: ymm9                 tw0: ymm0                 tw1: ymm1
-;    tweak: rcx, rsi              x0: ymm8                  x1: ymm13, ymm2, ymm4      x2: ymm3
-;       x3: ymm1                  x4: ymm12                 x5: ymm7                  x6: ymm6
-;       x7: ymm11, ymm5           x8: ymm14, ymm4, ymm5      x9: ymm0, ymm11, ymm9     x10: ymm10, ymm13, ymm2, ymm4, ymm9
-;      x11: ymm9                 x12: ymm5                 x13: ymm15                x14: ymm10
-;      x15: ymm13, ymm14, ymm2, ymm4
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x1 x3 x5 x7 x8 x9 x10 x11 x12 x13 x14 x15
-;   frame: 3624 bytes of stack slots; callee-saved registers pushed: none
+;      s13: ymm10                s14: ymm14                s15: ymm10                 t0: ymm2, ymm8
+;       t1: ymm0, ymm8          t1_0: ymm0                t1_1: ymm8                t1_2: ymm11
+;     t1_3: ymm0                t1_4: ymm1                t1_5: ymm12               t1_6: ymm14
+;     t1_7: ymm5                t1_8: ymm2                t1_9: ymm3               t1_10: ymm9
+;    t1_11: ymm1               t1_12: ymm7               t1_13: ymm6               t1_14: ymm15
+;    t1_15: ymm10                 t2: ymm8, ymm9            ts: ymm11, ymm9          tw0: ymm0
+;      tw1: ymm1               tweak: rcx, rsi              x0: ymm8                  x1: ymm13, ymm2, ymm4
+;       x2: ymm3                  x3: ymm1                  x4: ymm12                 x5: ymm7
+;       x6: ymm6                  x7: ymm11, ymm5           x8: ymm14, ymm4, ymm5, ymm9      x9: ymm0, ymm11, ymm14, ymm9
+;      x10: ymm10, ymm13, ymm14, ymm2, ymm4, ymm9     x11: ymm14, ymm9          x12: ymm5                 x13: ymm15
+;      x14: ymm10                x15: ymm13, ymm14, ymm2, ymm4
+;   stack slots: in k0 k1 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x0 x1 x3 x5 x7 x8 x9 x10 x11 x12 x13 x15
+;   frame: 3592 bytes of stack slots; callee-saved registers pushed: none
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar (value: registers it occupies):
 ;       in: rcx, rdi, rdx         k0: rax                   k1: r9                    k2: r10
@@ -138,94 +106,62 @@
 ;       k6: ymm6                  k7: ymm7                  k8: ymm8                  k9: ymm9
 ;      k10: ymm10                k11: ymm11                k12: ymm12                k13: ymm13
 ;      k14: ymm13, ymm14         k15: ymm14, ymm15         k16: ymm15                key: rdi
-;       kt: ymm14               l1_0: ymm4                l1_1: ymm1                l1_2: ymm7
+;       kt: ymm14, ymm2         l1_0: ymm4                l1_1: ymm1                l1_2: ymm7
 ;     l1_3: ymm5                l1_4: ymm11               l1_5: ymm9                l1_6: ymm15
 ;     l1_7: ymm13               l1_8: ymm7                l1_9: ymm5               l1_10: ymm11
 ;    l1_11: ymm9               l1_12: ymm15              l1_13: ymm13              l1_14: ymm11
-;    l1_15: ymm9                   n: r8, rsi               o0: ymm1                  o1: ymm9
-;       o2: ymm11                 o3: ymm10                 o4: ymm13                 o5: ymm1
-;       o6: ymm9                  o7: ymm11                 o8: ymm0                  o9: ymm0
-;      o10: ymm0                 o11: ymm1                 o12: ymm8                 o13: ymm12
+;    l1_15: ymm9                   n: r8, rsi               o0: ymm2                  o1: ymm6
+;       o2: ymm1                  o3: ymm13                 o4: ymm9                  o5: ymm2
+;       o6: ymm6                  o7: ymm1                  o8: ymm0                  o9: ymm1
+;      o10: ymm2                 o11: ymm2                 o12: ymm8                 o13: ymm12
 ;      o14: ymm14                o15: ymm5                 out: rax, rcx              r1: ymm2
 ;       r2: ymm2                  r3: ymm2                  r4: ymm2                  r5: ymm2
-;       r6: ymm2                  r7: ymm2                  r8: ymm2                  r9: ymm2
-;      r10: ymm2                 r11: ymm2                 r12: ymm2                 r13: ymm2
-;      r14: ymm2                 r15: ymm2                 r16: ymm2                 r17: ymm4
+;       r6: ymm2                  r7: ymm9                  r8: ymm9                  r9: ymm9
+;      r10: ymm9                 r11: ymm9                 r12: ymm9                 r13: ymm9
+;      r14: ymm9                 r15: ymm9                 r16: ymm9                 r17: ymm4
 ;      r18: ymm4                 r19: ymm4                 r20: ymm4                 r21: ymm4
 ;      r22: ymm4                 r23: ymm4                 r24: ymm13                r25: ymm13
 ;      r26: ymm13                r27: ymm13                r28: ymm13                r29: ymm13
-;      r30: ymm13                r31: ymm13                r32: ymm15                r33: ymm9
-;      r34: ymm9                 r35: ymm9                 r36: ymm9                 r37: ymm9
-;      r38: ymm9                 r39: ymm9                 r40: ymm2                 r41: ymm2
-;      r42: ymm2                 r43: ymm2                 r44: ymm2                 r45: ymm2
-;      r46: ymm2                 r47: ymm2                 r48: ymm2                 r49: ymm4
+;      r30: ymm13                r31: ymm13                r32: ymm15                r33: ymm5
+;      r34: ymm5                 r35: ymm5                 r36: ymm5                 r37: ymm5
+;      r38: ymm5                 r39: ymm5                 r40: ymm5                 r41: ymm9
+;      r42: ymm9                 r43: ymm9                 r44: ymm9                 r45: ymm9
+;      r46: ymm9                 r47: ymm9                 r48: ymm9                 r49: ymm4
 ;      r50: ymm4                 r51: ymm4                 r52: ymm4                 r53: ymm4
 ;      r54: ymm4                 r55: ymm4                 r56: ymm13                r57: ymm13
 ;      r58: ymm13                r59: ymm13                r60: ymm13                r61: ymm13
 ;      r62: ymm13                r63: ymm13                r64: ymm15                r65: ymm5
 ;      r66: ymm5                 r67: ymm5                 r68: ymm5                 r69: ymm5
-;      r70: ymm5                 r71: ymm5                 r72: ymm5                 r73: ymm2
-;      r74: ymm2                 r75: ymm2                 r76: ymm2                 r77: ymm2
-;      r78: ymm2                 r79: ymm2                 r80: ymm2                 r81: ymm4
+;      r70: ymm5                 r71: ymm5                 r72: ymm5                 r73: ymm9
+;      r74: ymm9                 r75: ymm9                 r76: ymm9                 r77: ymm9
+;      r78: ymm9                 r79: ymm9                 r80: ymm9                 r81: ymm4
 ;      r82: ymm4                 r83: ymm4                 r84: ymm4                 r85: ymm4
 ;      r86: ymm4                 r87: ymm4                 r88: ymm13                r89: ymm13
 ;      r90: ymm13                r91: ymm13                r92: ymm13                r93: ymm13
-;      r94: ymm13                r95: ymm13                r96: ymm15                r97: ymm9
-;      r98: ymm9                 r99: ymm9                r100: ymm9                r101: ymm9
-;     r102: ymm9                r103: ymm9                r104: ymm2                r105: ymm2
-;     r106: ymm2                r107: ymm2                r108: ymm2                r109: ymm2
-;     r110: ymm2                r111: ymm2                r112: ymm2                r113: ymm4
+;      r94: ymm13                r95: ymm13                r96: ymm15                r97: ymm5
+;      r98: ymm5                 r99: ymm5                r100: ymm5                r101: ymm5
+;     r102: ymm5                r103: ymm5                r104: ymm5                r105: ymm9
+;     r106: ymm9                r107: ymm9                r108: ymm9                r109: ymm9
+;     r110: ymm9                r111: ymm9                r112: ymm9                r113: ymm4
 ;     r114: ymm4                r115: ymm4                r116: ymm4                r117: ymm4
 ;     r118: ymm4                r119: ymm4                r120: ymm13               r121: ymm13
 ;     r122: ymm13               r123: ymm13               r124: ymm13               r125: ymm13
-;     r126: ymm13               r127: ymm13               r128: ymm15               r129: ymm9
-;     r130: ymm9                r131: ymm9                r132: ymm9                r133: ymm9
-;     r134: ymm9                r135: ymm9                r136: ymm2                r137: ymm2
-;     r138: ymm2                r139: ymm2                r140: ymm2                r141: ymm2
-;     r142: ymm2                r143: ymm2                r144: ymm2                r145: ymm4
-;     r146: ymm4                r147: ymm4                r148: ymm4                r149: ymm4
-;     r150: ymm4                r151: ymm4                r152: ymm13               r153: ymm13
-;     r154: ymm13               r155: ymm13               r156: ymm13               r157: ymm13
-;     r158: ymm13               r159: ymm13               r160: ymm15               r161: ymm9
-;     r162: ymm9                r163: ymm9                r164: ymm9                r165: ymm9
-;     r166: ymm9                r167: ymm9                r168: ymm2                r169: ymm2
-;     r170: ymm2                r171: ymm2                r172: ymm2                r173: ymm2
-;     r174: ymm2                r175: ymm2                r176: ymm2                r177: ymm4
-;     r178: ymm4                r179: ymm4                r180: ymm4                r181: ymm4
-;     r182: ymm4                r183: ymm4                r184: ymm13               r185: ymm13
-;     r186: ymm13               r187: ymm13               r188: ymm13               r189: ymm13
-;     r190: ymm13               r191: ymm13               r192: ymm15               r193: ymm9
-;     r194: ymm9                r195: ymm9                r196: ymm9                r197: ymm9
-;     r198: ymm9                r199: ymm9                r200: ymm2                r201: ymm2
-;     r202: ymm2                r203: ymm2                r204: ymm2                r205: ymm2
-;     r206: ymm2                r207: ymm2                r208: ymm2                r209: ymm4
-;     r210: ymm4                r211: ymm4                r212: ymm4                r213: ymm4
-;     r214: ymm4                r215: ymm4                r216: ymm13               r217: ymm13
-;     r218: ymm13               r219: ymm13               r220: ymm13               r221: ymm13
-;     r222: ymm13               r223: ymm13               r224: ymm15               r225: ymm9
-;     r226: ymm9                r227: ymm9                r228: ymm9                r229: ymm9
-;     r230: ymm9                r231: ymm9                r232: ymm2                r233: ymm2
-;     r234: ymm2                r235: ymm2                r236: ymm2                r237: ymm2
-;     r238: ymm2                r239: ymm2                r240: ymm2                r241: ymm4
-;     r242: ymm4                r243: ymm4                r244: ymm4                r245: ymm4
-;     r246: ymm4                r247: ymm4                r248: ymm13               r249: ymm13
-;     r250: ymm13               r251: ymm13               r252: ymm13               r253: ymm13
-;     r254: ymm13               r255: ymm13               r256: ymm15                 s0: ymm1
+;     r126: ymm13               r127: ymm13               r128: ymm15                 s0: ymm1
 ;       s1: ymm5                  s2: ymm9                  s3: ymm13                 s4: ymm3
 ;       s5: ymm6                  s6: ymm10                 s7: ymm14                 s8: ymm5
 ;       s9: ymm9                 s10: ymm13                s11: ymm9                 s12: ymm6
-;      s13: ymm10                s14: ymm14                s15: ymm10                 t0: ymm2
-;       t1: ymm0                t1_0: ymm13               t1_1: ymm8                t1_2: ymm9
-;     t1_3: ymm14               t1_4: ymm1                t1_5: ymm12               t1_6: ymm11
-;     t1_7: ymm5                t1_8: ymm4                t1_9: ymm3               t1_10: ymm0
-;    t1_11: ymm2               t1_12: ymm7               t1_13: ymm6               t1_14: ymm15
-;    t1_15: ymm0                  t2: ymm9                 tw0: ymm0                 tw1: ymm1
-;    tweak: rcx, rsi              x0: ymm8                  x1: ymm4                  x2: ymm3
-;       x3: ymm1                  x4: ymm12                 x5: ymm7                  x6: ymm6
-;       x7: ymm11, ymm5, ymm9      x8: ymm14, ymm5           x9: ymm0, ymm11          x10: ymm10, ymm11, ymm2
-;      x11: ymm11, ymm9          x12: ymm5                 x13: ymm15                x14: ymm10
-;      x15: ymm13
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x1 x3 x5 x7 x8 x9 x10 x11 x12 x13 x14 x15
+;      s13: ymm10                s14: ymm14                s15: ymm10                 t0: ymm0, ymm2, ymm8
+;       t1: ymm0, ymm8, ymm9    t1_0: ymm9                t1_1: ymm8                t1_2: ymm6
+;     t1_3: ymm14               t1_4: ymm2                t1_5: ymm12               t1_6: ymm1
+;     t1_7: ymm5                t1_8: ymm0                t1_9: ymm3               t1_10: ymm11
+;    t1_11: ymm1               t1_12: ymm7               t1_13: ymm0               t1_14: ymm15
+;    t1_15: ymm10                 t2: ymm2, ymm8, ymm9      ts: ymm11, ymm2, ymm9     tw0: ymm0
+;      tw1: ymm1               tweak: rcx, rsi              x0: ymm8                  x1: ymm4
+;       x2: ymm3                  x3: ymm1, ymm2            x4: ymm12                 x5: ymm7
+;       x6: ymm6                  x7: ymm0, ymm11, ymm5      x8: ymm14, ymm5           x9: ymm11
+;      x10: ymm1, ymm10, ymm9     x11: ymm1, ymm9           x12: ymm5                 x13: ymm15
+;      x14: ymm10                x15: ymm13
+;   stack slots: in k0 k1 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x0 x1 x3 x5 x6 x7 x8 x9 x10 x11 x12 x13 x15
 ;   frame: 3624 bytes of stack slots; callee-saved registers pushed: none
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar (value: registers it occupies):
@@ -299,176 +235,176 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks: ; groups of 4 block
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     endbr64
 .entry:
-    sub rsp, 3624
+    sub rsp, 3592
 .prolog_end:
-    mov dword [rsp + 1024], 0x00000012
-    mov dword [rsp + 1028], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1032], 0x00000012
-    mov dword [rsp + 1036], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1040], 0x00000012
-    mov dword [rsp + 1044], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1048], 0x00000012
-    mov dword [rsp + 1052], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1056], 0x00000013
-    mov dword [rsp + 1060], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1064], 0x00000013
-    mov dword [rsp + 1068], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1072], 0x00000013
-    mov dword [rsp + 1076], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1080], 0x00000013
-    mov dword [rsp + 1084], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1088], 0x00000014
-    mov dword [rsp + 1092], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1096], 0x00000014
-    mov dword [rsp + 1100], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1104], 0x00000014
-    mov dword [rsp + 1108], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1112], 0x00000014
-    mov dword [rsp + 1116], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1248], 0xa9fc1a22
-    mov dword [rsp + 1252], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1256], 0xa9fc1a22
-    mov dword [rsp + 1260], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1264], 0xa9fc1a22
-    mov dword [rsp + 1268], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1272], 0xa9fc1a22
-    mov dword [rsp + 1276], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1280], 0x00000001
-    mov dword [rsp + 1284], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1288], 0x00000001
-    mov dword [rsp + 1292], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1296], 0x00000001
-    mov dword [rsp + 1300], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1304], 0x00000001
-    mov dword [rsp + 1308], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1312], 0x00000002
-    mov dword [rsp + 1316], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1320], 0x00000002
-    mov dword [rsp + 1324], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1328], 0x00000002
-    mov dword [rsp + 1332], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1336], 0x00000002
-    mov dword [rsp + 1340], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1344], 0x00000003
-    mov dword [rsp + 1348], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1352], 0x00000003
-    mov dword [rsp + 1356], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1360], 0x00000003
-    mov dword [rsp + 1364], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1368], 0x00000003
-    mov dword [rsp + 1372], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1376], 0x00000004
-    mov dword [rsp + 1380], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1384], 0x00000004
-    mov dword [rsp + 1388], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1392], 0x00000004
-    mov dword [rsp + 1396], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1400], 0x00000004
-    mov dword [rsp + 1404], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1408], 0x00000005
-    mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1416], 0x00000005
-    mov dword [rsp + 1420], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1424], 0x00000005
-    mov dword [rsp + 1428], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1432], 0x00000005
-    mov dword [rsp + 1436], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1440], 0x00000006
-    mov dword [rsp + 1444], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1448], 0x00000006
-    mov dword [rsp + 1452], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1456], 0x00000006
-    mov dword [rsp + 1460], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1464], 0x00000006
-    mov dword [rsp + 1468], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1472], 0x00000007
-    mov dword [rsp + 1476], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1480], 0x00000007
-    mov dword [rsp + 1484], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1488], 0x00000007
-    mov dword [rsp + 1492], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1496], 0x00000007
-    mov dword [rsp + 1500], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1504], 0x00000008
-    mov dword [rsp + 1508], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1512], 0x00000008
-    mov dword [rsp + 1516], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1520], 0x00000008
-    mov dword [rsp + 1524], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1528], 0x00000008
-    mov dword [rsp + 1532], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1536], 0x00000009
-    mov dword [rsp + 1540], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1544], 0x00000009
-    mov dword [rsp + 1548], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1552], 0x00000009
-    mov dword [rsp + 1556], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1560], 0x00000009
-    mov dword [rsp + 1564], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1568], 0x0000000a
-    mov dword [rsp + 1572], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1576], 0x0000000a
-    mov dword [rsp + 1580], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1584], 0x0000000a
-    mov dword [rsp + 1588], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1592], 0x0000000a
-    mov dword [rsp + 1596], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1600], 0x0000000b
-    mov dword [rsp + 1604], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1608], 0x0000000b
-    mov dword [rsp + 1612], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1616], 0x0000000b
-    mov dword [rsp + 1620], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1624], 0x0000000b
-    mov dword [rsp + 1628], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1632], 0x0000000c
-    mov dword [rsp + 1636], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1640], 0x0000000c
-    mov dword [rsp + 1644], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1648], 0x0000000c
-    mov dword [rsp + 1652], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1656], 0x0000000c
-    mov dword [rsp + 1660], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1664], 0x0000000d
-    mov dword [rsp + 1668], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1672], 0x0000000d
-    mov dword [rsp + 1676], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1680], 0x0000000d
-    mov dword [rsp + 1684], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1688], 0x0000000d
-    mov dword [rsp + 1692], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1696], 0x0000000e
-    mov dword [rsp + 1700], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1704], 0x0000000e
-    mov dword [rsp + 1708], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1712], 0x0000000e
-    mov dword [rsp + 1716], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1720], 0x0000000e
-    mov dword [rsp + 1724], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1728], 0x0000000f
-    mov dword [rsp + 1732], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1736], 0x0000000f
-    mov dword [rsp + 1740], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1744], 0x0000000f
-    mov dword [rsp + 1748], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1752], 0x0000000f
-    mov dword [rsp + 1756], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1760], 0x00000010
-    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1768], 0x00000010
-    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1776], 0x00000010
-    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1784], 0x00000010
-    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1792], 0x00000011
-    mov dword [rsp + 1796], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1800], 0x00000011
-    mov dword [rsp + 1804], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1808], 0x00000011
-    mov dword [rsp + 1812], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1816], 0x00000011
-    mov dword [rsp + 1820], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 576], 0x00000014
+    mov dword [rsp + 580], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 584], 0x00000014
+    mov dword [rsp + 588], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 592], 0x00000014
+    mov dword [rsp + 596], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 600], 0x00000014
+    mov dword [rsp + 604], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 1152], 0xa9fc1a22
+    mov dword [rsp + 1156], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1160], 0xa9fc1a22
+    mov dword [rsp + 1164], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1168], 0xa9fc1a22
+    mov dword [rsp + 1172], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1176], 0xa9fc1a22
+    mov dword [rsp + 1180], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1184], 0x00000001
+    mov dword [rsp + 1188], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1192], 0x00000001
+    mov dword [rsp + 1196], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1200], 0x00000001
+    mov dword [rsp + 1204], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1208], 0x00000001
+    mov dword [rsp + 1212], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1216], 0x00000002
+    mov dword [rsp + 1220], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1224], 0x00000002
+    mov dword [rsp + 1228], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1232], 0x00000002
+    mov dword [rsp + 1236], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1240], 0x00000002
+    mov dword [rsp + 1244], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1248], 0x00000003
+    mov dword [rsp + 1252], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1256], 0x00000003
+    mov dword [rsp + 1260], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1264], 0x00000003
+    mov dword [rsp + 1268], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1272], 0x00000003
+    mov dword [rsp + 1276], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1280], 0x00000004
+    mov dword [rsp + 1284], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1288], 0x00000004
+    mov dword [rsp + 1292], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1296], 0x00000004
+    mov dword [rsp + 1300], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1304], 0x00000004
+    mov dword [rsp + 1308], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1312], 0x00000005
+    mov dword [rsp + 1316], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1320], 0x00000005
+    mov dword [rsp + 1324], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1328], 0x00000005
+    mov dword [rsp + 1332], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1336], 0x00000005
+    mov dword [rsp + 1340], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1344], 0x00000006
+    mov dword [rsp + 1348], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1352], 0x00000006
+    mov dword [rsp + 1356], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1360], 0x00000006
+    mov dword [rsp + 1364], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1368], 0x00000006
+    mov dword [rsp + 1372], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1376], 0x00000007
+    mov dword [rsp + 1380], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1384], 0x00000007
+    mov dword [rsp + 1388], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1392], 0x00000007
+    mov dword [rsp + 1396], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1400], 0x00000007
+    mov dword [rsp + 1404], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1408], 0x00000008
+    mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1416], 0x00000008
+    mov dword [rsp + 1420], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1424], 0x00000008
+    mov dword [rsp + 1428], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1432], 0x00000008
+    mov dword [rsp + 1436], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1440], 0x00000009
+    mov dword [rsp + 1444], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1448], 0x00000009
+    mov dword [rsp + 1452], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1456], 0x00000009
+    mov dword [rsp + 1460], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1464], 0x00000009
+    mov dword [rsp + 1468], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1472], 0x0000000a
+    mov dword [rsp + 1476], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1480], 0x0000000a
+    mov dword [rsp + 1484], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1488], 0x0000000a
+    mov dword [rsp + 1492], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1496], 0x0000000a
+    mov dword [rsp + 1500], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1504], 0x0000000b
+    mov dword [rsp + 1508], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1512], 0x0000000b
+    mov dword [rsp + 1516], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1520], 0x0000000b
+    mov dword [rsp + 1524], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1528], 0x0000000b
+    mov dword [rsp + 1532], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1536], 0x0000000c
+    mov dword [rsp + 1540], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1544], 0x0000000c
+    mov dword [rsp + 1548], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1552], 0x0000000c
+    mov dword [rsp + 1556], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1560], 0x0000000c
+    mov dword [rsp + 1564], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1568], 0x0000000d
+    mov dword [rsp + 1572], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1576], 0x0000000d
+    mov dword [rsp + 1580], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1584], 0x0000000d
+    mov dword [rsp + 1588], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1592], 0x0000000d
+    mov dword [rsp + 1596], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1600], 0x0000000e
+    mov dword [rsp + 1604], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1608], 0x0000000e
+    mov dword [rsp + 1612], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1616], 0x0000000e
+    mov dword [rsp + 1620], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1624], 0x0000000e
+    mov dword [rsp + 1628], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1632], 0x0000000f
+    mov dword [rsp + 1636], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1640], 0x0000000f
+    mov dword [rsp + 1644], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1648], 0x0000000f
+    mov dword [rsp + 1652], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1656], 0x0000000f
+    mov dword [rsp + 1660], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1664], 0x00000010
+    mov dword [rsp + 1668], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1672], 0x00000010
+    mov dword [rsp + 1676], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1680], 0x00000010
+    mov dword [rsp + 1684], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1688], 0x00000010
+    mov dword [rsp + 1692], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1696], 0x00000011
+    mov dword [rsp + 1700], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1704], 0x00000011
+    mov dword [rsp + 1708], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1712], 0x00000011
+    mov dword [rsp + 1716], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1720], 0x00000011
+    mov dword [rsp + 1724], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1728], 0x00000012
+    mov dword [rsp + 1732], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1736], 0x00000012
+    mov dword [rsp + 1740], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1744], 0x00000012
+    mov dword [rsp + 1748], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1752], 0x00000012
+    mov dword [rsp + 1756], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1760], 0x00000013
+    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1768], 0x00000013
+    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1776], 0x00000013
+    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1784], 0x00000013
+    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000013
 ; if n == 0 return
     test r8, r8
     jz .done
@@ -505,9 +441,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpbroadcastq ymm14, qword [rdi + 112]
 ; k15 = key[15]
     vpbroadcastq ymm15, qword [rdi + 120]
-    vmovdqu [rsp + 224], ymm15
+    vmovdqu [rsp + 320], ymm15
 ; k16 = 0x1bd11bdaa9fc1a22
-    vmovdqu ymm15, [rsp + 1248]
+    vmovdqu ymm15, [rsp + 1152]
 ; k16 ^= k0
     vpxor ymm15, ymm15, ymm0
 ; k16 ^= k1
@@ -539,205 +475,203 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; k16 ^= k14
     vpxor ymm15, ymm15, ymm14
 ; k16 ^= k15
-    vpxor ymm15, ymm15, [rsp + 224]
+    vpxor ymm15, ymm15, [rsp + 320]
 ; key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i]
 ; kr[0] = k0
-    vmovdqu [rsp + 2496], ymm0
+    vmovdqu [rsp + 2464], ymm0
 ; kr[1] = k1
-    vmovdqu [rsp + 2528], ymm1
+    vmovdqu [rsp + 2496], ymm1
 ; kr[2] = k2
-    vmovdqu [rsp + 2560], ymm2
+    vmovdqu [rsp + 2528], ymm2
 ; kr[3] = k3
-    vmovdqu [rsp + 2592], ymm3
+    vmovdqu [rsp + 2560], ymm3
 ; kr[4] = k4
-    vmovdqu [rsp + 2624], ymm4
+    vmovdqu [rsp + 2592], ymm4
 ; kr[5] = k5
-    vmovdqu [rsp + 2656], ymm5
+    vmovdqu [rsp + 2624], ymm5
 ; kr[6] = k6
-    vmovdqu [rsp + 2688], ymm6
+    vmovdqu [rsp + 2656], ymm6
 ; kr[7] = k7
-    vmovdqu [rsp + 2720], ymm7
+    vmovdqu [rsp + 2688], ymm7
 ; kr[8] = k8
-    vmovdqu [rsp + 2752], ymm8
+    vmovdqu [rsp + 2720], ymm8
 ; kr[9] = k9
-    vmovdqu [rsp + 2784], ymm9
+    vmovdqu [rsp + 2752], ymm9
 ; kr[10] = k10
-    vmovdqu [rsp + 2816], ymm10
+    vmovdqu [rsp + 2784], ymm10
 ; kr[11] = k11
-    vmovdqu [rsp + 2848], ymm11
+    vmovdqu [rsp + 2816], ymm11
 ; kr[12] = k12
-    vmovdqu [rsp + 2880], ymm12
+    vmovdqu [rsp + 2848], ymm12
 ; kr[13] = k13
-    vmovdqu [rsp + 2912], ymm13
+    vmovdqu [rsp + 2880], ymm13
 ; kr[14] = k14
-    vmovdqu [rsp + 2944], ymm14
-    vmovdqu [rsp + 352], ymm14
+    vmovdqu [rsp + 2912], ymm14
+    vmovdqu [rsp + 512], ymm14
 ; kr[15] = k15
-    vmovdqu ymm14, [rsp + 224]
-    vmovdqu [rsp + 2976], ymm14
+    vmovdqu ymm14, [rsp + 320]
+    vmovdqu [rsp + 2944], ymm14
 ; kr[16] = k16
-    vmovdqu [rsp + 3008], ymm15
+    vmovdqu [rsp + 2976], ymm15
 ; kr[17] = k0
-    vmovdqu [rsp + 3040], ymm0
+    vmovdqu [rsp + 3008], ymm0
 ; kr[18] = k1
-    vmovdqu [rsp + 3072], ymm1
+    vmovdqu [rsp + 3040], ymm1
 ; kr[19] = k2
-    vmovdqu [rsp + 3104], ymm2
+    vmovdqu [rsp + 3072], ymm2
 ; kr[20] = k3
-    vmovdqu [rsp + 3136], ymm3
+    vmovdqu [rsp + 3104], ymm3
 ; kr[21] = k4
-    vmovdqu [rsp + 3168], ymm4
+    vmovdqu [rsp + 3136], ymm4
 ; kr[22] = k5
-    vmovdqu [rsp + 3200], ymm5
+    vmovdqu [rsp + 3168], ymm5
 ; kr[23] = k6
-    vmovdqu [rsp + 3232], ymm6
+    vmovdqu [rsp + 3200], ymm6
 ; kr[24] = k7
-    vmovdqu [rsp + 3264], ymm7
+    vmovdqu [rsp + 3232], ymm7
 ; kr[25] = k8
-    vmovdqu [rsp + 3296], ymm8
+    vmovdqu [rsp + 3264], ymm8
 ; kr[26] = k9
-    vmovdqu [rsp + 3328], ymm9
+    vmovdqu [rsp + 3296], ymm9
 ; kr[27] = k10
-    vmovdqu [rsp + 3360], ymm10
+    vmovdqu [rsp + 3328], ymm10
 ; kr[28] = k11
-    vmovdqu [rsp + 3392], ymm11
+    vmovdqu [rsp + 3360], ymm11
 ; kr[29] = k12
-    vmovdqu [rsp + 3424], ymm12
+    vmovdqu [rsp + 3392], ymm12
 ; kr[30] = k13
-    vmovdqu [rsp + 3456], ymm13
-    vmovdqu [rsp + 384], ymm13
+    vmovdqu [rsp + 3424], ymm13
+    vmovdqu [rsp + 544], ymm13
 ; kr[31] = k14
-    vmovdqu ymm13, [rsp + 352]
-    vmovdqu [rsp + 3488], ymm13
+    vmovdqu ymm13, [rsp + 512]
+    vmovdqu [rsp + 3456], ymm13
 ; kr[32] = k15
-    vmovdqu [rsp + 3520], ymm14
+    vmovdqu [rsp + 3488], ymm14
 ; kr[33] = k16
-    vmovdqu [rsp + 3552], ymm15
+    vmovdqu [rsp + 3520], ymm15
 ; kr[34] = k0
-    vmovdqu [rsp + 3584], ymm0
+    vmovdqu [rsp + 3552], ymm0
 ; counter ring kc[s] = k[(s+Nw-1) mod (Nw+1)] + s: subkey s, word Nw-1 reads kc[s]
 ; kc[0] = k15
-    vmovdqu [rsp + 1824], ymm14
+    vmovdqu [rsp + 1792], ymm14
 ; kt += 1
     vmovdqa ymm14, ymm15
-    vpaddq ymm14, ymm14, [rsp + 1280]
+    vpaddq ymm14, ymm14, [rsp + 1184]
 ; kc[1] = kt
-    vmovdqu [rsp + 1856], ymm14
+    vmovdqu [rsp + 1824], ymm14
 ; kt += 2
     vmovdqa ymm14, ymm0
-    vpaddq ymm14, ymm14, [rsp + 1312]
+    vpaddq ymm14, ymm14, [rsp + 1216]
 ; kc[2] = kt
-    vmovdqu [rsp + 1888], ymm14
+    vmovdqu [rsp + 1856], ymm14
 ; kt += 3
     vmovdqa ymm14, ymm1
-    vpaddq ymm14, ymm14, [rsp + 1344]
+    vpaddq ymm14, ymm14, [rsp + 1248]
 ; kc[3] = kt
-    vmovdqu [rsp + 1920], ymm14
+    vmovdqu [rsp + 1888], ymm14
 ; kt += 4
-    vmovdqa ymm14, ymm2
-    vpaddq ymm14, ymm14, [rsp + 1376]
+    vpaddq ymm2, ymm2, [rsp + 1280]
 ; kc[4] = kt
-    vmovdqu [rsp + 1952], ymm14
+    vmovdqu [rsp + 1920], ymm2
 ; kt += 5
-    vmovdqa ymm14, ymm3
-    vpaddq ymm14, ymm14, [rsp + 1408]
+    vmovdqa ymm2, ymm3
+    vpaddq ymm2, ymm2, [rsp + 1312]
 ; kc[5] = kt
-    vmovdqu [rsp + 1984], ymm14
+    vmovdqu [rsp + 1952], ymm2
 ; kt += 6
-    vmovdqa ymm14, ymm4
-    vpaddq ymm14, ymm14, [rsp + 1440]
+    vmovdqa ymm2, ymm4
+    vpaddq ymm2, ymm2, [rsp + 1344]
 ; kc[6] = kt
-    vmovdqu [rsp + 2016], ymm14
+    vmovdqu [rsp + 1984], ymm2
 ; kt += 7
-    vmovdqa ymm14, ymm5
-    vpaddq ymm14, ymm14, [rsp + 1472]
+    vmovdqa ymm2, ymm5
+    vpaddq ymm2, ymm2, [rsp + 1376]
 ; kc[7] = kt
-    vmovdqu [rsp + 2048], ymm14
+    vmovdqu [rsp + 2016], ymm2
 ; kt += 8
-    vmovdqa ymm14, ymm6
-    vpaddq ymm14, ymm14, [rsp + 1504]
+    vmovdqa ymm2, ymm6
+    vpaddq ymm2, ymm2, [rsp + 1408]
 ; kc[8] = kt
-    vmovdqu [rsp + 2080], ymm14
+    vmovdqu [rsp + 2048], ymm2
 ; kt += 9
-    vmovdqa ymm14, ymm7
-    vpaddq ymm14, ymm14, [rsp + 1536]
+    vmovdqa ymm2, ymm7
+    vpaddq ymm2, ymm2, [rsp + 1440]
 ; kc[9] = kt
-    vmovdqu [rsp + 2112], ymm14
+    vmovdqu [rsp + 2080], ymm2
 ; kt += 0xa
-    vmovdqa ymm14, ymm8
-    vpaddq ymm14, ymm14, [rsp + 1568]
+    vmovdqa ymm2, ymm8
+    vpaddq ymm2, ymm2, [rsp + 1472]
 ; kc[10] = kt
-    vmovdqu [rsp + 2144], ymm14
+    vmovdqu [rsp + 2112], ymm2
 ; kt += 0xb
-    vmovdqa ymm14, ymm9
-    vpaddq ymm14, ymm14, [rsp + 1600]
+    vmovdqa ymm2, ymm9
+    vpaddq ymm2, ymm2, [rsp + 1504]
 ; kc[11] = kt
-    vmovdqu [rsp + 2176], ymm14
+    vmovdqu [rsp + 2144], ymm2
 ; kt += 0xc
-    vmovdqa ymm14, ymm10
-    vpaddq ymm14, ymm14, [rsp + 1632]
+    vmovdqa ymm2, ymm10
+    vpaddq ymm2, ymm2, [rsp + 1536]
 ; kc[12] = kt
-    vmovdqu [rsp + 2208], ymm14
+    vmovdqu [rsp + 2176], ymm2
 ; kt += 0xd
-    vmovdqa ymm14, ymm11
-    vpaddq ymm14, ymm14, [rsp + 1664]
+    vmovdqa ymm2, ymm11
+    vpaddq ymm2, ymm2, [rsp + 1568]
 ; kc[13] = kt
-    vmovdqu [rsp + 2240], ymm14
+    vmovdqu [rsp + 2208], ymm2
 ; kt += 0xe
-    vmovdqa ymm14, ymm12
-    vpaddq ymm14, ymm14, [rsp + 1696]
+    vmovdqa ymm2, ymm12
+    vpaddq ymm2, ymm2, [rsp + 1600]
 ; kc[14] = kt
-    vmovdqu [rsp + 2272], ymm14
+    vmovdqu [rsp + 2240], ymm2
 ; kt = k13
-    vmovdqu ymm14, [rsp + 384]
+    vmovdqu ymm2, [rsp + 544]
 ; kt += 0xf
-    vpaddq ymm14, ymm14, [rsp + 1728]
+    vpaddq ymm2, ymm2, [rsp + 1632]
 ; kc[15] = kt
-    vmovdqu [rsp + 2304], ymm14
+    vmovdqu [rsp + 2272], ymm2
 ; kt += 0x10
-    vmovdqa ymm14, ymm13
-    vpaddq ymm14, ymm14, [rsp + 1760]
+    vmovdqa ymm2, ymm13
+    vpaddq ymm2, ymm2, [rsp + 1664]
 ; kc[16] = kt
-    vmovdqu [rsp + 2336], ymm14
+    vmovdqu [rsp + 2304], ymm2
 ; kt = k15
-    vmovdqu ymm14, [rsp + 224]
+    vmovdqu ymm2, [rsp + 320]
 ; kt += 0x11
-    vpaddq ymm14, ymm14, [rsp + 1792]
+    vpaddq ymm2, ymm2, [rsp + 1696]
 ; kc[17] = kt
-    vmovdqu [rsp + 2368], ymm14
+    vmovdqu [rsp + 2336], ymm2
 ; kt += 0x12
-    vmovdqa ymm14, ymm15
-    vpaddq ymm14, ymm14, [rsp + 1024]
+    vmovdqa ymm2, ymm15
+    vpaddq ymm2, ymm2, [rsp + 1728]
 ; kc[18] = kt
-    vmovdqu [rsp + 2400], ymm14
+    vmovdqu [rsp + 2368], ymm2
 ; kt += 0x13
-    vmovdqa ymm14, ymm0
-    vpaddq ymm14, ymm14, [rsp + 1056]
+    vmovdqa ymm2, ymm0
+    vpaddq ymm2, ymm2, [rsp + 1760]
 ; kc[19] = kt
-    vmovdqu [rsp + 2432], ymm14
+    vmovdqu [rsp + 2400], ymm2
 ; kt += 0x14
-    vmovdqa ymm14, ymm1
-    vpaddq ymm14, ymm14, [rsp + 1088]
+    vmovdqa ymm2, ymm1
+    vpaddq ymm2, ymm2, [rsp + 576]
 ; kc[20] = kt
-    vmovdqu [rsp + 2464], ymm14
-    mov qword [rsp + 544], rdx
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu [rsp + 960], ymm1
-    vmovdqu [rsp + 576], ymm10
-    vmovdqu [rsp + 608], ymm11
-    vmovdqu [rsp + 640], ymm12
-    vmovdqu [rsp + 672], ymm15
-    vmovdqu [rsp + 992], ymm2
-    vmovdqu [rsp + 704], ymm3
-    vmovdqu [rsp + 736], ymm4
-    vmovdqu [rsp + 768], ymm5
-    vmovdqu [rsp + 800], ymm6
-    vmovdqu [rsp + 832], ymm7
-    vmovdqu [rsp + 864], ymm8
-    vmovdqu [rsp + 896], ymm9
-    mov qword [rsp + 416], r8
-    mov qword [rsp + 448], rcx
-    mov qword [rsp + 480], rsi
+    vmovdqu [rsp + 2432], ymm2
+    mov qword [rsp + 480], rdx
+    vmovdqu [rsp + 608], ymm0
+    vmovdqu [rsp + 640], ymm1
+    vmovdqu [rsp + 672], ymm10
+    vmovdqu [rsp + 704], ymm11
+    vmovdqu [rsp + 736], ymm12
+    vmovdqu [rsp + 768], ymm15
+    vmovdqu [rsp + 800], ymm3
+    vmovdqu [rsp + 832], ymm4
+    vmovdqu [rsp + 864], ymm5
+    vmovdqu [rsp + 896], ymm6
+    vmovdqu [rsp + 928], ymm7
+    vmovdqu [rsp + 960], ymm8
+    vmovdqu [rsp + 992], ymm9
+    mov qword [rsp + 352], r8
+    mov qword [rsp + 384], rcx
+    mov qword [rsp + 416], rsi
 ; for each block
     align 32
 .loop:
@@ -811,7 +745,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vmovdqu ymm14, [rdx + 448]
 ; l1_6 = lo128(s10, s14)
     vperm2i128 ymm15, ymm13, ymm14, 0x20
-    vmovdqu [rsp + 512], ymm5
+    vmovdqu [rsp + 448], ymm5
 ; x8 = unpcklo(l1_4, l1_6)
     vpunpcklqdq ymm5, ymm11, ymm15
 ; x9 = unpckhi(l1_4, l1_6)
@@ -830,16 +764,16 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vmovdqu ymm14, [rdx + 224]
 ; l1_12 = lo128(s3, s7)
     vperm2i128 ymm15, ymm13, ymm14, 0x20
-    vmovdqu [rsp + 256], ymm9
+    vmovdqu [rsp + 192], ymm9
 ; s11 = in[44]
     vmovdqu ymm9, [rdx + 352]
     vmovdqu [rsp + 32], ymm10
 ; s15 = in[60]
     vmovdqu ymm10, [rdx + 480]
-    vmovdqu [rsp + 128], ymm11
+    vmovdqu [rsp + 96], ymm11
 ; l1_14 = lo128(s11, s15)
     vperm2i128 ymm11, ymm9, ymm10, 0x20
-    vmovdqu [rsp + 160], ymm5
+    vmovdqu [rsp + 128], ymm5
 ; x12 = unpcklo(l1_12, l1_14)
     vpunpcklqdq ymm5, ymm15, ymm11
 ; x13 = unpckhi(l1_12, l1_14)
@@ -857,62 +791,63 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vmovdqa ymm9, ymm2
     vpxor ymm9, ymm9, ymm0
 ; ctr = 0
+    vmovdqa ymm11, ymm2
     mov rax, 0
-    mov qword [rsp + 544], rdx
-    mov qword [rsp + 416], r8
-    mov qword [rsp + 448], rcx
-    mov qword [rsp + 480], rsi
-; for each of 3 cycles of 8 rounds
+    mov qword [rsp + 480], rdx
+    mov qword [rsp + 352], r8
+    mov qword [rsp + 384], rcx
+    mov qword [rsp + 416], rsi
+; for each of 5 cycles of 8 rounds
 .cycle:
-; add subkey 6*c
-; x0 += kr[6*c]
-    vpaddq ymm8, ymm8, [rsp + rax + 2496]
-; x1 += kr[1 + 6*c]
-    vpaddq ymm4, ymm4, [rsp + rax + 2528]
-; x2 += kr[2 + 6*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 2560]
-; x3 += kr[3 + 6*c]
-    vpaddq ymm1, ymm1, [rsp + rax + 2592]
-; x4 += kr[4 + 6*c]
-    vpaddq ymm12, ymm12, [rsp + rax + 2624]
-; x5 += kr[5 + 6*c]
-    vpaddq ymm7, ymm7, [rsp + rax + 2656]
-; x6 += kr[6 + 6*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 2688]
-; x7 += kr[7 + 6*c]
-    vmovdqu ymm11, [rsp + 512]
-    vpaddq ymm11, ymm11, [rsp + rax + 2720]
-; x8 += kr[8 + 6*c]
-    vmovdqu ymm14, [rsp + 160]
-    vpaddq ymm14, ymm14, [rsp + rax + 2752]
-    vmovdqu [rsp + 192], ymm9
-; x9 += kr[9 + 6*c]
-    vmovdqu ymm9, [rsp + 128]
-    vpaddq ymm9, ymm9, [rsp + rax + 2784]
-    vmovdqu [rsp + 128], ymm9
-; x10 += kr[10 + 6*c]
+; add subkey 4*c
+; x0 += kr[4*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 2464]
+; x1 += kr[1 + 4*c]
+    vpaddq ymm4, ymm4, [rsp + rax + 2496]
+; x2 += kr[2 + 4*c]
+    vpaddq ymm3, ymm3, [rsp + rax + 2528]
+; x3 += kr[3 + 4*c]
+    vpaddq ymm1, ymm1, [rsp + rax + 2560]
+; x4 += kr[4 + 4*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 2592]
+; x5 += kr[5 + 4*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 2624]
+; x6 += kr[6 + 4*c]
+    vpaddq ymm6, ymm6, [rsp + rax + 2656]
+; x7 += kr[7 + 4*c]
+    vmovdqu ymm11, [rsp + 448]
+    vpaddq ymm11, ymm11, [rsp + rax + 2688]
+; x8 += kr[8 + 4*c]
+    vmovdqu ymm14, [rsp + 128]
+    vpaddq ymm14, ymm14, [rsp + rax + 2720]
+    vmovdqu [rsp + 224], ymm9
+; x9 += kr[9 + 4*c]
+    vmovdqu ymm9, [rsp + 96]
+    vpaddq ymm9, ymm9, [rsp + rax + 2752]
+    vmovdqu [rsp + 96], ymm9
+; x10 += kr[10 + 4*c]
     vmovdqu ymm9, [rsp + 32]
-    vpaddq ymm9, ymm9, [rsp + rax + 2816]
+    vpaddq ymm9, ymm9, [rsp + rax + 2784]
     vmovdqu [rsp + 32], ymm9
-; x11 += kr[11 + 6*c]
-    vmovdqu ymm9, [rsp + 256]
-    vpaddq ymm9, ymm9, [rsp + rax + 2848]
-; x12 += kr[12 + 6*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 2880]
-; x13 += kr[13 + 6*c]
-    vpaddq ymm15, ymm15, [rsp + rax + 2912]
-; x14 += kr[14 + 6*c]
-    vpaddq ymm10, ymm10, [rsp + rax + 2944]
-; x15 += kc[6*c]
-    vpaddq ymm13, ymm13, [rsp + rax + 1824]
+; x11 += kr[11 + 4*c]
+    vmovdqu ymm9, [rsp + 192]
+    vpaddq ymm9, ymm9, [rsp + rax + 2816]
+; x12 += kr[12 + 4*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 2848]
+; x13 += kr[13 + 4*c]
+    vpaddq ymm15, ymm15, [rsp + rax + 2880]
+; x14 += kr[14 + 4*c]
+    vpaddq ymm10, ymm10, [rsp + rax + 2912]
+; x15 += kc[4*c]
+    vpaddq ymm13, ymm13, [rsp + rax + 1792]
 ; x13 += t0
     vpaddq ymm15, ymm15, ymm2
 ; x14 += t1
     vpaddq ymm10, ymm10, ymm0
-; round 24*c + 0
+; round 16*c + 0
 ; x0 += x1
     vpaddq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 288], ymm2
+    vmovdqu [rsp + 256], ymm2
 ; x1 <<<= 24
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 24
@@ -948,11 +883,11 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm6
 ; x8 += x9
-    vpaddq ymm14, ymm14, [rsp + 128]
+    vpaddq ymm14, ymm14, [rsp + 96]
 ; x9 <<<= 8
-    vmovdqu ymm2, [rsp + 128]
-    vmovdqu [rsp + 320], ymm0
-    vmovdqu ymm0, [rsp + 128]
+    vmovdqu ymm2, [rsp + 96]
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu ymm0, [rsp + 96]
     vpsllq ymm0, ymm0, 8
     vpsrlq ymm2, ymm2, 56
     vpor ymm0, ymm0, ymm2
@@ -987,7 +922,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm13, ymm13, ymm4
 ; x15 ^= x14
     vpxor ymm13, ymm13, ymm10
-; round 24*c + 1
+; round 16*c + 1
 ; x0 += x9
     vpaddq ymm8, ymm8, ymm0
 ; x9 <<<= 38
@@ -1062,7 +997,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm2, ymm2, ymm4
 ; x1 ^= x8
     vpxor ymm2, ymm2, ymm14
-; round 24*c + 2
+; round 16*c + 2
 ; x0 += x7
     vpaddq ymm8, ymm8, ymm11
 ; x7 <<<= 33
@@ -1129,7 +1064,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; x10 += x9
     vmovdqu ymm4, [rsp + 32]
     vpaddq ymm4, ymm4, ymm0
-    vmovdqu [rsp + 96], ymm5
+    vmovdqu [rsp + 160], ymm5
 ; x9 <<<= 17
     vmovdqa ymm5, ymm0
     vpsllq ymm0, ymm0, 17
@@ -1137,7 +1072,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm0, ymm0, ymm5
 ; x9 ^= x10
     vpxor ymm0, ymm0, ymm4
-; round 24*c + 3
+; round 16*c + 3
 ; x0 += x15
     vpaddq ymm8, ymm8, ymm13
 ; x15 <<<= 5
@@ -1202,7 +1137,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; x3 ^= x10
     vpxor ymm1, ymm1, ymm4
 ; x12 += x7
-    vmovdqu ymm5, [rsp + 96]
+    vmovdqu ymm5, [rsp + 160]
     vpaddq ymm5, ymm5, ymm11
     vmovdqu [rsp + 0], ymm13
 ; x7 <<<= 25
@@ -1212,45 +1147,45 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm11, ymm11, ymm13
 ; x7 ^= x12
     vpxor ymm11, ymm11, ymm5
-; add subkey 1 + 6*c
-; x0 += kr[1 + 6*c]
-    vpaddq ymm8, ymm8, [rsp + rax + 2528]
-; x1 += kr[2 + 6*c]
-    vpaddq ymm2, ymm2, [rsp + rax + 2560]
-; x2 += kr[3 + 6*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 2592]
-; x3 += kr[4 + 6*c]
-    vpaddq ymm1, ymm1, [rsp + rax + 2624]
-; x4 += kr[5 + 6*c]
-    vpaddq ymm12, ymm12, [rsp + rax + 2656]
-; x5 += kr[6 + 6*c]
-    vpaddq ymm7, ymm7, [rsp + rax + 2688]
-; x6 += kr[7 + 6*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 2720]
-; x7 += kr[8 + 6*c]
-    vpaddq ymm11, ymm11, [rsp + rax + 2752]
-; x8 += kr[9 + 6*c]
-    vpaddq ymm14, ymm14, [rsp + rax + 2784]
-; x9 += kr[10 + 6*c]
-    vpaddq ymm0, ymm0, [rsp + rax + 2816]
-; x10 += kr[11 + 6*c]
-    vpaddq ymm4, ymm4, [rsp + rax + 2848]
-; x11 += kr[12 + 6*c]
-    vpaddq ymm9, ymm9, [rsp + rax + 2880]
-; x12 += kr[13 + 6*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 2912]
-; x13 += kr[14 + 6*c]
-    vpaddq ymm15, ymm15, [rsp + rax + 2944]
-; x14 += kr[15 + 6*c]
-    vpaddq ymm10, ymm10, [rsp + rax + 2976]
-; x15 += kc[1 + 6*c]
+; add subkey 1 + 4*c
+; x0 += kr[1 + 4*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 2496]
+; x1 += kr[2 + 4*c]
+    vpaddq ymm2, ymm2, [rsp + rax + 2528]
+; x2 += kr[3 + 4*c]
+    vpaddq ymm3, ymm3, [rsp + rax + 2560]
+; x3 += kr[4 + 4*c]
+    vpaddq ymm1, ymm1, [rsp + rax + 2592]
+; x4 += kr[5 + 4*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 2624]
+; x5 += kr[6 + 4*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 2656]
+; x6 += kr[7 + 4*c]
+    vpaddq ymm6, ymm6, [rsp + rax + 2688]
+; x7 += kr[8 + 4*c]
+    vpaddq ymm11, ymm11, [rsp + rax + 2720]
+; x8 += kr[9 + 4*c]
+    vpaddq ymm14, ymm14, [rsp + rax + 2752]
+; x9 += kr[10 + 4*c]
+    vpaddq ymm0, ymm0, [rsp + rax + 2784]
+; x10 += kr[11 + 4*c]
+    vpaddq ymm4, ymm4, [rsp + rax + 2816]
+; x11 += kr[12 + 4*c]
+    vpaddq ymm9, ymm9, [rsp + rax + 2848]
+; x12 += kr[13 + 4*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 2880]
+; x13 += kr[14 + 4*c]
+    vpaddq ymm15, ymm15, [rsp + rax + 2912]
+; x14 += kr[15 + 4*c]
+    vpaddq ymm10, ymm10, [rsp + rax + 2944]
+; x15 += kc[1 + 4*c]
     vmovdqu ymm13, [rsp + 0]
-    vpaddq ymm13, ymm13, [rsp + rax + 1856]
+    vpaddq ymm13, ymm13, [rsp + rax + 1824]
 ; x13 += t1
-    vpaddq ymm15, ymm15, [rsp + 320]
+    vpaddq ymm15, ymm15, [rsp + 288]
 ; x14 += t2
-    vpaddq ymm10, ymm10, [rsp + 192]
-; round 24*c + 4
+    vpaddq ymm10, ymm10, [rsp + 224]
+; round 16*c + 4
 ; x0 += x1
     vpaddq ymm8, ymm8, ymm2
     vmovdqu [rsp + 0], ymm13
@@ -1326,7 +1261,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm2, ymm2, ymm13
 ; x15 ^= x14
     vpxor ymm2, ymm2, ymm10
-; round 24*c + 5
+; round 16*c + 5
 ; x0 += x9
     vpaddq ymm8, ymm8, ymm0
 ; x9 <<<= 16
@@ -1401,7 +1336,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm4, ymm4, ymm13
 ; x1 ^= x8
     vpxor ymm4, ymm4, ymm14
-; round 24*c + 6
+; round 16*c + 6
 ; x0 += x7
     vpaddq ymm8, ymm8, ymm11
 ; x7 <<<= 31
@@ -1468,7 +1403,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; x10 += x9
     vmovdqu ymm13, [rsp + 32]
     vpaddq ymm13, ymm13, ymm0
-    vmovdqu [rsp + 96], ymm5
+    vmovdqu [rsp + 160], ymm5
 ; x9 <<<= 25
     vmovdqa ymm5, ymm0
     vpsllq ymm0, ymm0, 25
@@ -1476,7 +1411,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm0, ymm0, ymm5
 ; x9 ^= x10
     vpxor ymm0, ymm0, ymm13
-; round 24*c + 7
+; round 16*c + 7
 ; x0 += x15
     vpaddq ymm8, ymm8, ymm2
 ; x15 <<<= 9
@@ -1541,7 +1476,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; x3 ^= x10
     vpxor ymm1, ymm1, ymm13
 ; x12 += x7
-    vmovdqu ymm5, [rsp + 96]
+    vmovdqu ymm5, [rsp + 160]
     vpaddq ymm5, ymm5, ymm11
     vmovdqu [rsp + 0], ymm2
 ; x7 <<<= 20
@@ -1551,45 +1486,45 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm11, ymm11, ymm2
 ; x7 ^= x12
     vpxor ymm11, ymm11, ymm5
-; add subkey 2 + 6*c
-; x0 += kr[2 + 6*c]
-    vpaddq ymm8, ymm8, [rsp + rax + 2560]
-; x1 += kr[3 + 6*c]
-    vpaddq ymm4, ymm4, [rsp + rax + 2592]
-; x2 += kr[4 + 6*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 2624]
-; x3 += kr[5 + 6*c]
-    vpaddq ymm1, ymm1, [rsp + rax + 2656]
-; x4 += kr[6 + 6*c]
-    vpaddq ymm12, ymm12, [rsp + rax + 2688]
-; x5 += kr[7 + 6*c]
-    vpaddq ymm7, ymm7, [rsp + rax + 2720]
-; x6 += kr[8 + 6*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 2752]
-; x7 += kr[9 + 6*c]
-    vpaddq ymm11, ymm11, [rsp + rax + 2784]
-; x8 += kr[10 + 6*c]
-    vpaddq ymm14, ymm14, [rsp + rax + 2816]
-; x9 += kr[11 + 6*c]
-    vpaddq ymm0, ymm0, [rsp + rax + 2848]
-; x10 += kr[12 + 6*c]
-    vpaddq ymm13, ymm13, [rsp + rax + 2880]
-; x11 += kr[13 + 6*c]
-    vpaddq ymm9, ymm9, [rsp + rax + 2912]
-; x12 += kr[14 + 6*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 2944]
-; x13 += kr[15 + 6*c]
-    vpaddq ymm15, ymm15, [rsp + rax + 2976]
-; x14 += kr[16 + 6*c]
-    vpaddq ymm10, ymm10, [rsp + rax + 3008]
-; x15 += kc[2 + 6*c]
+; add subkey 2 + 4*c
+; x0 += kr[2 + 4*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 2528]
+; x1 += kr[3 + 4*c]
+    vpaddq ymm4, ymm4, [rsp + rax + 2560]
+; x2 += kr[4 + 4*c]
+    vpaddq ymm3, ymm3, [rsp + rax + 2592]
+; x3 += kr[5 + 4*c]
+    vpaddq ymm1, ymm1, [rsp + rax + 2624]
+; x4 += kr[6 + 4*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 2656]
+; x5 += kr[7 + 4*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 2688]
+; x6 += kr[8 + 4*c]
+    vpaddq ymm6, ymm6, [rsp + rax + 2720]
+; x7 += kr[9 + 4*c]
+    vpaddq ymm11, ymm11, [rsp + rax + 2752]
+; x8 += kr[10 + 4*c]
+    vpaddq ymm14, ymm14, [rsp + rax + 2784]
+; x9 += kr[11 + 4*c]
+    vpaddq ymm0, ymm0, [rsp + rax + 2816]
+; x10 += kr[12 + 4*c]
+    vpaddq ymm13, ymm13, [rsp + rax + 2848]
+; x11 += kr[13 + 4*c]
+    vpaddq ymm9, ymm9, [rsp + rax + 2880]
+; x12 += kr[14 + 4*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 2912]
+; x13 += kr[15 + 4*c]
+    vpaddq ymm15, ymm15, [rsp + rax + 2944]
+; x14 += kr[16 + 4*c]
+    vpaddq ymm10, ymm10, [rsp + rax + 2976]
+; x15 += kc[2 + 4*c]
     vmovdqu ymm2, [rsp + 0]
-    vpaddq ymm2, ymm2, [rsp + rax + 1888]
+    vpaddq ymm2, ymm2, [rsp + rax + 1856]
 ; x13 += t2
-    vpaddq ymm15, ymm15, [rsp + 192]
+    vpaddq ymm15, ymm15, [rsp + 224]
 ; x14 += t0
-    vpaddq ymm10, ymm10, [rsp + 288]
-; round 24*c + 8
+    vpaddq ymm10, ymm10, [rsp + 256]
+; round 16*c + 8
 ; x0 += x1
     vpaddq ymm8, ymm8, ymm4
     vmovdqu [rsp + 0], ymm2
@@ -1665,7 +1600,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm4, ymm4, ymm2
 ; x15 ^= x14
     vpxor ymm4, ymm4, ymm10
-; round 24*c + 9
+; round 16*c + 9
 ; x0 += x9
     vpaddq ymm8, ymm8, ymm0
 ; x9 <<<= 38
@@ -1740,7 +1675,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm13, ymm13, ymm2
 ; x1 ^= x8
     vpxor ymm13, ymm13, ymm14
-; round 24*c + 10
+; round 16*c + 10
 ; x0 += x7
     vpaddq ymm8, ymm8, ymm11
 ; x7 <<<= 33
@@ -1807,7 +1742,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; x10 += x9
     vmovdqu ymm2, [rsp + 32]
     vpaddq ymm2, ymm2, ymm0
-    vmovdqu [rsp + 96], ymm5
+    vmovdqu [rsp + 160], ymm5
 ; x9 <<<= 17
     vmovdqa ymm5, ymm0
     vpsllq ymm0, ymm0, 17
@@ -1815,7 +1750,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm0, ymm0, ymm5
 ; x9 ^= x10
     vpxor ymm0, ymm0, ymm2
-; round 24*c + 11
+; round 16*c + 11
 ; x0 += x15
     vpaddq ymm8, ymm8, ymm4
 ; x15 <<<= 5
@@ -1880,7 +1815,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; x3 ^= x10
     vpxor ymm1, ymm1, ymm2
 ; x12 += x7
-    vmovdqu ymm5, [rsp + 96]
+    vmovdqu ymm5, [rsp + 160]
     vpaddq ymm5, ymm5, ymm11
     vmovdqu [rsp + 0], ymm4
 ; x7 <<<= 25
@@ -1890,723 +1825,45 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm11, ymm11, ymm4
 ; x7 ^= x12
     vpxor ymm11, ymm11, ymm5
-; add subkey 3 + 6*c
-; x0 += kr[3 + 6*c]
-    vpaddq ymm8, ymm8, [rsp + rax + 2592]
-; x1 += kr[4 + 6*c]
-    vpaddq ymm13, ymm13, [rsp + rax + 2624]
-; x2 += kr[5 + 6*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 2656]
-; x3 += kr[6 + 6*c]
-    vpaddq ymm1, ymm1, [rsp + rax + 2688]
-; x4 += kr[7 + 6*c]
-    vpaddq ymm12, ymm12, [rsp + rax + 2720]
-; x5 += kr[8 + 6*c]
-    vpaddq ymm7, ymm7, [rsp + rax + 2752]
-; x6 += kr[9 + 6*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 2784]
-; x7 += kr[10 + 6*c]
-    vpaddq ymm11, ymm11, [rsp + rax + 2816]
-; x8 += kr[11 + 6*c]
-    vpaddq ymm14, ymm14, [rsp + rax + 2848]
-; x9 += kr[12 + 6*c]
-    vpaddq ymm0, ymm0, [rsp + rax + 2880]
-; x10 += kr[13 + 6*c]
-    vpaddq ymm2, ymm2, [rsp + rax + 2912]
-; x11 += kr[14 + 6*c]
-    vpaddq ymm9, ymm9, [rsp + rax + 2944]
-; x12 += kr[15 + 6*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 2976]
-; x13 += kr[16 + 6*c]
-    vpaddq ymm15, ymm15, [rsp + rax + 3008]
-; x14 += kr[17 + 6*c]
-    vpaddq ymm10, ymm10, [rsp + rax + 3040]
-; x15 += kc[3 + 6*c]
+; add subkey 3 + 4*c
+; x0 += kr[3 + 4*c]
+    vpaddq ymm8, ymm8, [rsp + rax + 2560]
+; x1 += kr[4 + 4*c]
+    vpaddq ymm13, ymm13, [rsp + rax + 2592]
+; x2 += kr[5 + 4*c]
+    vpaddq ymm3, ymm3, [rsp + rax + 2624]
+; x3 += kr[6 + 4*c]
+    vpaddq ymm1, ymm1, [rsp + rax + 2656]
+; x4 += kr[7 + 4*c]
+    vpaddq ymm12, ymm12, [rsp + rax + 2688]
+; x5 += kr[8 + 4*c]
+    vpaddq ymm7, ymm7, [rsp + rax + 2720]
+; x6 += kr[9 + 4*c]
+    vpaddq ymm6, ymm6, [rsp + rax + 2752]
+; x7 += kr[10 + 4*c]
+    vpaddq ymm11, ymm11, [rsp + rax + 2784]
+; x8 += kr[11 + 4*c]
+    vpaddq ymm14, ymm14, [rsp + rax + 2816]
+; x9 += kr[12 + 4*c]
+    vpaddq ymm0, ymm0, [rsp + rax + 2848]
+; x10 += kr[13 + 4*c]
+    vpaddq ymm2, ymm2, [rsp + rax + 2880]
+; x11 += kr[14 + 4*c]
+    vpaddq ymm9, ymm9, [rsp + rax + 2912]
+; x12 += kr[15 + 4*c]
+    vpaddq ymm5, ymm5, [rsp + rax + 2944]
+; x13 += kr[16 + 4*c]
+    vpaddq ymm15, ymm15, [rsp + rax + 2976]
+; x14 += kr[17 + 4*c]
+    vpaddq ymm10, ymm10, [rsp + rax + 3008]
+; x15 += kc[3 + 4*c]
     vmovdqu ymm4, [rsp + 0]
-    vpaddq ymm4, ymm4, [rsp + rax + 1920]
+    vpaddq ymm4, ymm4, [rsp + rax + 1888]
 ; x13 += t0
-    vpaddq ymm15, ymm15, [rsp + 288]
+    vpaddq ymm15, ymm15, [rsp + 256]
 ; x14 += t1
-    vpaddq ymm10, ymm10, [rsp + 320]
-; round 24*c + 12
-; x0 += x1
-    vpaddq ymm8, ymm8, ymm13
-    vmovdqu [rsp + 0], ymm4
-; x1 <<<= 41
-    vmovdqa ymm4, ymm13
-    vpsllq ymm13, ymm13, 41
-    vpsrlq ymm4, ymm4, 23
-    vpor ymm13, ymm13, ymm4
-; x1 ^= x0
-    vpxor ymm13, ymm13, ymm8
-; x2 += x3
-    vpaddq ymm3, ymm3, ymm1
-; x3 <<<= 9
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 9
-    vpsrlq ymm4, ymm4, 55
-    vpor ymm1, ymm1, ymm4
-; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
-; x4 += x5
-    vpaddq ymm12, ymm12, ymm7
-; x5 <<<= 37
-    vmovdqa ymm4, ymm7
-    vpsllq ymm7, ymm7, 37
-    vpsrlq ymm4, ymm4, 27
-    vpor ymm7, ymm7, ymm4
-; x5 ^= x4
-    vpxor ymm7, ymm7, ymm12
-; x6 += x7
-    vpaddq ymm6, ymm6, ymm11
-; x7 <<<= 31
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 31
-    vpsrlq ymm4, ymm4, 33
-    vpor ymm11, ymm11, ymm4
-; x7 ^= x6
-    vpxor ymm11, ymm11, ymm6
-; x8 += x9
-    vpaddq ymm14, ymm14, ymm0
-; x9 <<<= 12
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 12
-    vpsrlq ymm4, ymm4, 52
-    vpor ymm0, ymm0, ymm4
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x10 += x11
-    vpaddq ymm2, ymm2, ymm9
-; x11 <<<= 47
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 47
-    vpsrlq ymm4, ymm4, 17
-    vpor ymm9, ymm9, ymm4
-; x11 ^= x10
-    vpxor ymm9, ymm9, ymm2
-; x12 += x13
-    vpaddq ymm5, ymm5, ymm15
-; x13 <<<= 44
-    vmovdqa ymm4, ymm15
-    vpsllq ymm15, ymm15, 44
-    vpsrlq ymm4, ymm4, 20
-    vpor ymm15, ymm15, ymm4
-; x13 ^= x12
-    vpxor ymm15, ymm15, ymm5
-; x14 += x15
-    vpaddq ymm10, ymm10, [rsp + 0]
-; x15 <<<= 30
-    vmovdqu ymm4, [rsp + 0]
-    vmovdqu [rsp + 160], ymm14
-    vmovdqu ymm14, [rsp + 0]
-    vpsllq ymm14, ymm14, 30
-    vpsrlq ymm4, ymm4, 34
-    vpor ymm14, ymm14, ymm4
-; x15 ^= x14
-    vpxor ymm14, ymm14, ymm10
-; round 24*c + 13
-; x0 += x9
-    vpaddq ymm8, ymm8, ymm0
-; x9 <<<= 16
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 16
-    vpsrlq ymm4, ymm4, 48
-    vpor ymm0, ymm0, ymm4
-; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-; x2 += x13
-    vpaddq ymm3, ymm3, ymm15
-; x13 <<<= 34
-    vmovdqa ymm4, ymm15
-    vpsllq ymm15, ymm15, 34
-    vpsrlq ymm4, ymm4, 30
-    vpor ymm15, ymm15, ymm4
-; x13 ^= x2
-    vpxor ymm15, ymm15, ymm3
-; x6 += x11
-    vpaddq ymm6, ymm6, ymm9
-; x11 <<<= 56
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 56
-    vpsrlq ymm4, ymm4, 8
-    vpor ymm9, ymm9, ymm4
-; x11 ^= x6
-    vpxor ymm9, ymm9, ymm6
-; x4 += x15
-    vpaddq ymm12, ymm12, ymm14
-; x15 <<<= 51
-    vmovdqa ymm4, ymm14
-    vpsllq ymm14, ymm14, 51
-    vpsrlq ymm4, ymm4, 13
-    vpor ymm14, ymm14, ymm4
-; x15 ^= x4
-    vpxor ymm14, ymm14, ymm12
-; x10 += x7
-    vpaddq ymm2, ymm2, ymm11
-; x7 <<<= 4
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 4
-    vpsrlq ymm4, ymm4, 60
-    vpor ymm11, ymm11, ymm4
-; x7 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x12 += x3
-    vpaddq ymm5, ymm5, ymm1
-; x3 <<<= 53
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 53
-    vpsrlq ymm4, ymm4, 11
-    vpor ymm1, ymm1, ymm4
-; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
-; x14 += x5
-    vpaddq ymm10, ymm10, ymm7
-; x5 <<<= 42
-    vmovdqa ymm4, ymm7
-    vpsllq ymm7, ymm7, 42
-    vpsrlq ymm4, ymm4, 22
-    vpor ymm7, ymm7, ymm4
-; x5 ^= x14
-    vpxor ymm7, ymm7, ymm10
-; x8 += x1
-    vmovdqu ymm4, [rsp + 160]
-    vpaddq ymm4, ymm4, ymm13
-    vmovdqu [rsp + 32], ymm2
-; x1 <<<= 41
-    vmovdqa ymm2, ymm13
-    vpsllq ymm13, ymm13, 41
-    vpsrlq ymm2, ymm2, 23
-    vpor ymm13, ymm13, ymm2
-; x1 ^= x8
-    vpxor ymm13, ymm13, ymm4
-; round 24*c + 14
-; x0 += x7
-    vpaddq ymm8, ymm8, ymm11
-; x7 <<<= 31
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 31
-    vpsrlq ymm2, ymm2, 33
-    vpor ymm11, ymm11, ymm2
-; x7 ^= x0
-    vpxor ymm11, ymm11, ymm8
-; x2 += x5
-    vpaddq ymm3, ymm3, ymm7
-; x5 <<<= 44
-    vmovdqa ymm2, ymm7
-    vpsllq ymm7, ymm7, 44
-    vpsrlq ymm2, ymm2, 20
-    vpor ymm7, ymm7, ymm2
-; x5 ^= x2
-    vpxor ymm7, ymm7, ymm3
-; x4 += x3
-    vpaddq ymm12, ymm12, ymm1
-; x3 <<<= 47
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 47
-    vpsrlq ymm2, ymm2, 17
-    vpor ymm1, ymm1, ymm2
-; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
-; x6 += x1
-    vpaddq ymm6, ymm6, ymm13
-; x1 <<<= 46
-    vmovdqa ymm2, ymm13
-    vpsllq ymm13, ymm13, 46
-    vpsrlq ymm2, ymm2, 18
-    vpor ymm13, ymm13, ymm2
-; x1 ^= x6
-    vpxor ymm13, ymm13, ymm6
-; x12 += x15
-    vpaddq ymm5, ymm5, ymm14
-; x15 <<<= 19
-    vmovdqa ymm2, ymm14
-    vpsllq ymm14, ymm14, 19
-    vpsrlq ymm2, ymm2, 45
-    vpor ymm14, ymm14, ymm2
-; x15 ^= x12
-    vpxor ymm14, ymm14, ymm5
-; x14 += x13
-    vpaddq ymm10, ymm10, ymm15
-; x13 <<<= 42
-    vmovdqa ymm2, ymm15
-    vpsllq ymm15, ymm15, 42
-    vpsrlq ymm2, ymm2, 22
-    vpor ymm15, ymm15, ymm2
-; x13 ^= x14
-    vpxor ymm15, ymm15, ymm10
-; x8 += x11
-    vpaddq ymm4, ymm4, ymm9
-; x11 <<<= 44
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 44
-    vpsrlq ymm2, ymm2, 20
-    vpor ymm9, ymm9, ymm2
-; x11 ^= x8
-    vpxor ymm9, ymm9, ymm4
-; x10 += x9
-    vmovdqu ymm2, [rsp + 32]
-    vpaddq ymm2, ymm2, ymm0
-    vmovdqu [rsp + 96], ymm5
-; x9 <<<= 25
-    vmovdqa ymm5, ymm0
-    vpsllq ymm0, ymm0, 25
-    vpsrlq ymm5, ymm5, 39
-    vpor ymm0, ymm0, ymm5
-; x9 ^= x10
-    vpxor ymm0, ymm0, ymm2
-; round 24*c + 15
-; x0 += x15
-    vpaddq ymm8, ymm8, ymm14
-; x15 <<<= 9
-    vmovdqa ymm5, ymm14
-    vpsllq ymm14, ymm14, 9
-    vpsrlq ymm5, ymm5, 55
-    vpor ymm14, ymm14, ymm5
-; x15 ^= x0
-    vpxor ymm14, ymm14, ymm8
-; x2 += x11
-    vpaddq ymm3, ymm3, ymm9
-; x11 <<<= 48
-    vmovdqa ymm5, ymm9
-    vpsllq ymm9, ymm9, 48
-    vpsrlq ymm5, ymm5, 16
-    vpor ymm9, ymm9, ymm5
-; x11 ^= x2
-    vpxor ymm9, ymm9, ymm3
-; x6 += x13
-    vpaddq ymm6, ymm6, ymm15
-; x13 <<<= 35
-    vmovdqa ymm5, ymm15
-    vpsllq ymm15, ymm15, 35
-    vpsrlq ymm5, ymm5, 29
-    vpor ymm15, ymm15, ymm5
-; x13 ^= x6
-    vpxor ymm15, ymm15, ymm6
-; x4 += x9
-    vpaddq ymm12, ymm12, ymm0
-; x9 <<<= 52
-    vmovdqa ymm5, ymm0
-    vpsllq ymm0, ymm0, 52
-    vpsrlq ymm5, ymm5, 12
-    vpor ymm0, ymm0, ymm5
-; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
-; x14 += x1
-    vpaddq ymm10, ymm10, ymm13
-; x1 <<<= 23
-    vmovdqa ymm5, ymm13
-    vpsllq ymm13, ymm13, 23
-    vpsrlq ymm5, ymm5, 41
-    vpor ymm13, ymm13, ymm5
-; x1 ^= x14
-    vpxor ymm13, ymm13, ymm10
-; x8 += x5
-    vpaddq ymm4, ymm4, ymm7
-; x5 <<<= 31
-    vmovdqa ymm5, ymm7
-    vpsllq ymm7, ymm7, 31
-    vpsrlq ymm5, ymm5, 33
-    vpor ymm7, ymm7, ymm5
-; x5 ^= x8
-    vpxor ymm7, ymm7, ymm4
-; x10 += x3
-    vpaddq ymm2, ymm2, ymm1
-; x3 <<<= 37
-    vmovdqa ymm5, ymm1
-    vpsllq ymm1, ymm1, 37
-    vpsrlq ymm5, ymm5, 27
-    vpor ymm1, ymm1, ymm5
-; x3 ^= x10
-    vpxor ymm1, ymm1, ymm2
-; x12 += x7
-    vmovdqu ymm5, [rsp + 96]
-    vpaddq ymm5, ymm5, ymm11
-    vmovdqu [rsp + 0], ymm14
-; x7 <<<= 20
-    vmovdqa ymm14, ymm11
-    vpsllq ymm11, ymm11, 20
-    vpsrlq ymm14, ymm14, 44
-    vpor ymm11, ymm11, ymm14
-; x7 ^= x12
-    vpxor ymm11, ymm11, ymm5
-; add subkey 4 + 6*c
-; x0 += kr[4 + 6*c]
-    vpaddq ymm8, ymm8, [rsp + rax + 2624]
-; x1 += kr[5 + 6*c]
-    vpaddq ymm13, ymm13, [rsp + rax + 2656]
-; x2 += kr[6 + 6*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 2688]
-; x3 += kr[7 + 6*c]
-    vpaddq ymm1, ymm1, [rsp + rax + 2720]
-; x4 += kr[8 + 6*c]
-    vpaddq ymm12, ymm12, [rsp + rax + 2752]
-; x5 += kr[9 + 6*c]
-    vpaddq ymm7, ymm7, [rsp + rax + 2784]
-; x6 += kr[10 + 6*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 2816]
-; x7 += kr[11 + 6*c]
-    vpaddq ymm11, ymm11, [rsp + rax + 2848]
-; x8 += kr[12 + 6*c]
-    vpaddq ymm4, ymm4, [rsp + rax + 2880]
-; x9 += kr[13 + 6*c]
-    vpaddq ymm0, ymm0, [rsp + rax + 2912]
-; x10 += kr[14 + 6*c]
-    vpaddq ymm2, ymm2, [rsp + rax + 2944]
-; x11 += kr[15 + 6*c]
-    vpaddq ymm9, ymm9, [rsp + rax + 2976]
-; x12 += kr[16 + 6*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 3008]
-; x13 += kr[17 + 6*c]
-    vpaddq ymm15, ymm15, [rsp + rax + 3040]
-; x14 += kr[18 + 6*c]
-    vpaddq ymm10, ymm10, [rsp + rax + 3072]
-; x15 += kc[4 + 6*c]
-    vmovdqu ymm14, [rsp + 0]
-    vpaddq ymm14, ymm14, [rsp + rax + 1952]
-; x13 += t1
-    vpaddq ymm15, ymm15, [rsp + 320]
-; x14 += t2
-    vpaddq ymm10, ymm10, [rsp + 192]
-; round 24*c + 16
-; x0 += x1
-    vpaddq ymm8, ymm8, ymm13
-    vmovdqu [rsp + 0], ymm14
-; x1 <<<= 24
-    vmovdqa ymm14, ymm13
-    vpsllq ymm13, ymm13, 24
-    vpsrlq ymm14, ymm14, 40
-    vpor ymm13, ymm13, ymm14
-; x1 ^= x0
-    vpxor ymm13, ymm13, ymm8
-; x2 += x3
-    vpaddq ymm3, ymm3, ymm1
-; x3 <<<= 13
-    vmovdqa ymm14, ymm1
-    vpsllq ymm1, ymm1, 13
-    vpsrlq ymm14, ymm14, 51
-    vpor ymm1, ymm1, ymm14
-; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
-; x4 += x5
-    vpaddq ymm12, ymm12, ymm7
-; x5 <<<= 8
-    vmovdqa ymm14, ymm7
-    vpsllq ymm7, ymm7, 8
-    vpsrlq ymm14, ymm14, 56
-    vpor ymm7, ymm7, ymm14
-; x5 ^= x4
-    vpxor ymm7, ymm7, ymm12
-; x6 += x7
-    vpaddq ymm6, ymm6, ymm11
-; x7 <<<= 47
-    vmovdqa ymm14, ymm11
-    vpsllq ymm11, ymm11, 47
-    vpsrlq ymm14, ymm14, 17
-    vpor ymm11, ymm11, ymm14
-; x7 ^= x6
-    vpxor ymm11, ymm11, ymm6
-; x8 += x9
-    vpaddq ymm4, ymm4, ymm0
-; x9 <<<= 8
-    vmovdqa ymm14, ymm0
-    vpsllq ymm0, ymm0, 8
-    vpsrlq ymm14, ymm14, 56
-    vpor ymm0, ymm0, ymm14
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm4
-; x10 += x11
-    vpaddq ymm2, ymm2, ymm9
-; x11 <<<= 17
-    vmovdqa ymm14, ymm9
-    vpsllq ymm9, ymm9, 17
-    vpsrlq ymm14, ymm14, 47
-    vpor ymm9, ymm9, ymm14
-; x11 ^= x10
-    vpxor ymm9, ymm9, ymm2
-; x12 += x13
-    vpaddq ymm5, ymm5, ymm15
-; x13 <<<= 22
-    vmovdqa ymm14, ymm15
-    vpsllq ymm15, ymm15, 22
-    vpsrlq ymm14, ymm14, 42
-    vpor ymm15, ymm15, ymm14
-; x13 ^= x12
-    vpxor ymm15, ymm15, ymm5
-; x14 += x15
-    vpaddq ymm10, ymm10, [rsp + 0]
-; x15 <<<= 37
-    vmovdqu ymm14, [rsp + 0]
-    vmovdqu [rsp + 160], ymm4
-    vmovdqu ymm4, [rsp + 0]
-    vpsllq ymm4, ymm4, 37
-    vpsrlq ymm14, ymm14, 27
-    vpor ymm4, ymm4, ymm14
-; x15 ^= x14
-    vpxor ymm4, ymm4, ymm10
-; round 24*c + 17
-; x0 += x9
-    vpaddq ymm8, ymm8, ymm0
-; x9 <<<= 38
-    vmovdqa ymm14, ymm0
-    vpsllq ymm0, ymm0, 38
-    vpsrlq ymm14, ymm14, 26
-    vpor ymm0, ymm0, ymm14
-; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-; x2 += x13
-    vpaddq ymm3, ymm3, ymm15
-; x13 <<<= 19
-    vmovdqa ymm14, ymm15
-    vpsllq ymm15, ymm15, 19
-    vpsrlq ymm14, ymm14, 45
-    vpor ymm15, ymm15, ymm14
-; x13 ^= x2
-    vpxor ymm15, ymm15, ymm3
-; x6 += x11
-    vpaddq ymm6, ymm6, ymm9
-; x11 <<<= 10
-    vmovdqa ymm14, ymm9
-    vpsllq ymm9, ymm9, 10
-    vpsrlq ymm14, ymm14, 54
-    vpor ymm9, ymm9, ymm14
-; x11 ^= x6
-    vpxor ymm9, ymm9, ymm6
-; x4 += x15
-    vpaddq ymm12, ymm12, ymm4
-; x15 <<<= 55
-    vmovdqa ymm14, ymm4
-    vpsllq ymm4, ymm4, 55
-    vpsrlq ymm14, ymm14, 9
-    vpor ymm4, ymm4, ymm14
-; x15 ^= x4
-    vpxor ymm4, ymm4, ymm12
-; x10 += x7
-    vpaddq ymm2, ymm2, ymm11
-; x7 <<<= 49
-    vmovdqa ymm14, ymm11
-    vpsllq ymm11, ymm11, 49
-    vpsrlq ymm14, ymm14, 15
-    vpor ymm11, ymm11, ymm14
-; x7 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x12 += x3
-    vpaddq ymm5, ymm5, ymm1
-; x3 <<<= 18
-    vmovdqa ymm14, ymm1
-    vpsllq ymm1, ymm1, 18
-    vpsrlq ymm14, ymm14, 46
-    vpor ymm1, ymm1, ymm14
-; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
-; x14 += x5
-    vpaddq ymm10, ymm10, ymm7
-; x5 <<<= 23
-    vmovdqa ymm14, ymm7
-    vpsllq ymm7, ymm7, 23
-    vpsrlq ymm14, ymm14, 41
-    vpor ymm7, ymm7, ymm14
-; x5 ^= x14
-    vpxor ymm7, ymm7, ymm10
-; x8 += x1
-    vmovdqu ymm14, [rsp + 160]
-    vpaddq ymm14, ymm14, ymm13
-    vmovdqu [rsp + 32], ymm2
-; x1 <<<= 52
-    vmovdqa ymm2, ymm13
-    vpsllq ymm13, ymm13, 52
-    vpsrlq ymm2, ymm2, 12
-    vpor ymm13, ymm13, ymm2
-; x1 ^= x8
-    vpxor ymm13, ymm13, ymm14
-; round 24*c + 18
-; x0 += x7
-    vpaddq ymm8, ymm8, ymm11
-; x7 <<<= 33
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 33
-    vpsrlq ymm2, ymm2, 31
-    vpor ymm11, ymm11, ymm2
-; x7 ^= x0
-    vpxor ymm11, ymm11, ymm8
-; x2 += x5
-    vpaddq ymm3, ymm3, ymm7
-; x5 <<<= 4
-    vmovdqa ymm2, ymm7
-    vpsllq ymm7, ymm7, 4
-    vpsrlq ymm2, ymm2, 60
-    vpor ymm7, ymm7, ymm2
-; x5 ^= x2
-    vpxor ymm7, ymm7, ymm3
-; x4 += x3
-    vpaddq ymm12, ymm12, ymm1
-; x3 <<<= 51
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 51
-    vpsrlq ymm2, ymm2, 13
-    vpor ymm1, ymm1, ymm2
-; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
-; x6 += x1
-    vpaddq ymm6, ymm6, ymm13
-; x1 <<<= 13
-    vmovdqa ymm2, ymm13
-    vpsllq ymm13, ymm13, 13
-    vpsrlq ymm2, ymm2, 51
-    vpor ymm13, ymm13, ymm2
-; x1 ^= x6
-    vpxor ymm13, ymm13, ymm6
-; x12 += x15
-    vpaddq ymm5, ymm5, ymm4
-; x15 <<<= 34
-    vmovdqa ymm2, ymm4
-    vpsllq ymm4, ymm4, 34
-    vpsrlq ymm2, ymm2, 30
-    vpor ymm4, ymm4, ymm2
-; x15 ^= x12
-    vpxor ymm4, ymm4, ymm5
-; x14 += x13
-    vpaddq ymm10, ymm10, ymm15
-; x13 <<<= 41
-    vmovdqa ymm2, ymm15
-    vpsllq ymm15, ymm15, 41
-    vpsrlq ymm2, ymm2, 23
-    vpor ymm15, ymm15, ymm2
-; x13 ^= x14
-    vpxor ymm15, ymm15, ymm10
-; x8 += x11
-    vpaddq ymm14, ymm14, ymm9
-; x11 <<<= 59
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 59
-    vpsrlq ymm2, ymm2, 5
-    vpor ymm9, ymm9, ymm2
-; x11 ^= x8
-    vpxor ymm9, ymm9, ymm14
-; x10 += x9
-    vmovdqu ymm2, [rsp + 32]
-    vpaddq ymm2, ymm2, ymm0
-    vmovdqu [rsp + 96], ymm5
-; x9 <<<= 17
-    vmovdqa ymm5, ymm0
-    vpsllq ymm0, ymm0, 17
-    vpsrlq ymm5, ymm5, 47
-    vpor ymm0, ymm0, ymm5
-; x9 ^= x10
-    vpxor ymm0, ymm0, ymm2
-; round 24*c + 19
-; x0 += x15
-    vpaddq ymm8, ymm8, ymm4
-; x15 <<<= 5
-    vmovdqa ymm5, ymm4
-    vpsllq ymm4, ymm4, 5
-    vpsrlq ymm5, ymm5, 59
-    vpor ymm4, ymm4, ymm5
-; x15 ^= x0
-    vpxor ymm4, ymm4, ymm8
-; x2 += x11
-    vpaddq ymm3, ymm3, ymm9
-; x11 <<<= 20
-    vmovdqa ymm5, ymm9
-    vpsllq ymm9, ymm9, 20
-    vpsrlq ymm5, ymm5, 44
-    vpor ymm9, ymm9, ymm5
-; x11 ^= x2
-    vpxor ymm9, ymm9, ymm3
-; x6 += x13
-    vpaddq ymm6, ymm6, ymm15
-; x13 <<<= 48
-    vmovdqa ymm5, ymm15
-    vpsllq ymm15, ymm15, 48
-    vpsrlq ymm5, ymm5, 16
-    vpor ymm15, ymm15, ymm5
-; x13 ^= x6
-    vpxor ymm15, ymm15, ymm6
-; x4 += x9
-    vpaddq ymm12, ymm12, ymm0
-; x9 <<<= 41
-    vmovdqa ymm5, ymm0
-    vpsllq ymm0, ymm0, 41
-    vpsrlq ymm5, ymm5, 23
-    vpor ymm0, ymm0, ymm5
-; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
-; x14 += x1
-    vpaddq ymm10, ymm10, ymm13
-; x1 <<<= 47
-    vmovdqa ymm5, ymm13
-    vpsllq ymm13, ymm13, 47
-    vpsrlq ymm5, ymm5, 17
-    vpor ymm13, ymm13, ymm5
-; x1 ^= x14
-    vpxor ymm13, ymm13, ymm10
-; x8 += x5
-    vpaddq ymm14, ymm14, ymm7
-; x5 <<<= 28
-    vmovdqa ymm5, ymm7
-    vpsllq ymm7, ymm7, 28
-    vpsrlq ymm5, ymm5, 36
-    vpor ymm7, ymm7, ymm5
-; x5 ^= x8
-    vpxor ymm7, ymm7, ymm14
-; x10 += x3
-    vpaddq ymm2, ymm2, ymm1
-; x3 <<<= 16
-    vmovdqa ymm5, ymm1
-    vpsllq ymm1, ymm1, 16
-    vpsrlq ymm5, ymm5, 48
-    vpor ymm1, ymm1, ymm5
-; x3 ^= x10
-    vpxor ymm1, ymm1, ymm2
-; x12 += x7
-    vmovdqu ymm5, [rsp + 96]
-    vpaddq ymm5, ymm5, ymm11
-    vmovdqu [rsp + 0], ymm4
-; x7 <<<= 25
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 25
-    vpsrlq ymm4, ymm4, 39
-    vpor ymm11, ymm11, ymm4
-; x7 ^= x12
-    vpxor ymm11, ymm11, ymm5
-; add subkey 5 + 6*c
-; x0 += kr[5 + 6*c]
-    vpaddq ymm8, ymm8, [rsp + rax + 2656]
-; x1 += kr[6 + 6*c]
-    vpaddq ymm13, ymm13, [rsp + rax + 2688]
-; x2 += kr[7 + 6*c]
-    vpaddq ymm3, ymm3, [rsp + rax + 2720]
-; x3 += kr[8 + 6*c]
-    vpaddq ymm1, ymm1, [rsp + rax + 2752]
-; x4 += kr[9 + 6*c]
-    vpaddq ymm12, ymm12, [rsp + rax + 2784]
-; x5 += kr[10 + 6*c]
-    vpaddq ymm7, ymm7, [rsp + rax + 2816]
-; x6 += kr[11 + 6*c]
-    vpaddq ymm6, ymm6, [rsp + rax + 2848]
-; x7 += kr[12 + 6*c]
-    vpaddq ymm11, ymm11, [rsp + rax + 2880]
-; x8 += kr[13 + 6*c]
-    vpaddq ymm14, ymm14, [rsp + rax + 2912]
-; x9 += kr[14 + 6*c]
-    vpaddq ymm0, ymm0, [rsp + rax + 2944]
-; x10 += kr[15 + 6*c]
-    vpaddq ymm2, ymm2, [rsp + rax + 2976]
-; x11 += kr[16 + 6*c]
-    vpaddq ymm9, ymm9, [rsp + rax + 3008]
-; x12 += kr[17 + 6*c]
-    vpaddq ymm5, ymm5, [rsp + rax + 3040]
-; x13 += kr[18 + 6*c]
-    vpaddq ymm15, ymm15, [rsp + rax + 3072]
-; x14 += kr[19 + 6*c]
-    vpaddq ymm10, ymm10, [rsp + rax + 3104]
-; x15 += kc[5 + 6*c]
-    vmovdqu ymm4, [rsp + 0]
-    vpaddq ymm4, ymm4, [rsp + rax + 1984]
-; x13 += t2
-    vpaddq ymm15, ymm15, [rsp + 192]
-; x14 += t0
     vpaddq ymm10, ymm10, [rsp + 288]
-; round 24*c + 20
+; round 16*c + 12
 ; x0 += x1
     vpaddq ymm8, ymm8, ymm13
     vmovdqu [rsp + 0], ymm4
@@ -2675,14 +1932,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpaddq ymm10, ymm10, [rsp + 0]
 ; x15 <<<= 30
     vmovdqu ymm4, [rsp + 0]
-    vmovdqu [rsp + 160], ymm14
+    vmovdqu [rsp + 128], ymm14
     vmovdqu ymm14, [rsp + 0]
     vpsllq ymm14, ymm14, 30
     vpsrlq ymm4, ymm4, 34
     vpor ymm14, ymm14, ymm4
 ; x15 ^= x14
     vpxor ymm14, ymm14, ymm10
-; round 24*c + 21
+; round 16*c + 13
 ; x0 += x9
     vpaddq ymm8, ymm8, ymm0
 ; x9 <<<= 16
@@ -2747,7 +2004,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; x5 ^= x14
     vpxor ymm7, ymm7, ymm10
 ; x8 += x1
-    vmovdqu ymm4, [rsp + 160]
+    vmovdqu ymm4, [rsp + 128]
     vpaddq ymm4, ymm4, ymm13
     vmovdqu [rsp + 32], ymm2
 ; x1 <<<= 41
@@ -2757,7 +2014,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm13, ymm13, ymm2
 ; x1 ^= x8
     vpxor ymm13, ymm13, ymm4
-; round 24*c + 22
+; round 16*c + 14
 ; x0 += x7
     vpaddq ymm8, ymm8, ymm11
 ; x7 <<<= 31
@@ -2824,7 +2081,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; x10 += x9
     vmovdqu ymm2, [rsp + 32]
     vpaddq ymm2, ymm2, ymm0
-    vmovdqu [rsp + 96], ymm5
+    vmovdqu [rsp + 160], ymm5
 ; x9 <<<= 25
     vmovdqa ymm5, ymm0
     vpsllq ymm0, ymm0, 25
@@ -2832,7 +2089,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm0, ymm0, ymm5
 ; x9 ^= x10
     vpxor ymm0, ymm0, ymm2
-; round 24*c + 23
+; round 16*c + 15
 ; x0 += x15
     vpaddq ymm8, ymm8, ymm14
 ; x15 <<<= 9
@@ -2897,9 +2154,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; x3 ^= x10
     vpxor ymm1, ymm1, ymm2
 ; x12 += x7
-    vmovdqu ymm5, [rsp + 96]
+    vmovdqu ymm5, [rsp + 160]
     vpaddq ymm5, ymm5, ymm11
-    vmovdqu [rsp + 256], ymm9
+    vmovdqu [rsp + 192], ymm9
 ; x7 <<<= 20
     vmovdqa ymm9, ymm11
     vpsllq ymm11, ymm11, 20
@@ -2907,843 +2164,173 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vpor ymm11, ymm11, ymm9
 ; x7 ^= x12
     vpxor ymm11, ymm11, ymm5
-; ctr += 192
-    add rax, 0xc0
+; next pass's tweak words: t[i] <- t[i+1 mod 3]
+; ts = t0
+    vmovdqu ymm9, [rsp + 256]
+    vmovdqu [rsp + 1024], ymm8
+; t0 = t1
+    vmovdqu ymm8, [rsp + 288]
+    vmovdqu [rsp + 256], ymm8
+; t1 = t2
+    vmovdqu ymm8, [rsp + 224]
+    vmovdqu [rsp + 288], ymm8
+; ctr += 128
+    vmovdqa ymm8, ymm9
+    add rax, 0x80
+    vmovdqu [rsp + 224], ymm8
     vmovdqu [rsp + 64], ymm13
-    vmovdqu [rsp + 512], ymm11
-    vmovdqu [rsp + 160], ymm4
-    vmovdqu [rsp + 128], ymm0
+    vmovdqu [rsp + 448], ymm11
+    vmovdqu [rsp + 128], ymm4
+    vmovdqu [rsp + 96], ymm0
     vmovdqu [rsp + 32], ymm2
     vmovdqu [rsp + 0], ymm14
-; while ctr != 576
-    vmovdqu ymm2, [rsp + 288]
-    vmovdqu ymm0, [rsp + 320]
-    vmovdqu ymm9, [rsp + 192]
+; while ctr != 640
+    vmovdqu ymm2, [rsp + 256]
+    vmovdqu ymm0, [rsp + 288]
+    vmovdqu ymm9, [rsp + 224]
+    vmovdqu ymm8, [rsp + 1024]
     vmovdqu ymm4, [rsp + 64]
     vmovdqu ymm13, [rsp + 0]
-    cmp rax, 0x240
+    cmp rax, 0x280
     jne .cycle
-; add subkey 18
-; x0 += k1
-    vpaddq ymm8, ymm8, [rsp + 960]
-; x1 += k2
-    vpaddq ymm4, ymm4, [rsp + 992]
-; x2 += k3
-    vpaddq ymm3, ymm3, [rsp + 704]
-; x3 += k4
-    vpaddq ymm1, ymm1, [rsp + 736]
-; x4 += k5
-    vpaddq ymm12, ymm12, [rsp + 768]
-; x5 += k6
-    vpaddq ymm7, ymm7, [rsp + 800]
-; x6 += k7
-    vpaddq ymm6, ymm6, [rsp + 832]
-; x7 += k8
-    vpaddq ymm11, ymm11, [rsp + 864]
-; x8 += k9
-    vmovdqu ymm14, [rsp + 160]
-    vpaddq ymm14, ymm14, [rsp + 896]
-; x9 += k10
+; add subkey 20
+; x0 += k3
+    vpaddq ymm8, ymm8, [rsp + 800]
+; x1 += k4
+    vpaddq ymm4, ymm4, [rsp + 832]
+; x2 += k5
+    vpaddq ymm3, ymm3, [rsp + 864]
+; x3 += k6
+    vpaddq ymm1, ymm1, [rsp + 896]
+; x4 += k7
+    vpaddq ymm12, ymm12, [rsp + 928]
+; x5 += k8
+    vpaddq ymm7, ymm7, [rsp + 960]
+; x6 += k9
+    vpaddq ymm6, ymm6, [rsp + 992]
+; x7 += k10
+    vpaddq ymm11, ymm11, [rsp + 672]
+; x8 += k11
     vmovdqu ymm9, [rsp + 128]
-    vpaddq ymm9, ymm9, [rsp + 576]
-    vmovdqu [rsp + 128], ymm9
-; x10 += k11
-    vmovdqu ymm9, [rsp + 32]
-    vpaddq ymm9, ymm9, [rsp + 608]
-    vmovdqu [rsp + 32], ymm9
-; x11 += k12
-    vmovdqu ymm9, [rsp + 256]
-    vpaddq ymm9, ymm9, [rsp + 640]
-; x12 += k13
-    vpaddq ymm5, ymm5, [rsp + 384]
-; x13 += k14
-    vpaddq ymm15, ymm15, [rsp + 352]
-; x14 += k15
-    vpaddq ymm10, ymm10, [rsp + 224]
-; x15 += k16
-    vpaddq ymm13, ymm13, [rsp + 672]
+    vpaddq ymm9, ymm9, [rsp + 704]
+; x9 += k12
+    vmovdqu ymm14, [rsp + 96]
+    vpaddq ymm14, ymm14, [rsp + 736]
+    vmovdqu [rsp + 96], ymm14
+; x10 += k13
+    vmovdqu ymm14, [rsp + 32]
+    vpaddq ymm14, ymm14, [rsp + 544]
+    vmovdqu [rsp + 32], ymm14
+; x11 += k14
+    vmovdqu ymm14, [rsp + 192]
+    vpaddq ymm14, ymm14, [rsp + 512]
+; x12 += k15
+    vpaddq ymm5, ymm5, [rsp + 320]
+; x13 += k16
+    vpaddq ymm15, ymm15, [rsp + 768]
+; x14 += k0
+    vpaddq ymm10, ymm10, [rsp + 608]
+; x15 += k1
+    vpaddq ymm13, ymm13, [rsp + 640]
 ; x13 += t0
     vpaddq ymm15, ymm15, ymm2
 ; x14 += t1
     vpaddq ymm10, ymm10, ymm0
-; x15 += 0x12
-    vpaddq ymm13, ymm13, [rsp + 1024]
-; round 72
-; x0 += x1
-    vpaddq ymm8, ymm8, ymm4
-; x1 <<<= 24
-    vmovdqa ymm2, ymm4
-    vpsllq ymm4, ymm4, 24
-    vpsrlq ymm2, ymm2, 40
-    vpor ymm4, ymm4, ymm2
-; x1 ^= x0
-    vpxor ymm4, ymm4, ymm8
-; x2 += x3
-    vpaddq ymm3, ymm3, ymm1
-; x3 <<<= 13
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 13
-    vpsrlq ymm2, ymm2, 51
-    vpor ymm1, ymm1, ymm2
-; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
-; x4 += x5
-    vpaddq ymm12, ymm12, ymm7
-; x5 <<<= 8
-    vmovdqa ymm2, ymm7
-    vpsllq ymm7, ymm7, 8
-    vpsrlq ymm2, ymm2, 56
-    vpor ymm7, ymm7, ymm2
-; x5 ^= x4
-    vpxor ymm7, ymm7, ymm12
-; x6 += x7
-    vpaddq ymm6, ymm6, ymm11
-; x7 <<<= 47
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 47
-    vpsrlq ymm2, ymm2, 17
-    vpor ymm11, ymm11, ymm2
-; x7 ^= x6
-    vpxor ymm11, ymm11, ymm6
-; x8 += x9
-    vpaddq ymm14, ymm14, [rsp + 128]
-; x9 <<<= 8
-    vmovdqu ymm2, [rsp + 128]
-    vmovdqu ymm0, [rsp + 128]
-    vpsllq ymm0, ymm0, 8
-    vpsrlq ymm2, ymm2, 56
-    vpor ymm0, ymm0, ymm2
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x10 += x11
-    vmovdqu ymm2, [rsp + 32]
-    vpaddq ymm2, ymm2, ymm9
-    vmovdqu [rsp + 64], ymm4
-; x11 <<<= 17
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 17
-    vpsrlq ymm4, ymm4, 47
-    vpor ymm9, ymm9, ymm4
-; x11 ^= x10
-    vpxor ymm9, ymm9, ymm2
-; x12 += x13
-    vpaddq ymm5, ymm5, ymm15
-; x13 <<<= 22
-    vmovdqa ymm4, ymm15
-    vpsllq ymm15, ymm15, 22
-    vpsrlq ymm4, ymm4, 42
-    vpor ymm15, ymm15, ymm4
-; x13 ^= x12
-    vpxor ymm15, ymm15, ymm5
-; x14 += x15
-    vpaddq ymm10, ymm10, ymm13
-; x15 <<<= 37
-    vmovdqa ymm4, ymm13
-    vpsllq ymm13, ymm13, 37
-    vpsrlq ymm4, ymm4, 27
-    vpor ymm13, ymm13, ymm4
-; x15 ^= x14
-    vpxor ymm13, ymm13, ymm10
-; round 73
-; x0 += x9
-    vpaddq ymm8, ymm8, ymm0
-; x9 <<<= 38
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 38
-    vpsrlq ymm4, ymm4, 26
-    vpor ymm0, ymm0, ymm4
-; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-; x2 += x13
-    vpaddq ymm3, ymm3, ymm15
-; x13 <<<= 19
-    vmovdqa ymm4, ymm15
-    vpsllq ymm15, ymm15, 19
-    vpsrlq ymm4, ymm4, 45
-    vpor ymm15, ymm15, ymm4
-; x13 ^= x2
-    vpxor ymm15, ymm15, ymm3
-; x6 += x11
-    vpaddq ymm6, ymm6, ymm9
-; x11 <<<= 10
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 10
-    vpsrlq ymm4, ymm4, 54
-    vpor ymm9, ymm9, ymm4
-; x11 ^= x6
-    vpxor ymm9, ymm9, ymm6
-; x4 += x15
-    vpaddq ymm12, ymm12, ymm13
-; x15 <<<= 55
-    vmovdqa ymm4, ymm13
-    vpsllq ymm13, ymm13, 55
-    vpsrlq ymm4, ymm4, 9
-    vpor ymm13, ymm13, ymm4
-; x15 ^= x4
-    vpxor ymm13, ymm13, ymm12
-; x10 += x7
-    vpaddq ymm2, ymm2, ymm11
-; x7 <<<= 49
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 49
-    vpsrlq ymm4, ymm4, 15
-    vpor ymm11, ymm11, ymm4
-; x7 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x12 += x3
-    vpaddq ymm5, ymm5, ymm1
-; x3 <<<= 18
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 18
-    vpsrlq ymm4, ymm4, 46
-    vpor ymm1, ymm1, ymm4
-; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
-; x14 += x5
-    vpaddq ymm10, ymm10, ymm7
-; x5 <<<= 23
-    vmovdqa ymm4, ymm7
-    vpsllq ymm7, ymm7, 23
-    vpsrlq ymm4, ymm4, 41
-    vpor ymm7, ymm7, ymm4
-; x5 ^= x14
-    vpxor ymm7, ymm7, ymm10
-; x8 += x1
-    vpaddq ymm14, ymm14, [rsp + 64]
-; x1 <<<= 52
-    vmovdqu ymm4, [rsp + 64]
-    vmovdqu [rsp + 32], ymm2
-    vmovdqu ymm2, [rsp + 64]
-    vpsllq ymm2, ymm2, 52
-    vpsrlq ymm4, ymm4, 12
-    vpor ymm2, ymm2, ymm4
-; x1 ^= x8
-    vpxor ymm2, ymm2, ymm14
-; round 74
-; x0 += x7
-    vpaddq ymm8, ymm8, ymm11
-; x7 <<<= 33
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 33
-    vpsrlq ymm4, ymm4, 31
-    vpor ymm11, ymm11, ymm4
-; x7 ^= x0
-    vpxor ymm11, ymm11, ymm8
-; x2 += x5
-    vpaddq ymm3, ymm3, ymm7
-; x5 <<<= 4
-    vmovdqa ymm4, ymm7
-    vpsllq ymm7, ymm7, 4
-    vpsrlq ymm4, ymm4, 60
-    vpor ymm7, ymm7, ymm4
-; x5 ^= x2
-    vpxor ymm7, ymm7, ymm3
-; x4 += x3
-    vpaddq ymm12, ymm12, ymm1
-; x3 <<<= 51
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 51
-    vpsrlq ymm4, ymm4, 13
-    vpor ymm1, ymm1, ymm4
-; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
-; x6 += x1
-    vpaddq ymm6, ymm6, ymm2
-; x1 <<<= 13
-    vmovdqa ymm4, ymm2
-    vpsllq ymm2, ymm2, 13
-    vpsrlq ymm4, ymm4, 51
-    vpor ymm2, ymm2, ymm4
-; x1 ^= x6
-    vpxor ymm2, ymm2, ymm6
-; x12 += x15
-    vpaddq ymm5, ymm5, ymm13
-; x15 <<<= 34
-    vmovdqa ymm4, ymm13
-    vpsllq ymm13, ymm13, 34
-    vpsrlq ymm4, ymm4, 30
-    vpor ymm13, ymm13, ymm4
-; x15 ^= x12
-    vpxor ymm13, ymm13, ymm5
-; x14 += x13
-    vpaddq ymm10, ymm10, ymm15
-; x13 <<<= 41
-    vmovdqa ymm4, ymm15
-    vpsllq ymm15, ymm15, 41
-    vpsrlq ymm4, ymm4, 23
-    vpor ymm15, ymm15, ymm4
-; x13 ^= x14
-    vpxor ymm15, ymm15, ymm10
-; x8 += x11
-    vpaddq ymm14, ymm14, ymm9
-; x11 <<<= 59
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 59
-    vpsrlq ymm4, ymm4, 5
-    vpor ymm9, ymm9, ymm4
-; x11 ^= x8
-    vpxor ymm9, ymm9, ymm14
-; x10 += x9
-    vmovdqu ymm4, [rsp + 32]
-    vpaddq ymm4, ymm4, ymm0
-    vmovdqu [rsp + 96], ymm5
-; x9 <<<= 17
-    vmovdqa ymm5, ymm0
-    vpsllq ymm0, ymm0, 17
-    vpsrlq ymm5, ymm5, 47
-    vpor ymm0, ymm0, ymm5
-; x9 ^= x10
-    vpxor ymm0, ymm0, ymm4
-; round 75
-; x0 += x15
-    vpaddq ymm8, ymm8, ymm13
-; x15 <<<= 5
-    vmovdqa ymm5, ymm13
-    vpsllq ymm13, ymm13, 5
-    vpsrlq ymm5, ymm5, 59
-    vpor ymm13, ymm13, ymm5
-; x15 ^= x0
-    vpxor ymm13, ymm13, ymm8
-; x2 += x11
-    vpaddq ymm3, ymm3, ymm9
-; x11 <<<= 20
-    vmovdqa ymm5, ymm9
-    vpsllq ymm9, ymm9, 20
-    vpsrlq ymm5, ymm5, 44
-    vpor ymm9, ymm9, ymm5
-; x11 ^= x2
-    vpxor ymm9, ymm9, ymm3
-; x6 += x13
-    vpaddq ymm6, ymm6, ymm15
-; x13 <<<= 48
-    vmovdqa ymm5, ymm15
-    vpsllq ymm15, ymm15, 48
-    vpsrlq ymm5, ymm5, 16
-    vpor ymm15, ymm15, ymm5
-; x13 ^= x6
-    vpxor ymm15, ymm15, ymm6
-; x4 += x9
-    vpaddq ymm12, ymm12, ymm0
-; x9 <<<= 41
-    vmovdqa ymm5, ymm0
-    vpsllq ymm0, ymm0, 41
-    vpsrlq ymm5, ymm5, 23
-    vpor ymm0, ymm0, ymm5
-; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
-; x14 += x1
-    vpaddq ymm10, ymm10, ymm2
-; x1 <<<= 47
-    vmovdqa ymm5, ymm2
-    vpsllq ymm2, ymm2, 47
-    vpsrlq ymm5, ymm5, 17
-    vpor ymm2, ymm2, ymm5
-; x1 ^= x14
-    vpxor ymm2, ymm2, ymm10
-; x8 += x5
-    vpaddq ymm14, ymm14, ymm7
-; x5 <<<= 28
-    vmovdqa ymm5, ymm7
-    vpsllq ymm7, ymm7, 28
-    vpsrlq ymm5, ymm5, 36
-    vpor ymm7, ymm7, ymm5
-; x5 ^= x8
-    vpxor ymm7, ymm7, ymm14
-; x10 += x3
-    vpaddq ymm4, ymm4, ymm1
-; x3 <<<= 16
-    vmovdqa ymm5, ymm1
-    vpsllq ymm1, ymm1, 16
-    vpsrlq ymm5, ymm5, 48
-    vpor ymm1, ymm1, ymm5
-; x3 ^= x10
-    vpxor ymm1, ymm1, ymm4
-; x12 += x7
-    vmovdqu ymm5, [rsp + 96]
-    vpaddq ymm5, ymm5, ymm11
-    vmovdqu [rsp + 0], ymm13
-; x7 <<<= 25
-    vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 25
-    vpsrlq ymm13, ymm13, 39
-    vpor ymm11, ymm11, ymm13
-; x7 ^= x12
-    vpxor ymm11, ymm11, ymm5
-; add subkey 19
-; x0 += k2
-    vpaddq ymm8, ymm8, [rsp + 992]
-; x1 += k3
-    vpaddq ymm2, ymm2, [rsp + 704]
-; x2 += k4
-    vpaddq ymm3, ymm3, [rsp + 736]
-; x3 += k5
-    vpaddq ymm1, ymm1, [rsp + 768]
-; x4 += k6
-    vpaddq ymm12, ymm12, [rsp + 800]
-; x5 += k7
-    vpaddq ymm7, ymm7, [rsp + 832]
-; x6 += k8
-    vpaddq ymm6, ymm6, [rsp + 864]
-; x7 += k9
-    vpaddq ymm11, ymm11, [rsp + 896]
-; x8 += k10
-    vpaddq ymm14, ymm14, [rsp + 576]
-; x9 += k11
-    vpaddq ymm0, ymm0, [rsp + 608]
-; x10 += k12
-    vpaddq ymm4, ymm4, [rsp + 640]
-; x11 += k13
-    vpaddq ymm9, ymm9, [rsp + 384]
-; x12 += k14
-    vpaddq ymm5, ymm5, [rsp + 352]
-; x13 += k15
-    vpaddq ymm15, ymm15, [rsp + 224]
-; x14 += k16
-    vpaddq ymm10, ymm10, [rsp + 672]
-; x15 += k0
-    vmovdqu ymm13, [rsp + 0]
-    vpaddq ymm13, ymm13, [rsp + 928]
-; x13 += t1
-    vpaddq ymm15, ymm15, [rsp + 320]
-; x14 += t2
-    vpaddq ymm10, ymm10, [rsp + 192]
-; x15 += 0x13
-    vpaddq ymm13, ymm13, [rsp + 1056]
-; round 76
-; x0 += x1
-    vpaddq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 0], ymm13
-; x1 <<<= 41
-    vmovdqa ymm13, ymm2
-    vpsllq ymm2, ymm2, 41
-    vpsrlq ymm13, ymm13, 23
-    vpor ymm2, ymm2, ymm13
-; x1 ^= x0
-    vpxor ymm2, ymm2, ymm8
-; x2 += x3
-    vpaddq ymm3, ymm3, ymm1
-; x3 <<<= 9
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 9
-    vpsrlq ymm13, ymm13, 55
-    vpor ymm1, ymm1, ymm13
-; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
-; x4 += x5
-    vpaddq ymm12, ymm12, ymm7
-; x5 <<<= 37
-    vmovdqa ymm13, ymm7
-    vpsllq ymm7, ymm7, 37
-    vpsrlq ymm13, ymm13, 27
-    vpor ymm7, ymm7, ymm13
-; x5 ^= x4
-    vpxor ymm7, ymm7, ymm12
-; x6 += x7
-    vpaddq ymm6, ymm6, ymm11
-; x7 <<<= 31
-    vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 31
-    vpsrlq ymm13, ymm13, 33
-    vpor ymm11, ymm11, ymm13
-; x7 ^= x6
-    vpxor ymm11, ymm11, ymm6
-; x8 += x9
-    vpaddq ymm14, ymm14, ymm0
-; x9 <<<= 12
-    vmovdqa ymm13, ymm0
-    vpsllq ymm0, ymm0, 12
-    vpsrlq ymm13, ymm13, 52
-    vpor ymm0, ymm0, ymm13
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x10 += x11
-    vpaddq ymm4, ymm4, ymm9
-; x11 <<<= 47
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 47
-    vpsrlq ymm13, ymm13, 17
-    vpor ymm9, ymm9, ymm13
-; x11 ^= x10
-    vpxor ymm9, ymm9, ymm4
-; x12 += x13
-    vpaddq ymm5, ymm5, ymm15
-; x13 <<<= 44
-    vmovdqa ymm13, ymm15
-    vpsllq ymm15, ymm15, 44
-    vpsrlq ymm13, ymm13, 20
-    vpor ymm15, ymm15, ymm13
-; x13 ^= x12
-    vpxor ymm15, ymm15, ymm5
-; x14 += x15
-    vpaddq ymm10, ymm10, [rsp + 0]
-; x15 <<<= 30
-    vmovdqu ymm13, [rsp + 0]
-    vmovdqu [rsp + 64], ymm2
-    vmovdqu ymm2, [rsp + 0]
-    vpsllq ymm2, ymm2, 30
-    vpsrlq ymm13, ymm13, 34
-    vpor ymm2, ymm2, ymm13
-; x15 ^= x14
-    vpxor ymm2, ymm2, ymm10
-; round 77
-; x0 += x9
-    vpaddq ymm8, ymm8, ymm0
-; x9 <<<= 16
-    vmovdqa ymm13, ymm0
-    vpsllq ymm0, ymm0, 16
-    vpsrlq ymm13, ymm13, 48
-    vpor ymm0, ymm0, ymm13
-; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-; x2 += x13
-    vpaddq ymm3, ymm3, ymm15
-; x13 <<<= 34
-    vmovdqa ymm13, ymm15
-    vpsllq ymm15, ymm15, 34
-    vpsrlq ymm13, ymm13, 30
-    vpor ymm15, ymm15, ymm13
-; x13 ^= x2
-    vpxor ymm15, ymm15, ymm3
-; x6 += x11
-    vpaddq ymm6, ymm6, ymm9
-; x11 <<<= 56
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 56
-    vpsrlq ymm13, ymm13, 8
-    vpor ymm9, ymm9, ymm13
-; x11 ^= x6
-    vpxor ymm9, ymm9, ymm6
-; x4 += x15
-    vpaddq ymm12, ymm12, ymm2
-; x15 <<<= 51
-    vmovdqa ymm13, ymm2
-    vpsllq ymm2, ymm2, 51
-    vpsrlq ymm13, ymm13, 13
-    vpor ymm2, ymm2, ymm13
-; x15 ^= x4
-    vpxor ymm2, ymm2, ymm12
-; x10 += x7
-    vpaddq ymm4, ymm4, ymm11
-; x7 <<<= 4
-    vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 4
-    vpsrlq ymm13, ymm13, 60
-    vpor ymm11, ymm11, ymm13
-; x7 ^= x10
-    vpxor ymm11, ymm11, ymm4
-; x12 += x3
-    vpaddq ymm5, ymm5, ymm1
-; x3 <<<= 53
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 53
-    vpsrlq ymm13, ymm13, 11
-    vpor ymm1, ymm1, ymm13
-; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
-; x14 += x5
-    vpaddq ymm10, ymm10, ymm7
-; x5 <<<= 42
-    vmovdqa ymm13, ymm7
-    vpsllq ymm7, ymm7, 42
-    vpsrlq ymm13, ymm13, 22
-    vpor ymm7, ymm7, ymm13
-; x5 ^= x14
-    vpxor ymm7, ymm7, ymm10
-; x8 += x1
-    vpaddq ymm14, ymm14, [rsp + 64]
-; x1 <<<= 41
-    vmovdqu ymm13, [rsp + 64]
-    vmovdqu [rsp + 32], ymm4
-    vmovdqu ymm4, [rsp + 64]
-    vpsllq ymm4, ymm4, 41
-    vpsrlq ymm13, ymm13, 23
-    vpor ymm4, ymm4, ymm13
-; x1 ^= x8
-    vpxor ymm4, ymm4, ymm14
-; round 78
-; x0 += x7
-    vpaddq ymm8, ymm8, ymm11
-; x7 <<<= 31
-    vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 31
-    vpsrlq ymm13, ymm13, 33
-    vpor ymm11, ymm11, ymm13
-; x7 ^= x0
-    vpxor ymm11, ymm11, ymm8
-; x2 += x5
-    vpaddq ymm3, ymm3, ymm7
-; x5 <<<= 44
-    vmovdqa ymm13, ymm7
-    vpsllq ymm7, ymm7, 44
-    vpsrlq ymm13, ymm13, 20
-    vpor ymm7, ymm7, ymm13
-; x5 ^= x2
-    vpxor ymm7, ymm7, ymm3
-; x4 += x3
-    vpaddq ymm12, ymm12, ymm1
-; x3 <<<= 47
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 47
-    vpsrlq ymm13, ymm13, 17
-    vpor ymm1, ymm1, ymm13
-; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
-; x6 += x1
-    vpaddq ymm6, ymm6, ymm4
-; x1 <<<= 46
-    vmovdqa ymm13, ymm4
-    vpsllq ymm4, ymm4, 46
-    vpsrlq ymm13, ymm13, 18
-    vpor ymm4, ymm4, ymm13
-; x1 ^= x6
-    vpxor ymm4, ymm4, ymm6
-; x12 += x15
-    vpaddq ymm5, ymm5, ymm2
-; x15 <<<= 19
-    vmovdqa ymm13, ymm2
-    vpsllq ymm2, ymm2, 19
-    vpsrlq ymm13, ymm13, 45
-    vpor ymm2, ymm2, ymm13
-; x15 ^= x12
-    vpxor ymm2, ymm2, ymm5
-; x14 += x13
-    vpaddq ymm10, ymm10, ymm15
-; x13 <<<= 42
-    vmovdqa ymm13, ymm15
-    vpsllq ymm15, ymm15, 42
-    vpsrlq ymm13, ymm13, 22
-    vpor ymm15, ymm15, ymm13
-; x13 ^= x14
-    vpxor ymm15, ymm15, ymm10
-; x8 += x11
-    vpaddq ymm14, ymm14, ymm9
-; x11 <<<= 44
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 44
-    vpsrlq ymm13, ymm13, 20
-    vpor ymm9, ymm9, ymm13
-; x11 ^= x8
-    vpxor ymm9, ymm9, ymm14
-; x10 += x9
-    vmovdqu ymm13, [rsp + 32]
-    vpaddq ymm13, ymm13, ymm0
-    vmovdqu [rsp + 96], ymm5
-; x9 <<<= 25
-    vmovdqa ymm5, ymm0
-    vpsllq ymm0, ymm0, 25
-    vpsrlq ymm5, ymm5, 39
-    vpor ymm0, ymm0, ymm5
-; x9 ^= x10
-    vpxor ymm0, ymm0, ymm13
-; round 79
-; x0 += x15
-    vpaddq ymm8, ymm8, ymm2
-; x15 <<<= 9
-    vmovdqa ymm5, ymm2
-    vpsllq ymm2, ymm2, 9
-    vpsrlq ymm5, ymm5, 55
-    vpor ymm2, ymm2, ymm5
-; x15 ^= x0
-    vpxor ymm2, ymm2, ymm8
-; x2 += x11
-    vpaddq ymm3, ymm3, ymm9
-; x11 <<<= 48
-    vmovdqa ymm5, ymm9
-    vpsllq ymm9, ymm9, 48
-    vpsrlq ymm5, ymm5, 16
-    vpor ymm9, ymm9, ymm5
-; x11 ^= x2
-    vpxor ymm9, ymm9, ymm3
-; x6 += x13
-    vpaddq ymm6, ymm6, ymm15
-; x13 <<<= 35
-    vmovdqa ymm5, ymm15
-    vpsllq ymm15, ymm15, 35
-    vpsrlq ymm5, ymm5, 29
-    vpor ymm15, ymm15, ymm5
-; x13 ^= x6
-    vpxor ymm15, ymm15, ymm6
-; x4 += x9
-    vpaddq ymm12, ymm12, ymm0
-; x9 <<<= 52
-    vmovdqa ymm5, ymm0
-    vpsllq ymm0, ymm0, 52
-    vpsrlq ymm5, ymm5, 12
-    vpor ymm0, ymm0, ymm5
-; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
-; x14 += x1
-    vpaddq ymm10, ymm10, ymm4
-; x1 <<<= 23
-    vmovdqa ymm5, ymm4
-    vpsllq ymm4, ymm4, 23
-    vpsrlq ymm5, ymm5, 41
-    vpor ymm4, ymm4, ymm5
-; x1 ^= x14
-    vpxor ymm4, ymm4, ymm10
-; x8 += x5
-    vpaddq ymm14, ymm14, ymm7
-; x5 <<<= 31
-    vmovdqa ymm5, ymm7
-    vpsllq ymm7, ymm7, 31
-    vpsrlq ymm5, ymm5, 33
-    vpor ymm7, ymm7, ymm5
-; x5 ^= x8
-    vpxor ymm7, ymm7, ymm14
-; x10 += x3
-    vpaddq ymm13, ymm13, ymm1
-; x3 <<<= 37
-    vmovdqa ymm5, ymm1
-    vpsllq ymm1, ymm1, 37
-    vpsrlq ymm5, ymm5, 27
-    vpor ymm1, ymm1, ymm5
-; x3 ^= x10
-    vpxor ymm1, ymm1, ymm13
-; x12 += x7
-    vmovdqu ymm5, [rsp + 96]
-    vpaddq ymm5, ymm5, ymm11
-    vmovdqu [rsp + 0], ymm2
-; x7 <<<= 20
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 20
-    vpsrlq ymm2, ymm2, 44
-    vpor ymm11, ymm11, ymm2
-; x7 ^= x12
-    vpxor ymm11, ymm11, ymm5
-; add subkey 20
-; x0 += k3
-    vpaddq ymm8, ymm8, [rsp + 704]
-; x1 += k4
-    vpaddq ymm4, ymm4, [rsp + 736]
-; x2 += k5
-    vpaddq ymm3, ymm3, [rsp + 768]
-; x3 += k6
-    vpaddq ymm1, ymm1, [rsp + 800]
-; x4 += k7
-    vpaddq ymm12, ymm12, [rsp + 832]
-; x5 += k8
-    vpaddq ymm7, ymm7, [rsp + 864]
-; x6 += k9
-    vpaddq ymm6, ymm6, [rsp + 896]
-; x7 += k10
-    vpaddq ymm11, ymm11, [rsp + 576]
-; x8 += k11
-    vpaddq ymm14, ymm14, [rsp + 608]
-; x9 += k12
-    vpaddq ymm0, ymm0, [rsp + 640]
-; x10 += k13
-    vpaddq ymm13, ymm13, [rsp + 384]
-; x11 += k14
-    vpaddq ymm9, ymm9, [rsp + 352]
-; x12 += k15
-    vpaddq ymm5, ymm5, [rsp + 224]
-; x13 += k16
-    vpaddq ymm15, ymm15, [rsp + 672]
-; x14 += k0
-    vpaddq ymm10, ymm10, [rsp + 928]
-; x15 += k1
-    vmovdqu ymm2, [rsp + 0]
-    vpaddq ymm2, ymm2, [rsp + 960]
-; x13 += t2
-    vpaddq ymm15, ymm15, [rsp + 192]
-; x14 += t0
-    vpaddq ymm10, ymm10, [rsp + 288]
 ; x15 += 0x14
-    vpaddq ymm2, ymm2, [rsp + 1088]
+    vpaddq ymm13, ymm13, [rsp + 576]
 ; store the block(s)
 ; transpose back to stream order and store 4 blocks
-; x15 += 0x14
-    vmovdqu [rsp + 0], ymm2
 ; t1_0 = unpcklo(x0, x1)
-    vpunpcklqdq ymm2, ymm8, ymm4
-    vmovdqu [rsp + 64], ymm4
+    vpunpcklqdq ymm0, ymm8, ymm4
 ; t1_8 = unpcklo(x2, x3)
-    vpunpcklqdq ymm4, ymm3, ymm1
-    vmovdqu [rsp + 1120], ymm1
+    vpunpcklqdq ymm2, ymm3, ymm1
+    vmovdqu [rsp + 1056], ymm1
 ; o0 = lo128(t1_0, t1_8)
-    vperm2i128 ymm1, ymm2, ymm4, 0x20
+    vperm2i128 ymm1, ymm0, ymm2, 0x20
 ; out[0] = o0
-    mov rax, qword [rsp + 448]
+    mov rax, qword [rsp + 384]
     vmovdqu [rax], ymm1
 ; t1_4 = unpcklo(x4, x5)
     vpunpcklqdq ymm1, ymm12, ymm7
-    vmovdqu [rsp + 1152], ymm7
+    vmovdqu [rsp + 1088], ymm7
 ; t1_12 = unpcklo(x6, x7)
     vpunpcklqdq ymm7, ymm6, ymm11
-    vmovdqu [rsp + 512], ymm11
+    vmovdqu [rsp + 448], ymm11
 ; o1 = lo128(t1_4, t1_12)
     vperm2i128 ymm11, ymm1, ymm7, 0x20
 ; out[4] = o1
     vmovdqu [rax + 32], ymm11
 ; t1_2 = unpcklo(x8, x9)
-    vpunpcklqdq ymm11, ymm14, ymm0
-    vmovdqu [rsp + 128], ymm0
+    vpunpcklqdq ymm11, ymm9, [rsp + 96]
+    vmovdqu [rsp + 128], ymm9
 ; t1_10 = unpcklo(x10, x11)
-    vpunpcklqdq ymm0, ymm13, ymm9
-    vmovdqu [rsp + 256], ymm9
+    vmovdqu ymm9, [rsp + 32]
+    vpunpcklqdq ymm9, ymm9, ymm14
+    vmovdqu [rsp + 192], ymm14
 ; o2 = lo128(t1_2, t1_10)
-    vperm2i128 ymm9, ymm11, ymm0, 0x20
+    vperm2i128 ymm14, ymm11, ymm9, 0x20
 ; out[8] = o2
-    vmovdqu [rax + 64], ymm9
+    vmovdqu [rax + 64], ymm14
 ; t1_6 = unpcklo(x12, x13)
-    vpunpcklqdq ymm9, ymm5, ymm15
-    vmovdqu [rsp + 1184], ymm15
+    vpunpcklqdq ymm14, ymm5, ymm15
+    vmovdqu [rsp + 1120], ymm15
 ; t1_14 = unpcklo(x14, x15)
-    vpunpcklqdq ymm15, ymm10, [rsp + 0]
-    vmovdqu [rsp + 1216], ymm10
+    vpunpcklqdq ymm15, ymm10, ymm13
+    vmovdqu [rsp + 0], ymm13
 ; o3 = lo128(t1_6, t1_14)
-    vperm2i128 ymm10, ymm9, ymm15, 0x20
+    vperm2i128 ymm13, ymm14, ymm15, 0x20
 ; out[12] = o3
-    vmovdqu [rax + 96], ymm10
+    vmovdqu [rax + 96], ymm13
 ; o4 = hi128(t1_0, t1_8)
-    vperm2i128 ymm2, ymm2, ymm4, 0x31
+    vperm2i128 ymm0, ymm0, ymm2, 0x31
 ; out[16] = o4
-    vmovdqu [rax + 128], ymm2
+    vmovdqu [rax + 128], ymm0
 ; o5 = hi128(t1_4, t1_12)
     vperm2i128 ymm1, ymm1, ymm7, 0x31
 ; out[20] = o5
     vmovdqu [rax + 160], ymm1
 ; o6 = hi128(t1_2, t1_10)
-    vperm2i128 ymm11, ymm11, ymm0, 0x31
+    vperm2i128 ymm11, ymm11, ymm9, 0x31
 ; out[24] = o6
     vmovdqu [rax + 192], ymm11
 ; o7 = hi128(t1_6, t1_14)
-    vperm2i128 ymm9, ymm9, ymm15, 0x31
+    vperm2i128 ymm14, ymm14, ymm15, 0x31
 ; out[28] = o7
-    vmovdqu [rax + 224], ymm9
+    vmovdqu [rax + 224], ymm14
 ; t1_1 = unpckhi(x0, x1)
-    vpunpckhqdq ymm8, ymm8, [rsp + 64]
+    vpunpckhqdq ymm8, ymm8, ymm4
 ; t1_9 = unpckhi(x2, x3)
-    vpunpckhqdq ymm3, ymm3, [rsp + 1120]
+    vpunpckhqdq ymm3, ymm3, [rsp + 1056]
 ; o8 = lo128(t1_1, t1_9)
     vperm2i128 ymm0, ymm8, ymm3, 0x20
 ; out[32] = o8
     vmovdqu [rax + 256], ymm0
 ; t1_5 = unpckhi(x4, x5)
-    vpunpckhqdq ymm12, ymm12, [rsp + 1152]
+    vpunpckhqdq ymm12, ymm12, [rsp + 1088]
 ; t1_13 = unpckhi(x6, x7)
-    vpunpckhqdq ymm6, ymm6, [rsp + 512]
+    vpunpckhqdq ymm6, ymm6, [rsp + 448]
 ; o9 = lo128(t1_5, t1_13)
     vperm2i128 ymm0, ymm12, ymm6, 0x20
 ; out[36] = o9
     vmovdqu [rax + 288], ymm0
 ; t1_3 = unpckhi(x8, x9)
-    vpunpckhqdq ymm14, ymm14, [rsp + 128]
+    vmovdqu ymm0, [rsp + 128]
+    vpunpckhqdq ymm0, ymm0, [rsp + 96]
 ; t1_11 = unpckhi(x10, x11)
-    vpunpckhqdq ymm13, ymm13, [rsp + 256]
+    vmovdqu ymm1, [rsp + 32]
+    vpunpckhqdq ymm1, ymm1, [rsp + 192]
 ; o10 = lo128(t1_3, t1_11)
-    vperm2i128 ymm0, ymm14, ymm13, 0x20
+    vperm2i128 ymm2, ymm0, ymm1, 0x20
 ; out[40] = o10
-    vmovdqu [rax + 320], ymm0
+    vmovdqu [rax + 320], ymm2
 ; t1_7 = unpckhi(x12, x13)
-    vpunpckhqdq ymm5, ymm5, [rsp + 1184]
+    vpunpckhqdq ymm5, ymm5, [rsp + 1120]
 ; t1_15 = unpckhi(x14, x15)
-    vmovdqu ymm0, [rsp + 1216]
-    vpunpckhqdq ymm0, ymm0, [rsp + 0]
+    vpunpckhqdq ymm10, ymm10, [rsp + 0]
 ; o11 = lo128(t1_7, t1_15)
-    vperm2i128 ymm1, ymm5, ymm0, 0x20
+    vperm2i128 ymm2, ymm5, ymm10, 0x20
 ; out[44] = o11
-    vmovdqu [rax + 352], ymm1
+    vmovdqu [rax + 352], ymm2
 ; o12 = hi128(t1_1, t1_9)
     vperm2i128 ymm8, ymm8, ymm3, 0x31
 ; out[48] = o12
@@ -3753,36 +2340,36 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
 ; out[52] = o13
     vmovdqu [rax + 416], ymm12
 ; o14 = hi128(t1_3, t1_11)
-    vperm2i128 ymm14, ymm14, ymm13, 0x31
+    vperm2i128 ymm0, ymm0, ymm1, 0x31
 ; out[56] = o14
-    vmovdqu [rax + 448], ymm14
+    vmovdqu [rax + 448], ymm0
 ; o15 = hi128(t1_7, t1_15)
-    vperm2i128 ymm5, ymm5, ymm0, 0x31
+    vperm2i128 ymm5, ymm5, ymm10, 0x31
 ; out[60] = o15
     vmovdqu [rax + 480], ymm5
 ; next block
 ; tweak += 64
-    mov rcx, qword [rsp + 480]
+    mov rcx, qword [rsp + 416]
     add rcx, 0x40
 ; in += 512
-    mov rdx, qword [rsp + 544]
+    mov rdx, qword [rsp + 480]
     add rdx, 0x200
 ; out += 512
     add rax, 0x200
 ; n -= 1
-    mov rsi, qword [rsp + 416]
+    mov rsi, qword [rsp + 352]
     sub rsi, 1
-    mov qword [rsp + 544], rdx
-    mov qword [rsp + 416], rsi
-    mov qword [rsp + 448], rax
-    mov qword [rsp + 480], rcx
+    mov qword [rsp + 480], rdx
+    mov qword [rsp + 352], rsi
+    mov qword [rsp + 384], rax
+    mov qword [rsp + 416], rcx
 ; while n != 0
-    mov r8, qword [rsp + 416]
-    mov rcx, qword [rsp + 448]
-    mov rsi, qword [rsp + 480]
+    mov r8, qword [rsp + 352]
+    mov rcx, qword [rsp + 384]
+    mov rsi, qword [rsp + 416]
     jnz .loop
 .done:
-    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 3624 bytes of stack slots (spilled key, tweak and state words)
+    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 3592 bytes of stack slots (spilled key, tweak and state words)
     vmovdqu [rsp + 0], ymm0
     vmovdqu [rsp + 32], ymm0
     vmovdqu [rsp + 64], ymm0
@@ -3895,10 +2482,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes:
     vmovdqu [rsp + 3488], ymm0
     vmovdqu [rsp + 3520], ymm0
     vmovdqu [rsp + 3552], ymm0
-    vmovdqu [rsp + 3584], ymm0
-    vmovq qword [rsp + 3616], xmm0
+    vmovq qword [rsp + 3584], xmm0
     vzeroupper
-    add rsp, 3624
+    add rsp, 3592
     ret
 .end:
 
@@ -9246,174 +7832,174 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 .entry:
     sub rsp, 3624
 .prolog_end:
-    mov dword [rsp + 1024], 0x00000012
-    mov dword [rsp + 1028], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1032], 0x00000012
-    mov dword [rsp + 1036], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1040], 0x00000012
-    mov dword [rsp + 1044], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1048], 0x00000012
-    mov dword [rsp + 1052], 0x00000000 ; constant 0x0000000000000012
-    mov dword [rsp + 1056], 0x00000013
-    mov dword [rsp + 1060], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1064], 0x00000013
-    mov dword [rsp + 1068], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1072], 0x00000013
-    mov dword [rsp + 1076], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1080], 0x00000013
-    mov dword [rsp + 1084], 0x00000000 ; constant 0x0000000000000013
-    mov dword [rsp + 1088], 0x00000014
-    mov dword [rsp + 1092], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1096], 0x00000014
-    mov dword [rsp + 1100], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1104], 0x00000014
-    mov dword [rsp + 1108], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1112], 0x00000014
-    mov dword [rsp + 1116], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1248], 0xa9fc1a22
-    mov dword [rsp + 1252], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1256], 0xa9fc1a22
-    mov dword [rsp + 1260], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1264], 0xa9fc1a22
-    mov dword [rsp + 1268], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1272], 0xa9fc1a22
-    mov dword [rsp + 1276], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 1280], 0x00000001
-    mov dword [rsp + 1284], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1288], 0x00000001
-    mov dword [rsp + 1292], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1296], 0x00000001
-    mov dword [rsp + 1300], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1304], 0x00000001
-    mov dword [rsp + 1308], 0x00000000 ; constant 0x0000000000000001
-    mov dword [rsp + 1312], 0x00000002
-    mov dword [rsp + 1316], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1320], 0x00000002
-    mov dword [rsp + 1324], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1328], 0x00000002
-    mov dword [rsp + 1332], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1336], 0x00000002
-    mov dword [rsp + 1340], 0x00000000 ; constant 0x0000000000000002
-    mov dword [rsp + 1344], 0x00000003
-    mov dword [rsp + 1348], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1352], 0x00000003
-    mov dword [rsp + 1356], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1360], 0x00000003
-    mov dword [rsp + 1364], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1368], 0x00000003
-    mov dword [rsp + 1372], 0x00000000 ; constant 0x0000000000000003
-    mov dword [rsp + 1376], 0x00000004
-    mov dword [rsp + 1380], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1384], 0x00000004
-    mov dword [rsp + 1388], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1392], 0x00000004
-    mov dword [rsp + 1396], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1400], 0x00000004
-    mov dword [rsp + 1404], 0x00000000 ; constant 0x0000000000000004
-    mov dword [rsp + 1408], 0x00000005
-    mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1416], 0x00000005
-    mov dword [rsp + 1420], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1424], 0x00000005
-    mov dword [rsp + 1428], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1432], 0x00000005
-    mov dword [rsp + 1436], 0x00000000 ; constant 0x0000000000000005
-    mov dword [rsp + 1440], 0x00000006
-    mov dword [rsp + 1444], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1448], 0x00000006
-    mov dword [rsp + 1452], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1456], 0x00000006
-    mov dword [rsp + 1460], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1464], 0x00000006
-    mov dword [rsp + 1468], 0x00000000 ; constant 0x0000000000000006
-    mov dword [rsp + 1472], 0x00000007
-    mov dword [rsp + 1476], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1480], 0x00000007
-    mov dword [rsp + 1484], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1488], 0x00000007
-    mov dword [rsp + 1492], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1496], 0x00000007
-    mov dword [rsp + 1500], 0x00000000 ; constant 0x0000000000000007
-    mov dword [rsp + 1504], 0x00000008
-    mov dword [rsp + 1508], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1512], 0x00000008
-    mov dword [rsp + 1516], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1520], 0x00000008
-    mov dword [rsp + 1524], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1528], 0x00000008
-    mov dword [rsp + 1532], 0x00000000 ; constant 0x0000000000000008
-    mov dword [rsp + 1536], 0x00000009
-    mov dword [rsp + 1540], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1544], 0x00000009
-    mov dword [rsp + 1548], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1552], 0x00000009
-    mov dword [rsp + 1556], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1560], 0x00000009
-    mov dword [rsp + 1564], 0x00000000 ; constant 0x0000000000000009
-    mov dword [rsp + 1568], 0x0000000a
-    mov dword [rsp + 1572], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1576], 0x0000000a
-    mov dword [rsp + 1580], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1584], 0x0000000a
-    mov dword [rsp + 1588], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1592], 0x0000000a
-    mov dword [rsp + 1596], 0x00000000 ; constant 0x000000000000000a
-    mov dword [rsp + 1600], 0x0000000b
-    mov dword [rsp + 1604], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1608], 0x0000000b
-    mov dword [rsp + 1612], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1616], 0x0000000b
-    mov dword [rsp + 1620], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1624], 0x0000000b
-    mov dword [rsp + 1628], 0x00000000 ; constant 0x000000000000000b
-    mov dword [rsp + 1632], 0x0000000c
-    mov dword [rsp + 1636], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1640], 0x0000000c
-    mov dword [rsp + 1644], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1648], 0x0000000c
-    mov dword [rsp + 1652], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1656], 0x0000000c
-    mov dword [rsp + 1660], 0x00000000 ; constant 0x000000000000000c
-    mov dword [rsp + 1664], 0x0000000d
-    mov dword [rsp + 1668], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1672], 0x0000000d
-    mov dword [rsp + 1676], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1680], 0x0000000d
-    mov dword [rsp + 1684], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1688], 0x0000000d
-    mov dword [rsp + 1692], 0x00000000 ; constant 0x000000000000000d
-    mov dword [rsp + 1696], 0x0000000e
-    mov dword [rsp + 1700], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1704], 0x0000000e
-    mov dword [rsp + 1708], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1712], 0x0000000e
-    mov dword [rsp + 1716], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1720], 0x0000000e
-    mov dword [rsp + 1724], 0x00000000 ; constant 0x000000000000000e
-    mov dword [rsp + 1728], 0x0000000f
-    mov dword [rsp + 1732], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1736], 0x0000000f
-    mov dword [rsp + 1740], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1744], 0x0000000f
-    mov dword [rsp + 1748], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1752], 0x0000000f
-    mov dword [rsp + 1756], 0x00000000 ; constant 0x000000000000000f
-    mov dword [rsp + 1760], 0x00000010
-    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1768], 0x00000010
-    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1776], 0x00000010
-    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1784], 0x00000010
-    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000010
-    mov dword [rsp + 1792], 0x00000011
-    mov dword [rsp + 1796], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1800], 0x00000011
-    mov dword [rsp + 1804], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1808], 0x00000011
-    mov dword [rsp + 1812], 0x00000000 ; constant 0x0000000000000011
-    mov dword [rsp + 1816], 0x00000011
-    mov dword [rsp + 1820], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 608], 0x00000014
+    mov dword [rsp + 612], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 616], 0x00000014
+    mov dword [rsp + 620], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 624], 0x00000014
+    mov dword [rsp + 628], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 632], 0x00000014
+    mov dword [rsp + 636], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 1184], 0xa9fc1a22
+    mov dword [rsp + 1188], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1192], 0xa9fc1a22
+    mov dword [rsp + 1196], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1200], 0xa9fc1a22
+    mov dword [rsp + 1204], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1208], 0xa9fc1a22
+    mov dword [rsp + 1212], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1216], 0x00000001
+    mov dword [rsp + 1220], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1224], 0x00000001
+    mov dword [rsp + 1228], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1232], 0x00000001
+    mov dword [rsp + 1236], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1240], 0x00000001
+    mov dword [rsp + 1244], 0x00000000 ; constant 0x0000000000000001
+    mov dword [rsp + 1248], 0x00000002
+    mov dword [rsp + 1252], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1256], 0x00000002
+    mov dword [rsp + 1260], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1264], 0x00000002
+    mov dword [rsp + 1268], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1272], 0x00000002
+    mov dword [rsp + 1276], 0x00000000 ; constant 0x0000000000000002
+    mov dword [rsp + 1280], 0x00000003
+    mov dword [rsp + 1284], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1288], 0x00000003
+    mov dword [rsp + 1292], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1296], 0x00000003
+    mov dword [rsp + 1300], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1304], 0x00000003
+    mov dword [rsp + 1308], 0x00000000 ; constant 0x0000000000000003
+    mov dword [rsp + 1312], 0x00000004
+    mov dword [rsp + 1316], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1320], 0x00000004
+    mov dword [rsp + 1324], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1328], 0x00000004
+    mov dword [rsp + 1332], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1336], 0x00000004
+    mov dword [rsp + 1340], 0x00000000 ; constant 0x0000000000000004
+    mov dword [rsp + 1344], 0x00000005
+    mov dword [rsp + 1348], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1352], 0x00000005
+    mov dword [rsp + 1356], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1360], 0x00000005
+    mov dword [rsp + 1364], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1368], 0x00000005
+    mov dword [rsp + 1372], 0x00000000 ; constant 0x0000000000000005
+    mov dword [rsp + 1376], 0x00000006
+    mov dword [rsp + 1380], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1384], 0x00000006
+    mov dword [rsp + 1388], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1392], 0x00000006
+    mov dword [rsp + 1396], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1400], 0x00000006
+    mov dword [rsp + 1404], 0x00000000 ; constant 0x0000000000000006
+    mov dword [rsp + 1408], 0x00000007
+    mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1416], 0x00000007
+    mov dword [rsp + 1420], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1424], 0x00000007
+    mov dword [rsp + 1428], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1432], 0x00000007
+    mov dword [rsp + 1436], 0x00000000 ; constant 0x0000000000000007
+    mov dword [rsp + 1440], 0x00000008
+    mov dword [rsp + 1444], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1448], 0x00000008
+    mov dword [rsp + 1452], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1456], 0x00000008
+    mov dword [rsp + 1460], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1464], 0x00000008
+    mov dword [rsp + 1468], 0x00000000 ; constant 0x0000000000000008
+    mov dword [rsp + 1472], 0x00000009
+    mov dword [rsp + 1476], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1480], 0x00000009
+    mov dword [rsp + 1484], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1488], 0x00000009
+    mov dword [rsp + 1492], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1496], 0x00000009
+    mov dword [rsp + 1500], 0x00000000 ; constant 0x0000000000000009
+    mov dword [rsp + 1504], 0x0000000a
+    mov dword [rsp + 1508], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1512], 0x0000000a
+    mov dword [rsp + 1516], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1520], 0x0000000a
+    mov dword [rsp + 1524], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1528], 0x0000000a
+    mov dword [rsp + 1532], 0x00000000 ; constant 0x000000000000000a
+    mov dword [rsp + 1536], 0x0000000b
+    mov dword [rsp + 1540], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1544], 0x0000000b
+    mov dword [rsp + 1548], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1552], 0x0000000b
+    mov dword [rsp + 1556], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1560], 0x0000000b
+    mov dword [rsp + 1564], 0x00000000 ; constant 0x000000000000000b
+    mov dword [rsp + 1568], 0x0000000c
+    mov dword [rsp + 1572], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1576], 0x0000000c
+    mov dword [rsp + 1580], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1584], 0x0000000c
+    mov dword [rsp + 1588], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1592], 0x0000000c
+    mov dword [rsp + 1596], 0x00000000 ; constant 0x000000000000000c
+    mov dword [rsp + 1600], 0x0000000d
+    mov dword [rsp + 1604], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1608], 0x0000000d
+    mov dword [rsp + 1612], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1616], 0x0000000d
+    mov dword [rsp + 1620], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1624], 0x0000000d
+    mov dword [rsp + 1628], 0x00000000 ; constant 0x000000000000000d
+    mov dword [rsp + 1632], 0x0000000e
+    mov dword [rsp + 1636], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1640], 0x0000000e
+    mov dword [rsp + 1644], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1648], 0x0000000e
+    mov dword [rsp + 1652], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1656], 0x0000000e
+    mov dword [rsp + 1660], 0x00000000 ; constant 0x000000000000000e
+    mov dword [rsp + 1664], 0x0000000f
+    mov dword [rsp + 1668], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1672], 0x0000000f
+    mov dword [rsp + 1676], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1680], 0x0000000f
+    mov dword [rsp + 1684], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1688], 0x0000000f
+    mov dword [rsp + 1692], 0x00000000 ; constant 0x000000000000000f
+    mov dword [rsp + 1696], 0x00000010
+    mov dword [rsp + 1700], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1704], 0x00000010
+    mov dword [rsp + 1708], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1712], 0x00000010
+    mov dword [rsp + 1716], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1720], 0x00000010
+    mov dword [rsp + 1724], 0x00000000 ; constant 0x0000000000000010
+    mov dword [rsp + 1728], 0x00000011
+    mov dword [rsp + 1732], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1736], 0x00000011
+    mov dword [rsp + 1740], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1744], 0x00000011
+    mov dword [rsp + 1748], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1752], 0x00000011
+    mov dword [rsp + 1756], 0x00000000 ; constant 0x0000000000000011
+    mov dword [rsp + 1760], 0x00000012
+    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1768], 0x00000012
+    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1776], 0x00000012
+    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1784], 0x00000012
+    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000012
+    mov dword [rsp + 1792], 0x00000013
+    mov dword [rsp + 1796], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1800], 0x00000013
+    mov dword [rsp + 1804], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1808], 0x00000013
+    mov dword [rsp + 1812], 0x00000000 ; constant 0x0000000000000013
+    mov dword [rsp + 1816], 0x00000013
+    mov dword [rsp + 1820], 0x00000000 ; constant 0x0000000000000013
 ; if n == 0 return
     test r8, r8
     jz .done
@@ -9450,9 +8036,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpbroadcastq ymm14, qword [rdi + 112]
 ; k15 = key[15]
     vpbroadcastq ymm15, qword [rdi + 120]
-    vmovdqu [rsp + 160], ymm15
+    vmovdqu [rsp + 256], ymm15
 ; k16 = 0x1bd11bdaa9fc1a22
-    vmovdqu ymm15, [rsp + 1248]
+    vmovdqu ymm15, [rsp + 1184]
 ; k16 ^= k0
     vpxor ymm15, ymm15, ymm0
 ; k16 ^= k1
@@ -9484,7 +8070,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; k16 ^= k14
     vpxor ymm15, ymm15, ymm14
 ; k16 ^= k15
-    vpxor ymm15, ymm15, [rsp + 160]
+    vpxor ymm15, ymm15, [rsp + 256]
 ; key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i < Nw-1 reads kr[s+i]
 ; kr[0] = k0
     vmovdqu [rsp + 2496], ymm0
@@ -9516,9 +8102,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vmovdqu [rsp + 2912], ymm13
 ; kr[14] = k14
     vmovdqu [rsp + 2944], ymm14
-    vmovdqu [rsp + 288], ymm14
+    vmovdqu [rsp + 544], ymm14
 ; kr[15] = k15
-    vmovdqu ymm14, [rsp + 160]
+    vmovdqu ymm14, [rsp + 256]
     vmovdqu [rsp + 2976], ymm14
 ; kr[16] = k16
     vmovdqu [rsp + 3008], ymm15
@@ -9550,9 +8136,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vmovdqu [rsp + 3424], ymm12
 ; kr[30] = k13
     vmovdqu [rsp + 3456], ymm13
-    vmovdqu [rsp + 320], ymm13
+    vmovdqu [rsp + 576], ymm13
 ; kr[31] = k14
-    vmovdqu ymm13, [rsp + 288]
+    vmovdqu ymm13, [rsp + 544]
     vmovdqu [rsp + 3488], ymm13
 ; kr[32] = k15
     vmovdqu [rsp + 3520], ymm14
@@ -9565,124 +8151,122 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vmovdqu [rsp + 1824], ymm14
 ; kt += 1
     vmovdqa ymm14, ymm15
-    vpaddq ymm14, ymm14, [rsp + 1280]
+    vpaddq ymm14, ymm14, [rsp + 1216]
 ; kc[1] = kt
     vmovdqu [rsp + 1856], ymm14
 ; kt += 2
     vmovdqa ymm14, ymm0
-    vpaddq ymm14, ymm14, [rsp + 1312]
+    vpaddq ymm14, ymm14, [rsp + 1248]
 ; kc[2] = kt
     vmovdqu [rsp + 1888], ymm14
 ; kt += 3
     vmovdqa ymm14, ymm1
-    vpaddq ymm14, ymm14, [rsp + 1344]
+    vpaddq ymm14, ymm14, [rsp + 1280]
 ; kc[3] = kt
     vmovdqu [rsp + 1920], ymm14
 ; kt += 4
-    vmovdqa ymm14, ymm2
-    vpaddq ymm14, ymm14, [rsp + 1376]
+    vpaddq ymm2, ymm2, [rsp + 1312]
 ; kc[4] = kt
-    vmovdqu [rsp + 1952], ymm14
+    vmovdqu [rsp + 1952], ymm2
 ; kt += 5
-    vmovdqa ymm14, ymm3
-    vpaddq ymm14, ymm14, [rsp + 1408]
+    vmovdqa ymm2, ymm3
+    vpaddq ymm2, ymm2, [rsp + 1344]
 ; kc[5] = kt
-    vmovdqu [rsp + 1984], ymm14
+    vmovdqu [rsp + 1984], ymm2
 ; kt += 6
-    vmovdqa ymm14, ymm4
-    vpaddq ymm14, ymm14, [rsp + 1440]
+    vmovdqa ymm2, ymm4
+    vpaddq ymm2, ymm2, [rsp + 1376]
 ; kc[6] = kt
-    vmovdqu [rsp + 2016], ymm14
+    vmovdqu [rsp + 2016], ymm2
 ; kt += 7
-    vmovdqa ymm14, ymm5
-    vpaddq ymm14, ymm14, [rsp + 1472]
+    vmovdqa ymm2, ymm5
+    vpaddq ymm2, ymm2, [rsp + 1408]
 ; kc[7] = kt
-    vmovdqu [rsp + 2048], ymm14
+    vmovdqu [rsp + 2048], ymm2
 ; kt += 8
-    vmovdqa ymm14, ymm6
-    vpaddq ymm14, ymm14, [rsp + 1504]
+    vmovdqa ymm2, ymm6
+    vpaddq ymm2, ymm2, [rsp + 1440]
 ; kc[8] = kt
-    vmovdqu [rsp + 2080], ymm14
+    vmovdqu [rsp + 2080], ymm2
 ; kt += 9
-    vmovdqa ymm14, ymm7
-    vpaddq ymm14, ymm14, [rsp + 1536]
+    vmovdqa ymm2, ymm7
+    vpaddq ymm2, ymm2, [rsp + 1472]
 ; kc[9] = kt
-    vmovdqu [rsp + 2112], ymm14
+    vmovdqu [rsp + 2112], ymm2
 ; kt += 0xa
-    vmovdqa ymm14, ymm8
-    vpaddq ymm14, ymm14, [rsp + 1568]
+    vmovdqa ymm2, ymm8
+    vpaddq ymm2, ymm2, [rsp + 1504]
 ; kc[10] = kt
-    vmovdqu [rsp + 2144], ymm14
+    vmovdqu [rsp + 2144], ymm2
 ; kt += 0xb
-    vmovdqa ymm14, ymm9
-    vpaddq ymm14, ymm14, [rsp + 1600]
+    vmovdqa ymm2, ymm9
+    vpaddq ymm2, ymm2, [rsp + 1536]
 ; kc[11] = kt
-    vmovdqu [rsp + 2176], ymm14
+    vmovdqu [rsp + 2176], ymm2
 ; kt += 0xc
-    vmovdqa ymm14, ymm10
-    vpaddq ymm14, ymm14, [rsp + 1632]
+    vmovdqa ymm2, ymm10
+    vpaddq ymm2, ymm2, [rsp + 1568]
 ; kc[12] = kt
-    vmovdqu [rsp + 2208], ymm14
+    vmovdqu [rsp + 2208], ymm2
 ; kt += 0xd
-    vmovdqa ymm14, ymm11
-    vpaddq ymm14, ymm14, [rsp + 1664]
+    vmovdqa ymm2, ymm11
+    vpaddq ymm2, ymm2, [rsp + 1600]
 ; kc[13] = kt
-    vmovdqu [rsp + 2240], ymm14
+    vmovdqu [rsp + 2240], ymm2
 ; kt += 0xe
-    vmovdqa ymm14, ymm12
-    vpaddq ymm14, ymm14, [rsp + 1696]
+    vmovdqa ymm2, ymm12
+    vpaddq ymm2, ymm2, [rsp + 1632]
 ; kc[14] = kt
-    vmovdqu [rsp + 2272], ymm14
+    vmovdqu [rsp + 2272], ymm2
 ; kt = k13
-    vmovdqu ymm14, [rsp + 320]
+    vmovdqu ymm2, [rsp + 576]
 ; kt += 0xf
-    vpaddq ymm14, ymm14, [rsp + 1728]
+    vpaddq ymm2, ymm2, [rsp + 1664]
 ; kc[15] = kt
-    vmovdqu [rsp + 2304], ymm14
+    vmovdqu [rsp + 2304], ymm2
 ; kt += 0x10
-    vmovdqa ymm14, ymm13
-    vpaddq ymm14, ymm14, [rsp + 1760]
+    vmovdqa ymm2, ymm13
+    vpaddq ymm2, ymm2, [rsp + 1696]
 ; kc[16] = kt
-    vmovdqu [rsp + 2336], ymm14
+    vmovdqu [rsp + 2336], ymm2
 ; kt = k15
-    vmovdqu ymm14, [rsp + 160]
+    vmovdqu ymm2, [rsp + 256]
 ; kt += 0x11
-    vpaddq ymm14, ymm14, [rsp + 1792]
+    vpaddq ymm2, ymm2, [rsp + 1728]
 ; kc[17] = kt
-    vmovdqu [rsp + 2368], ymm14
+    vmovdqu [rsp + 2368], ymm2
 ; kt += 0x12
-    vmovdqa ymm14, ymm15
-    vpaddq ymm14, ymm14, [rsp + 1024]
+    vmovdqa ymm2, ymm15
+    vpaddq ymm2, ymm2, [rsp + 1760]
 ; kc[18] = kt
-    vmovdqu [rsp + 2400], ymm14
+    vmovdqu [rsp + 2400], ymm2
 ; kt += 0x13
-    vmovdqa ymm14, ymm0
-    vpaddq ymm14, ymm14, [rsp + 1056]
+    vmovdqa ymm2, ymm0
+    vpaddq ymm2, ymm2, [rsp + 1792]
 ; kc[19] = kt
-    vmovdqu [rsp + 2432], ymm14
+    vmovdqu [rsp + 2432], ymm2
 ; kt += 0x14
-    vmovdqa ymm14, ymm1
-    vpaddq ymm14, ymm14, [rsp + 1088]
+    vmovdqa ymm2, ymm1
+    vpaddq ymm2, ymm2, [rsp + 608]
 ; kc[20] = kt
-    vmovdqu [rsp + 2464], ymm14
-    mov qword [rsp + 448], rdx
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu [rsp + 960], ymm1
-    vmovdqu [rsp + 480], ymm10
-    vmovdqu [rsp + 512], ymm11
-    vmovdqu [rsp + 544], ymm12
-    vmovdqu [rsp + 576], ymm15
-    vmovdqu [rsp + 992], ymm2
-    vmovdqu [rsp + 608], ymm3
-    vmovdqu [rsp + 640], ymm4
-    vmovdqu [rsp + 672], ymm5
-    vmovdqu [rsp + 704], ymm6
-    vmovdqu [rsp + 736], ymm7
-    vmovdqu [rsp + 768], ymm8
-    vmovdqu [rsp + 800], ymm9
-    mov qword [rsp + 352], r8
-    mov qword [rsp + 384], rcx
-    mov qword [rsp + 416], rsi
+    vmovdqu [rsp + 2464], ymm2
+    mov qword [rsp + 416], rdx
+    vmovdqu [rsp + 640], ymm0
+    vmovdqu [rsp + 672], ymm1
+    vmovdqu [rsp + 704], ymm10
+    vmovdqu [rsp + 736], ymm11
+    vmovdqu [rsp + 768], ymm12
+    vmovdqu [rsp + 800], ymm15
+    vmovdqu [rsp + 832], ymm3
+    vmovdqu [rsp + 864], ymm4
+    vmovdqu [rsp + 896], ymm5
+    vmovdqu [rsp + 928], ymm6
+    vmovdqu [rsp + 960], ymm7
+    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 1024], ymm9
+    mov qword [rsp + 288], r8
+    mov qword [rsp + 320], rcx
+    mov qword [rsp + 352], rsi
 ; for each block
     align 32
 .loop:
@@ -9756,7 +8340,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vmovdqu ymm14, [rdx + 448]
 ; l1_6 = lo128(s10, s14)
     vperm2i128 ymm15, ymm13, ymm14, 0x20
-    vmovdqu [rsp + 64], ymm5
+    vmovdqu [rsp + 160], ymm5
 ; x8 = unpcklo(l1_4, l1_6)
     vpunpcklqdq ymm5, ymm11, ymm15
 ; x9 = unpckhi(l1_4, l1_6)
@@ -9775,16 +8359,16 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vmovdqu ymm14, [rdx + 224]
 ; l1_12 = lo128(s3, s7)
     vperm2i128 ymm15, ymm13, ymm14, 0x20
-    vmovdqu [rsp + 832], ymm9
+    vmovdqu [rsp + 448], ymm9
 ; s11 = in[44]
     vmovdqu ymm9, [rdx + 352]
     vmovdqu [rsp + 0], ymm10
 ; s15 = in[60]
     vmovdqu ymm10, [rdx + 480]
-    vmovdqu [rsp + 864], ymm11
+    vmovdqu [rsp + 480], ymm11
 ; l1_14 = lo128(s11, s15)
     vperm2i128 ymm11, ymm9, ymm10, 0x20
-    vmovdqu [rsp + 1120], ymm5
+    vmovdqu [rsp + 1056], ymm5
 ; x12 = unpcklo(l1_12, l1_14)
     vpunpcklqdq ymm5, ymm15, ymm11
 ; x13 = unpckhi(l1_12, l1_14)
@@ -9801,57 +8385,68 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; t2 ^= t1
     vmovdqa ymm9, ymm2
     vpxor ymm9, ymm9, ymm0
+; x0 -= k3
+    vmovdqa ymm11, ymm2
 ; subtract subkey 20
 ; x0 -= k3
-    vpsubq ymm8, ymm8, [rsp + 608]
+    vpsubq ymm8, ymm8, [rsp + 832]
 ; x1 -= k4
-    vpsubq ymm4, ymm4, [rsp + 640]
+    vpsubq ymm4, ymm4, [rsp + 864]
 ; x2 -= k5
-    vpsubq ymm3, ymm3, [rsp + 672]
+    vpsubq ymm3, ymm3, [rsp + 896]
 ; x3 -= k6
-    vpsubq ymm1, ymm1, [rsp + 704]
+    vpsubq ymm1, ymm1, [rsp + 928]
 ; x4 -= k7
-    vpsubq ymm12, ymm12, [rsp + 736]
+    vpsubq ymm12, ymm12, [rsp + 960]
 ; x5 -= k8
-    vpsubq ymm7, ymm7, [rsp + 768]
+    vpsubq ymm7, ymm7, [rsp + 992]
 ; x6 -= k9
-    vpsubq ymm6, ymm6, [rsp + 800]
+    vpsubq ymm6, ymm6, [rsp + 1024]
 ; x7 -= k10
-    vmovdqu ymm11, [rsp + 64]
-    vpsubq ymm11, ymm11, [rsp + 480]
+    vmovdqu ymm11, [rsp + 160]
+    vpsubq ymm11, ymm11, [rsp + 704]
 ; x8 -= k11
-    vmovdqu ymm14, [rsp + 1120]
-    vpsubq ymm14, ymm14, [rsp + 512]
-    vmovdqu [rsp + 192], ymm0
+    vmovdqu ymm14, [rsp + 1056]
+    vpsubq ymm14, ymm14, [rsp + 736]
+    vmovdqu [rsp + 160], ymm11
 ; x9 -= k12
-    vmovdqu ymm0, [rsp + 864]
-    vpsubq ymm0, ymm0, [rsp + 544]
-    vmovdqu [rsp + 64], ymm11
+    vmovdqu ymm11, [rsp + 480]
+    vpsubq ymm11, ymm11, [rsp + 768]
+    vmovdqu [rsp + 512], ymm1
 ; x10 -= k13
-    vmovdqu ymm11, [rsp + 0]
-    vpsubq ymm11, ymm11, [rsp + 320]
-    vmovdqu [rsp + 0], ymm11
+    vmovdqu ymm1, [rsp + 0]
+    vpsubq ymm1, ymm1, [rsp + 576]
+    vmovdqu [rsp + 0], ymm1
 ; x11 -= k14
-    vmovdqu ymm11, [rsp + 832]
-    vpsubq ymm11, ymm11, [rsp + 288]
+    vmovdqu ymm1, [rsp + 448]
+    vpsubq ymm1, ymm1, [rsp + 544]
 ; x12 -= k15
-    vpsubq ymm5, ymm5, [rsp + 160]
+    vpsubq ymm5, ymm5, [rsp + 256]
 ; x13 -= k16
-    vpsubq ymm15, ymm15, [rsp + 576]
+    vpsubq ymm15, ymm15, [rsp + 800]
 ; x14 -= k0
-    vpsubq ymm10, ymm10, [rsp + 928]
+    vpsubq ymm10, ymm10, [rsp + 640]
 ; x15 -= k1
-    vpsubq ymm13, ymm13, [rsp + 960]
+    vpsubq ymm13, ymm13, [rsp + 672]
 ; x13 -= t2
     vpsubq ymm15, ymm15, ymm9
 ; x14 -= t0
     vpsubq ymm10, ymm10, ymm2
 ; x15 -= 0x14
-    vpsubq ymm13, ymm13, [rsp + 1088]
-; inverse round 79
+    vpsubq ymm13, ymm13, [rsp + 608]
+; ctr = 0
+    mov rax, 0
+    mov qword [rsp + 416], rdx
+    mov qword [rsp + 288], r8
+    mov qword [rsp + 320], rcx
+    vmovdqu [rsp + 224], ymm9
+    vmovdqu [rsp + 384], ymm2
+    mov qword [rsp + 352], rsi
+; for each of 5 cycles of 8 rounds
+.cycle:
+; inverse round 16*c' + 15
 ; x15 ^= x0
     vpxor ymm13, ymm13, ymm8
-    vmovdqu [rsp + 224], ymm2
 ; x15 >>>= 9
     vmovdqa ymm2, ymm13
     vpsllq ymm13, ymm13, 55
@@ -9860,14 +8455,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x0 -= x15
     vpsubq ymm8, ymm8, ymm13
 ; x11 ^= x2
-    vpxor ymm11, ymm11, ymm3
+    vpxor ymm1, ymm1, ymm3
 ; x11 >>>= 48
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 16
+    vmovdqa ymm2, ymm1
+    vpsllq ymm1, ymm1, 16
     vpsrlq ymm2, ymm2, 48
-    vpor ymm11, ymm11, ymm2
+    vpor ymm1, ymm1, ymm2
 ; x2 -= x11
-    vpsubq ymm3, ymm3, ymm11
+    vpsubq ymm3, ymm3, ymm1
 ; x13 ^= x6
     vpxor ymm15, ymm15, ymm6
 ; x13 >>>= 35
@@ -9878,14 +8473,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x6 -= x13
     vpsubq ymm6, ymm6, ymm15
 ; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
+    vpxor ymm11, ymm11, ymm12
 ; x9 >>>= 52
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 12
+    vmovdqa ymm2, ymm11
+    vpsllq ymm11, ymm11, 12
     vpsrlq ymm2, ymm2, 52
-    vpor ymm0, ymm0, ymm2
+    vpor ymm11, ymm11, ymm2
 ; x4 -= x9
-    vpsubq ymm12, ymm12, ymm0
+    vpsubq ymm12, ymm12, ymm11
 ; x1 ^= x14
     vpxor ymm4, ymm4, ymm10
 ; x1 >>>= 23
@@ -9905,112 +8500,113 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm14, ymm14, ymm7
 ; x3 ^= x10
-    vpxor ymm1, ymm1, [rsp + 0]
+    vmovdqu ymm2, [rsp + 512]
+    vpxor ymm2, ymm2, [rsp + 0]
 ; x3 >>>= 37
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 27
-    vpsrlq ymm2, ymm2, 37
-    vpor ymm1, ymm1, ymm2
+    vmovdqa ymm9, ymm2
+    vpsllq ymm2, ymm2, 27
+    vpsrlq ymm9, ymm9, 37
+    vpor ymm2, ymm2, ymm9
 ; x10 -= x3
-    vmovdqu ymm2, [rsp + 0]
-    vpsubq ymm2, ymm2, ymm1
-    vmovdqu [rsp + 256], ymm9
+    vmovdqu ymm9, [rsp + 0]
+    vpsubq ymm9, ymm9, ymm2
+    vmovdqu [rsp + 192], ymm0
 ; x7 ^= x12
-    vmovdqu ymm9, [rsp + 64]
-    vpxor ymm9, ymm9, ymm5
-    vmovdqu [rsp + 0], ymm2
+    vmovdqu ymm0, [rsp + 160]
+    vpxor ymm0, ymm0, ymm5
+    vmovdqu [rsp + 0], ymm9
 ; x7 >>>= 20
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 44
-    vpsrlq ymm2, ymm2, 20
-    vpor ymm9, ymm9, ymm2
+    vmovdqa ymm9, ymm0
+    vpsllq ymm0, ymm0, 44
+    vpsrlq ymm9, ymm9, 20
+    vpor ymm0, ymm0, ymm9
 ; x12 -= x7
-    vpsubq ymm5, ymm5, ymm9
-; inverse round 78
+    vpsubq ymm5, ymm5, ymm0
+; inverse round 16*c' + 14
 ; x7 ^= x0
-    vpxor ymm9, ymm9, ymm8
+    vpxor ymm0, ymm0, ymm8
 ; x7 >>>= 31
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 33
-    vpsrlq ymm2, ymm2, 31
-    vpor ymm9, ymm9, ymm2
+    vmovdqa ymm9, ymm0
+    vpsllq ymm0, ymm0, 33
+    vpsrlq ymm9, ymm9, 31
+    vpor ymm0, ymm0, ymm9
 ; x0 -= x7
-    vpsubq ymm8, ymm8, ymm9
+    vpsubq ymm8, ymm8, ymm0
 ; x5 ^= x2
     vpxor ymm7, ymm7, ymm3
 ; x5 >>>= 44
-    vmovdqa ymm2, ymm7
+    vmovdqa ymm9, ymm7
     vpsllq ymm7, ymm7, 20
-    vpsrlq ymm2, ymm2, 44
-    vpor ymm7, ymm7, ymm2
+    vpsrlq ymm9, ymm9, 44
+    vpor ymm7, ymm7, ymm9
 ; x2 -= x5
     vpsubq ymm3, ymm3, ymm7
 ; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
+    vpxor ymm2, ymm2, ymm12
 ; x3 >>>= 47
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 17
-    vpsrlq ymm2, ymm2, 47
-    vpor ymm1, ymm1, ymm2
+    vmovdqa ymm9, ymm2
+    vpsllq ymm2, ymm2, 17
+    vpsrlq ymm9, ymm9, 47
+    vpor ymm2, ymm2, ymm9
 ; x4 -= x3
-    vpsubq ymm12, ymm12, ymm1
+    vpsubq ymm12, ymm12, ymm2
 ; x1 ^= x6
     vpxor ymm4, ymm4, ymm6
 ; x1 >>>= 46
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm9, ymm4
     vpsllq ymm4, ymm4, 18
-    vpsrlq ymm2, ymm2, 46
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm9, ymm9, 46
+    vpor ymm4, ymm4, ymm9
 ; x6 -= x1
     vpsubq ymm6, ymm6, ymm4
 ; x15 ^= x12
     vpxor ymm13, ymm13, ymm5
 ; x15 >>>= 19
-    vmovdqa ymm2, ymm13
+    vmovdqa ymm9, ymm13
     vpsllq ymm13, ymm13, 45
-    vpsrlq ymm2, ymm2, 19
-    vpor ymm13, ymm13, ymm2
+    vpsrlq ymm9, ymm9, 19
+    vpor ymm13, ymm13, ymm9
 ; x12 -= x15
     vpsubq ymm5, ymm5, ymm13
 ; x13 ^= x14
     vpxor ymm15, ymm15, ymm10
 ; x13 >>>= 42
-    vmovdqa ymm2, ymm15
+    vmovdqa ymm9, ymm15
     vpsllq ymm15, ymm15, 22
-    vpsrlq ymm2, ymm2, 42
-    vpor ymm15, ymm15, ymm2
+    vpsrlq ymm9, ymm9, 42
+    vpor ymm15, ymm15, ymm9
 ; x14 -= x13
     vpsubq ymm10, ymm10, ymm15
 ; x11 ^= x8
-    vpxor ymm11, ymm11, ymm14
+    vpxor ymm1, ymm1, ymm14
 ; x11 >>>= 44
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 20
-    vpsrlq ymm2, ymm2, 44
-    vpor ymm11, ymm11, ymm2
+    vmovdqa ymm9, ymm1
+    vpsllq ymm1, ymm1, 20
+    vpsrlq ymm9, ymm9, 44
+    vpor ymm1, ymm1, ymm9
 ; x8 -= x11
-    vpsubq ymm14, ymm14, ymm11
+    vpsubq ymm14, ymm14, ymm1
 ; x9 ^= x10
-    vpxor ymm0, ymm0, [rsp + 0]
+    vpxor ymm11, ymm11, [rsp + 0]
 ; x9 >>>= 25
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm0, ymm0, ymm2
+    vmovdqa ymm9, ymm11
+    vpsllq ymm11, ymm11, 39
+    vpsrlq ymm9, ymm9, 25
+    vpor ymm11, ymm11, ymm9
 ; x10 -= x9
-    vmovdqu ymm2, [rsp + 0]
-    vpsubq ymm2, ymm2, ymm0
-; inverse round 77
+    vmovdqu ymm9, [rsp + 0]
+    vpsubq ymm9, ymm9, ymm11
+; inverse round 16*c' + 13
 ; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-    vmovdqu [rsp + 96], ymm4
+    vpxor ymm11, ymm11, ymm8
+    vmovdqu [rsp + 128], ymm4
 ; x9 >>>= 16
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 48
+    vmovdqa ymm4, ymm11
+    vpsllq ymm11, ymm11, 48
     vpsrlq ymm4, ymm4, 16
-    vpor ymm0, ymm0, ymm4
+    vpor ymm11, ymm11, ymm4
 ; x0 -= x9
-    vpsubq ymm8, ymm8, ymm0
+    vpsubq ymm8, ymm8, ymm11
 ; x13 ^= x2
     vpxor ymm15, ymm15, ymm3
 ; x13 >>>= 34
@@ -10021,14 +8617,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x2 -= x13
     vpsubq ymm3, ymm3, ymm15
 ; x11 ^= x6
-    vpxor ymm11, ymm11, ymm6
+    vpxor ymm1, ymm1, ymm6
 ; x11 >>>= 56
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 8
+    vmovdqa ymm4, ymm1
+    vpsllq ymm1, ymm1, 8
     vpsrlq ymm4, ymm4, 56
-    vpor ymm11, ymm11, ymm4
+    vpor ymm1, ymm1, ymm4
 ; x6 -= x11
-    vpsubq ymm6, ymm6, ymm11
+    vpsubq ymm6, ymm6, ymm1
 ; x15 ^= x4
     vpxor ymm13, ymm13, ymm12
 ; x15 >>>= 51
@@ -10039,23 +8635,23 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x4 -= x15
     vpsubq ymm12, ymm12, ymm13
 ; x7 ^= x10
-    vpxor ymm9, ymm9, ymm2
+    vpxor ymm0, ymm0, ymm9
 ; x7 >>>= 4
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 60
+    vmovdqa ymm4, ymm0
+    vpsllq ymm0, ymm0, 60
     vpsrlq ymm4, ymm4, 4
-    vpor ymm9, ymm9, ymm4
+    vpor ymm0, ymm0, ymm4
 ; x10 -= x7
-    vpsubq ymm2, ymm2, ymm9
+    vpsubq ymm9, ymm9, ymm0
 ; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
+    vpxor ymm2, ymm2, ymm5
 ; x3 >>>= 53
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 11
+    vmovdqa ymm4, ymm2
+    vpsllq ymm2, ymm2, 11
     vpsrlq ymm4, ymm4, 53
-    vpor ymm1, ymm1, ymm4
+    vpor ymm2, ymm2, ymm4
 ; x12 -= x3
-    vpsubq ymm5, ymm5, ymm1
+    vpsubq ymm5, ymm5, ymm2
 ; x5 ^= x14
     vpxor ymm7, ymm7, ymm10
 ; x5 >>>= 42
@@ -10066,7 +8662,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x14 -= x5
     vpsubq ymm10, ymm10, ymm7
 ; x1 ^= x8
-    vmovdqu ymm4, [rsp + 96]
+    vmovdqu ymm4, [rsp + 128]
     vpxor ymm4, ymm4, ymm14
     vmovdqu [rsp + 32], ymm13
 ; x1 >>>= 41
@@ -10076,7 +8672,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm4, ymm4, ymm13
 ; x8 -= x1
     vpsubq ymm14, ymm14, ymm4
-; inverse round 76
+; inverse round 16*c' + 12
 ; x1 ^= x0
     vpxor ymm4, ymm4, ymm8
 ; x1 >>>= 41
@@ -10087,14 +8683,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x0 -= x1
     vpsubq ymm8, ymm8, ymm4
 ; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
+    vpxor ymm2, ymm2, ymm3
 ; x3 >>>= 9
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 55
+    vmovdqa ymm13, ymm2
+    vpsllq ymm2, ymm2, 55
     vpsrlq ymm13, ymm13, 9
-    vpor ymm1, ymm1, ymm13
+    vpor ymm2, ymm2, ymm13
 ; x2 -= x3
-    vpsubq ymm3, ymm3, ymm1
+    vpsubq ymm3, ymm3, ymm2
 ; x5 ^= x4
     vpxor ymm7, ymm7, ymm12
 ; x5 >>>= 37
@@ -10105,32 +8701,32 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x4 -= x5
     vpsubq ymm12, ymm12, ymm7
 ; x7 ^= x6
-    vpxor ymm9, ymm9, ymm6
+    vpxor ymm0, ymm0, ymm6
 ; x7 >>>= 31
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 33
-    vpsrlq ymm13, ymm13, 31
-    vpor ymm9, ymm9, ymm13
-; x6 -= x7
-    vpsubq ymm6, ymm6, ymm9
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x9 >>>= 12
     vmovdqa ymm13, ymm0
-    vpsllq ymm0, ymm0, 52
-    vpsrlq ymm13, ymm13, 12
+    vpsllq ymm0, ymm0, 33
+    vpsrlq ymm13, ymm13, 31
     vpor ymm0, ymm0, ymm13
-; x8 -= x9
-    vpsubq ymm14, ymm14, ymm0
-; x11 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x11 >>>= 47
+; x6 -= x7
+    vpsubq ymm6, ymm6, ymm0
+; x9 ^= x8
+    vpxor ymm11, ymm11, ymm14
+; x9 >>>= 12
     vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 17
-    vpsrlq ymm13, ymm13, 47
+    vpsllq ymm11, ymm11, 52
+    vpsrlq ymm13, ymm13, 12
     vpor ymm11, ymm11, ymm13
+; x8 -= x9
+    vpsubq ymm14, ymm14, ymm11
+; x11 ^= x10
+    vpxor ymm1, ymm1, ymm9
+; x11 >>>= 47
+    vmovdqa ymm13, ymm1
+    vpsllq ymm1, ymm1, 17
+    vpsrlq ymm13, ymm13, 47
+    vpor ymm1, ymm1, ymm13
 ; x10 -= x11
-    vpsubq ymm2, ymm2, ymm11
+    vpsubq ymm9, ymm9, ymm1
 ; x13 ^= x12
     vpxor ymm15, ymm15, ymm5
 ; x13 >>>= 44
@@ -10143,7 +8739,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x15 ^= x14
     vmovdqu ymm13, [rsp + 32]
     vpxor ymm13, ymm13, ymm10
-    vmovdqu [rsp + 128], ymm15
+    vmovdqu [rsp + 64], ymm15
 ; x15 >>>= 30
     vmovdqa ymm15, ymm13
     vpsllq ymm13, ymm13, 34
@@ -10151,207 +8747,205 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm13, ymm13, ymm15
 ; x14 -= x15
     vpsubq ymm10, ymm10, ymm13
-; subtract subkey 19
-; x0 -= k2
-    vpsubq ymm8, ymm8, [rsp + 992]
-; x1 -= k3
-    vpsubq ymm4, ymm4, [rsp + 608]
-; x2 -= k4
-    vpsubq ymm3, ymm3, [rsp + 640]
-; x3 -= k5
-    vpsubq ymm1, ymm1, [rsp + 672]
-; x4 -= k6
-    vpsubq ymm12, ymm12, [rsp + 704]
-; x5 -= k7
-    vpsubq ymm7, ymm7, [rsp + 736]
-; x6 -= k8
-    vpsubq ymm6, ymm6, [rsp + 768]
-; x7 -= k9
-    vpsubq ymm9, ymm9, [rsp + 800]
-; x8 -= k10
-    vpsubq ymm14, ymm14, [rsp + 480]
-; x9 -= k11
-    vpsubq ymm0, ymm0, [rsp + 512]
-; x10 -= k12
-    vpsubq ymm2, ymm2, [rsp + 544]
-; x11 -= k13
-    vpsubq ymm11, ymm11, [rsp + 320]
-; x12 -= k14
-    vpsubq ymm5, ymm5, [rsp + 288]
-; x13 -= k15
-    vmovdqu ymm15, [rsp + 128]
-    vpsubq ymm15, ymm15, [rsp + 160]
-; x14 -= k16
-    vpsubq ymm10, ymm10, [rsp + 576]
-; x15 -= k0
-    vpsubq ymm13, ymm13, [rsp + 928]
-; x13 -= t1
+; subtract subkey 19 - 4*c
+; x0 -= kr[19 - 4*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 3104]
+; x1 -= kr[20 - 4*c]
+    vpsubq ymm4, ymm4, [rsp + rax + 3136]
+; x2 -= kr[21 - 4*c]
+    vpsubq ymm3, ymm3, [rsp + rax + 3168]
+; x3 -= kr[22 - 4*c]
+    vpsubq ymm2, ymm2, [rsp + rax + 3200]
+; x4 -= kr[23 - 4*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 3232]
+; x5 -= kr[24 - 4*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 3264]
+; x6 -= kr[25 - 4*c]
+    vpsubq ymm6, ymm6, [rsp + rax + 3296]
+; x7 -= kr[26 - 4*c]
+    vpsubq ymm0, ymm0, [rsp + rax + 3328]
+; x8 -= kr[27 - 4*c]
+    vpsubq ymm14, ymm14, [rsp + rax + 3360]
+; x9 -= kr[28 - 4*c]
+    vpsubq ymm11, ymm11, [rsp + rax + 3392]
+; x10 -= kr[29 - 4*c]
+    vpsubq ymm9, ymm9, [rsp + rax + 3424]
+; x11 -= kr[30 - 4*c]
+    vpsubq ymm1, ymm1, [rsp + rax + 3456]
+; x12 -= kr[31 - 4*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 3488]
+; x13 -= kr[32 - 4*c]
+    vmovdqu ymm15, [rsp + 64]
+    vpsubq ymm15, ymm15, [rsp + rax + 3520]
+; x14 -= kr[33 - 4*c]
+    vpsubq ymm10, ymm10, [rsp + rax + 3552]
+; x15 -= kc[19 - 4*c]
+    vpsubq ymm13, ymm13, [rsp + rax + 2432]
+; x13 -= t0
     vpsubq ymm15, ymm15, [rsp + 192]
-; x14 -= t2
-    vpsubq ymm10, ymm10, [rsp + 256]
-; x15 -= 0x13
-    vpsubq ymm13, ymm13, [rsp + 1056]
-; inverse round 75
+; x14 -= t1
+    vpsubq ymm10, ymm10, [rsp + 224]
+; inverse round 16*c' + 11
 ; x15 ^= x0
     vpxor ymm13, ymm13, ymm8
-    vmovdqu [rsp + 64], ymm9
+    vmovdqu [rsp + 96], ymm5
 ; x15 >>>= 5
-    vmovdqa ymm9, ymm13
+    vmovdqa ymm5, ymm13
     vpsllq ymm13, ymm13, 59
-    vpsrlq ymm9, ymm9, 5
-    vpor ymm13, ymm13, ymm9
+    vpsrlq ymm5, ymm5, 5
+    vpor ymm13, ymm13, ymm5
 ; x0 -= x15
     vpsubq ymm8, ymm8, ymm13
 ; x11 ^= x2
-    vpxor ymm11, ymm11, ymm3
+    vpxor ymm1, ymm1, ymm3
 ; x11 >>>= 20
-    vmovdqa ymm9, ymm11
-    vpsllq ymm11, ymm11, 44
-    vpsrlq ymm9, ymm9, 20
-    vpor ymm11, ymm11, ymm9
+    vmovdqa ymm5, ymm1
+    vpsllq ymm1, ymm1, 44
+    vpsrlq ymm5, ymm5, 20
+    vpor ymm1, ymm1, ymm5
 ; x2 -= x11
-    vpsubq ymm3, ymm3, ymm11
+    vpsubq ymm3, ymm3, ymm1
 ; x13 ^= x6
     vpxor ymm15, ymm15, ymm6
 ; x13 >>>= 48
-    vmovdqa ymm9, ymm15
+    vmovdqa ymm5, ymm15
     vpsllq ymm15, ymm15, 16
-    vpsrlq ymm9, ymm9, 48
-    vpor ymm15, ymm15, ymm9
+    vpsrlq ymm5, ymm5, 48
+    vpor ymm15, ymm15, ymm5
 ; x6 -= x13
     vpsubq ymm6, ymm6, ymm15
 ; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
+    vpxor ymm11, ymm11, ymm12
 ; x9 >>>= 41
-    vmovdqa ymm9, ymm0
-    vpsllq ymm0, ymm0, 23
-    vpsrlq ymm9, ymm9, 41
-    vpor ymm0, ymm0, ymm9
+    vmovdqa ymm5, ymm11
+    vpsllq ymm11, ymm11, 23
+    vpsrlq ymm5, ymm5, 41
+    vpor ymm11, ymm11, ymm5
 ; x4 -= x9
-    vpsubq ymm12, ymm12, ymm0
+    vpsubq ymm12, ymm12, ymm11
 ; x1 ^= x14
     vpxor ymm4, ymm4, ymm10
 ; x1 >>>= 47
-    vmovdqa ymm9, ymm4
+    vmovdqa ymm5, ymm4
     vpsllq ymm4, ymm4, 17
-    vpsrlq ymm9, ymm9, 47
-    vpor ymm4, ymm4, ymm9
+    vpsrlq ymm5, ymm5, 47
+    vpor ymm4, ymm4, ymm5
 ; x14 -= x1
     vpsubq ymm10, ymm10, ymm4
 ; x5 ^= x8
     vpxor ymm7, ymm7, ymm14
 ; x5 >>>= 28
-    vmovdqa ymm9, ymm7
+    vmovdqa ymm5, ymm7
     vpsllq ymm7, ymm7, 36
-    vpsrlq ymm9, ymm9, 28
-    vpor ymm7, ymm7, ymm9
+    vpsrlq ymm5, ymm5, 28
+    vpor ymm7, ymm7, ymm5
 ; x8 -= x5
     vpsubq ymm14, ymm14, ymm7
 ; x3 ^= x10
-    vpxor ymm1, ymm1, ymm2
+    vpxor ymm2, ymm2, ymm9
 ; x3 >>>= 16
-    vmovdqa ymm9, ymm1
-    vpsllq ymm1, ymm1, 48
-    vpsrlq ymm9, ymm9, 16
-    vpor ymm1, ymm1, ymm9
+    vmovdqa ymm5, ymm2
+    vpsllq ymm2, ymm2, 48
+    vpsrlq ymm5, ymm5, 16
+    vpor ymm2, ymm2, ymm5
 ; x10 -= x3
-    vpsubq ymm2, ymm2, ymm1
+    vpsubq ymm9, ymm9, ymm2
 ; x7 ^= x12
-    vmovdqu ymm9, [rsp + 64]
-    vpxor ymm9, ymm9, ymm5
-    vmovdqu [rsp + 0], ymm2
+    vpxor ymm0, ymm0, [rsp + 96]
 ; x7 >>>= 25
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm9, ymm9, ymm2
+    vmovdqa ymm5, ymm0
+    vpsllq ymm0, ymm0, 39
+    vpsrlq ymm5, ymm5, 25
+    vpor ymm0, ymm0, ymm5
 ; x12 -= x7
-    vpsubq ymm5, ymm5, ymm9
-; inverse round 74
+    vmovdqu ymm5, [rsp + 96]
+    vpsubq ymm5, ymm5, ymm0
+; inverse round 16*c' + 10
 ; x7 ^= x0
-    vpxor ymm9, ymm9, ymm8
+    vpxor ymm0, ymm0, ymm8
+    vmovdqu [rsp + 0], ymm9
 ; x7 >>>= 33
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 31
-    vpsrlq ymm2, ymm2, 33
-    vpor ymm9, ymm9, ymm2
+    vmovdqa ymm9, ymm0
+    vpsllq ymm0, ymm0, 31
+    vpsrlq ymm9, ymm9, 33
+    vpor ymm0, ymm0, ymm9
 ; x0 -= x7
-    vpsubq ymm8, ymm8, ymm9
+    vpsubq ymm8, ymm8, ymm0
 ; x5 ^= x2
     vpxor ymm7, ymm7, ymm3
 ; x5 >>>= 4
-    vmovdqa ymm2, ymm7
+    vmovdqa ymm9, ymm7
     vpsllq ymm7, ymm7, 60
-    vpsrlq ymm2, ymm2, 4
-    vpor ymm7, ymm7, ymm2
+    vpsrlq ymm9, ymm9, 4
+    vpor ymm7, ymm7, ymm9
 ; x2 -= x5
     vpsubq ymm3, ymm3, ymm7
 ; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
+    vpxor ymm2, ymm2, ymm12
 ; x3 >>>= 51
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 13
-    vpsrlq ymm2, ymm2, 51
-    vpor ymm1, ymm1, ymm2
+    vmovdqa ymm9, ymm2
+    vpsllq ymm2, ymm2, 13
+    vpsrlq ymm9, ymm9, 51
+    vpor ymm2, ymm2, ymm9
 ; x4 -= x3
-    vpsubq ymm12, ymm12, ymm1
+    vpsubq ymm12, ymm12, ymm2
 ; x1 ^= x6
     vpxor ymm4, ymm4, ymm6
 ; x1 >>>= 13
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm9, ymm4
     vpsllq ymm4, ymm4, 51
-    vpsrlq ymm2, ymm2, 13
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm9, ymm9, 13
+    vpor ymm4, ymm4, ymm9
 ; x6 -= x1
     vpsubq ymm6, ymm6, ymm4
 ; x15 ^= x12
     vpxor ymm13, ymm13, ymm5
 ; x15 >>>= 34
-    vmovdqa ymm2, ymm13
+    vmovdqa ymm9, ymm13
     vpsllq ymm13, ymm13, 30
-    vpsrlq ymm2, ymm2, 34
-    vpor ymm13, ymm13, ymm2
+    vpsrlq ymm9, ymm9, 34
+    vpor ymm13, ymm13, ymm9
 ; x12 -= x15
     vpsubq ymm5, ymm5, ymm13
 ; x13 ^= x14
     vpxor ymm15, ymm15, ymm10
 ; x13 >>>= 41
-    vmovdqa ymm2, ymm15
+    vmovdqa ymm9, ymm15
     vpsllq ymm15, ymm15, 23
-    vpsrlq ymm2, ymm2, 41
-    vpor ymm15, ymm15, ymm2
+    vpsrlq ymm9, ymm9, 41
+    vpor ymm15, ymm15, ymm9
 ; x14 -= x13
     vpsubq ymm10, ymm10, ymm15
 ; x11 ^= x8
-    vpxor ymm11, ymm11, ymm14
+    vpxor ymm1, ymm1, ymm14
 ; x11 >>>= 59
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 5
-    vpsrlq ymm2, ymm2, 59
-    vpor ymm11, ymm11, ymm2
+    vmovdqa ymm9, ymm1
+    vpsllq ymm1, ymm1, 5
+    vpsrlq ymm9, ymm9, 59
+    vpor ymm1, ymm1, ymm9
 ; x8 -= x11
-    vpsubq ymm14, ymm14, ymm11
+    vpsubq ymm14, ymm14, ymm1
 ; x9 ^= x10
-    vpxor ymm0, ymm0, [rsp + 0]
+    vpxor ymm11, ymm11, [rsp + 0]
 ; x9 >>>= 17
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 47
-    vpsrlq ymm2, ymm2, 17
-    vpor ymm0, ymm0, ymm2
+    vmovdqa ymm9, ymm11
+    vpsllq ymm11, ymm11, 47
+    vpsrlq ymm9, ymm9, 17
+    vpor ymm11, ymm11, ymm9
 ; x10 -= x9
-    vmovdqu ymm2, [rsp + 0]
-    vpsubq ymm2, ymm2, ymm0
-; inverse round 73
+    vmovdqu ymm9, [rsp + 0]
+    vpsubq ymm9, ymm9, ymm11
+; inverse round 16*c' + 9
 ; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-    vmovdqu [rsp + 96], ymm4
+    vpxor ymm11, ymm11, ymm8
+    vmovdqu [rsp + 128], ymm4
 ; x9 >>>= 38
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 26
+    vmovdqa ymm4, ymm11
+    vpsllq ymm11, ymm11, 26
     vpsrlq ymm4, ymm4, 38
-    vpor ymm0, ymm0, ymm4
+    vpor ymm11, ymm11, ymm4
 ; x0 -= x9
-    vpsubq ymm8, ymm8, ymm0
+    vpsubq ymm8, ymm8, ymm11
 ; x13 ^= x2
     vpxor ymm15, ymm15, ymm3
 ; x13 >>>= 19
@@ -10362,14 +8956,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x2 -= x13
     vpsubq ymm3, ymm3, ymm15
 ; x11 ^= x6
-    vpxor ymm11, ymm11, ymm6
+    vpxor ymm1, ymm1, ymm6
 ; x11 >>>= 10
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 54
+    vmovdqa ymm4, ymm1
+    vpsllq ymm1, ymm1, 54
     vpsrlq ymm4, ymm4, 10
-    vpor ymm11, ymm11, ymm4
+    vpor ymm1, ymm1, ymm4
 ; x6 -= x11
-    vpsubq ymm6, ymm6, ymm11
+    vpsubq ymm6, ymm6, ymm1
 ; x15 ^= x4
     vpxor ymm13, ymm13, ymm12
 ; x15 >>>= 55
@@ -10380,23 +8974,23 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x4 -= x15
     vpsubq ymm12, ymm12, ymm13
 ; x7 ^= x10
-    vpxor ymm9, ymm9, ymm2
+    vpxor ymm0, ymm0, ymm9
 ; x7 >>>= 49
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 15
+    vmovdqa ymm4, ymm0
+    vpsllq ymm0, ymm0, 15
     vpsrlq ymm4, ymm4, 49
-    vpor ymm9, ymm9, ymm4
+    vpor ymm0, ymm0, ymm4
 ; x10 -= x7
-    vpsubq ymm2, ymm2, ymm9
+    vpsubq ymm9, ymm9, ymm0
 ; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
+    vpxor ymm2, ymm2, ymm5
 ; x3 >>>= 18
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 46
+    vmovdqa ymm4, ymm2
+    vpsllq ymm2, ymm2, 46
     vpsrlq ymm4, ymm4, 18
-    vpor ymm1, ymm1, ymm4
+    vpor ymm2, ymm2, ymm4
 ; x12 -= x3
-    vpsubq ymm5, ymm5, ymm1
+    vpsubq ymm5, ymm5, ymm2
 ; x5 ^= x14
     vpxor ymm7, ymm7, ymm10
 ; x5 >>>= 23
@@ -10407,7 +9001,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x14 -= x5
     vpsubq ymm10, ymm10, ymm7
 ; x1 ^= x8
-    vmovdqu ymm4, [rsp + 96]
+    vmovdqu ymm4, [rsp + 128]
     vpxor ymm4, ymm4, ymm14
     vmovdqu [rsp + 32], ymm13
 ; x1 >>>= 52
@@ -10417,7 +9011,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm4, ymm4, ymm13
 ; x8 -= x1
     vpsubq ymm14, ymm14, ymm4
-; inverse round 72
+; inverse round 16*c' + 8
 ; x1 ^= x0
     vpxor ymm4, ymm4, ymm8
 ; x1 >>>= 24
@@ -10428,14 +9022,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x0 -= x1
     vpsubq ymm8, ymm8, ymm4
 ; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
+    vpxor ymm2, ymm2, ymm3
 ; x3 >>>= 13
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 51
+    vmovdqa ymm13, ymm2
+    vpsllq ymm2, ymm2, 51
     vpsrlq ymm13, ymm13, 13
-    vpor ymm1, ymm1, ymm13
+    vpor ymm2, ymm2, ymm13
 ; x2 -= x3
-    vpsubq ymm3, ymm3, ymm1
+    vpsubq ymm3, ymm3, ymm2
 ; x5 ^= x4
     vpxor ymm7, ymm7, ymm12
 ; x5 >>>= 8
@@ -10446,32 +9040,32 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x4 -= x5
     vpsubq ymm12, ymm12, ymm7
 ; x7 ^= x6
-    vpxor ymm9, ymm9, ymm6
+    vpxor ymm0, ymm0, ymm6
 ; x7 >>>= 47
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 17
-    vpsrlq ymm13, ymm13, 47
-    vpor ymm9, ymm9, ymm13
-; x6 -= x7
-    vpsubq ymm6, ymm6, ymm9
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x9 >>>= 8
     vmovdqa ymm13, ymm0
-    vpsllq ymm0, ymm0, 56
-    vpsrlq ymm13, ymm13, 8
+    vpsllq ymm0, ymm0, 17
+    vpsrlq ymm13, ymm13, 47
     vpor ymm0, ymm0, ymm13
-; x8 -= x9
-    vpsubq ymm14, ymm14, ymm0
-; x11 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x11 >>>= 17
+; x6 -= x7
+    vpsubq ymm6, ymm6, ymm0
+; x9 ^= x8
+    vpxor ymm11, ymm11, ymm14
+; x9 >>>= 8
     vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 47
-    vpsrlq ymm13, ymm13, 17
+    vpsllq ymm11, ymm11, 56
+    vpsrlq ymm13, ymm13, 8
     vpor ymm11, ymm11, ymm13
+; x8 -= x9
+    vpsubq ymm14, ymm14, ymm11
+; x11 ^= x10
+    vpxor ymm1, ymm1, ymm9
+; x11 >>>= 17
+    vmovdqa ymm13, ymm1
+    vpsllq ymm1, ymm1, 47
+    vpsrlq ymm13, ymm13, 17
+    vpor ymm1, ymm1, ymm13
 ; x10 -= x11
-    vpsubq ymm2, ymm2, ymm11
+    vpsubq ymm9, ymm9, ymm1
 ; x13 ^= x12
     vpxor ymm15, ymm15, ymm5
 ; x13 >>>= 22
@@ -10484,7 +9078,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x15 ^= x14
     vmovdqu ymm13, [rsp + 32]
     vpxor ymm13, ymm13, ymm10
-    vmovdqu [rsp + 128], ymm15
+    vmovdqu [rsp + 64], ymm15
 ; x15 >>>= 37
     vmovdqa ymm15, ymm13
     vpsllq ymm13, ymm13, 27
@@ -10492,58 +9086,48 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm13, ymm13, ymm15
 ; x14 -= x15
     vpsubq ymm10, ymm10, ymm13
-; subtract subkey 18
-; x0 -= k1
-    vpsubq ymm8, ymm8, [rsp + 960]
-; x1 -= k2
-    vpsubq ymm4, ymm4, [rsp + 992]
-; x2 -= k3
-    vpsubq ymm3, ymm3, [rsp + 608]
-; x3 -= k4
-    vpsubq ymm1, ymm1, [rsp + 640]
-; x4 -= k5
-    vpsubq ymm12, ymm12, [rsp + 672]
-; x5 -= k6
-    vpsubq ymm7, ymm7, [rsp + 704]
-; x6 -= k7
-    vpsubq ymm6, ymm6, [rsp + 736]
-; x7 -= k8
-    vpsubq ymm9, ymm9, [rsp + 768]
-; x8 -= k9
-    vpsubq ymm14, ymm14, [rsp + 800]
-; x9 -= k10
-    vpsubq ymm0, ymm0, [rsp + 480]
-; x10 -= k11
-    vpsubq ymm2, ymm2, [rsp + 512]
-; x11 -= k12
-    vpsubq ymm11, ymm11, [rsp + 544]
-; x12 -= k13
-    vpsubq ymm5, ymm5, [rsp + 320]
-; x13 -= k14
-    vmovdqu ymm15, [rsp + 128]
-    vpsubq ymm15, ymm15, [rsp + 288]
-; x14 -= k15
-    vpsubq ymm10, ymm10, [rsp + 160]
-; x15 -= k16
-    vpsubq ymm13, ymm13, [rsp + 576]
-; x13 -= t0
-    vpsubq ymm15, ymm15, [rsp + 224]
-; x14 -= t1
+; subtract subkey 18 - 4*c
+; x0 -= kr[18 - 4*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 3072]
+; x1 -= kr[19 - 4*c]
+    vpsubq ymm4, ymm4, [rsp + rax + 3104]
+; x2 -= kr[20 - 4*c]
+    vpsubq ymm3, ymm3, [rsp + rax + 3136]
+; x3 -= kr[21 - 4*c]
+    vpsubq ymm2, ymm2, [rsp + rax + 3168]
+; x4 -= kr[22 - 4*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 3200]
+; x5 -= kr[23 - 4*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 3232]
+; x6 -= kr[24 - 4*c]
+    vpsubq ymm6, ymm6, [rsp + rax + 3264]
+; x7 -= kr[25 - 4*c]
+    vpsubq ymm0, ymm0, [rsp + rax + 3296]
+; x8 -= kr[26 - 4*c]
+    vpsubq ymm14, ymm14, [rsp + rax + 3328]
+; x9 -= kr[27 - 4*c]
+    vpsubq ymm11, ymm11, [rsp + rax + 3360]
+; x10 -= kr[28 - 4*c]
+    vpsubq ymm9, ymm9, [rsp + rax + 3392]
+; x11 -= kr[29 - 4*c]
+    vpsubq ymm1, ymm1, [rsp + rax + 3424]
+; x12 -= kr[30 - 4*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 3456]
+; x13 -= kr[31 - 4*c]
+    vmovdqu ymm15, [rsp + 64]
+    vpsubq ymm15, ymm15, [rsp + rax + 3488]
+; x14 -= kr[32 - 4*c]
+    vpsubq ymm10, ymm10, [rsp + rax + 3520]
+; x15 -= kc[18 - 4*c]
+    vpsubq ymm13, ymm13, [rsp + rax + 2400]
+; x13 -= t2
+    vpsubq ymm15, ymm15, [rsp + 384]
+; x14 -= t0
     vpsubq ymm10, ymm10, [rsp + 192]
-; x15 -= 0x12
-    vpsubq ymm13, ymm13, [rsp + 1024]
-; ctr = 0
-    mov rax, 0
-    mov qword [rsp + 448], rdx
-    mov qword [rsp + 352], r8
-    mov qword [rsp + 384], rcx
-    mov qword [rsp + 416], rsi
-    vmovdqu [rsp + 896], ymm5
-; for each of 3 cycles of 8 rounds
-.cycle:
-; inverse round 24*c' + 23
+; inverse round 16*c' + 7
 ; x15 ^= x0
     vpxor ymm13, ymm13, ymm8
+    vmovdqu [rsp + 96], ymm5
 ; x15 >>>= 9
     vmovdqa ymm5, ymm13
     vpsllq ymm13, ymm13, 55
@@ -10552,14 +9136,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x0 -= x15
     vpsubq ymm8, ymm8, ymm13
 ; x11 ^= x2
-    vpxor ymm11, ymm11, ymm3
+    vpxor ymm1, ymm1, ymm3
 ; x11 >>>= 48
-    vmovdqa ymm5, ymm11
-    vpsllq ymm11, ymm11, 16
+    vmovdqa ymm5, ymm1
+    vpsllq ymm1, ymm1, 16
     vpsrlq ymm5, ymm5, 48
-    vpor ymm11, ymm11, ymm5
+    vpor ymm1, ymm1, ymm5
 ; x2 -= x11
-    vpsubq ymm3, ymm3, ymm11
+    vpsubq ymm3, ymm3, ymm1
 ; x13 ^= x6
     vpxor ymm15, ymm15, ymm6
 ; x13 >>>= 35
@@ -10570,14 +9154,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x6 -= x13
     vpsubq ymm6, ymm6, ymm15
 ; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
+    vpxor ymm11, ymm11, ymm12
 ; x9 >>>= 52
-    vmovdqa ymm5, ymm0
-    vpsllq ymm0, ymm0, 12
+    vmovdqa ymm5, ymm11
+    vpsllq ymm11, ymm11, 12
     vpsrlq ymm5, ymm5, 52
-    vpor ymm0, ymm0, ymm5
+    vpor ymm11, ymm11, ymm5
 ; x4 -= x9
-    vpsubq ymm12, ymm12, ymm0
+    vpsubq ymm12, ymm12, ymm11
 ; x1 ^= x14
     vpxor ymm4, ymm4, ymm10
 ; x1 >>>= 23
@@ -10597,110 +9181,110 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm14, ymm14, ymm7
 ; x3 ^= x10
-    vpxor ymm1, ymm1, ymm2
+    vpxor ymm2, ymm2, ymm9
 ; x3 >>>= 37
-    vmovdqa ymm5, ymm1
-    vpsllq ymm1, ymm1, 27
+    vmovdqa ymm5, ymm2
+    vpsllq ymm2, ymm2, 27
     vpsrlq ymm5, ymm5, 37
-    vpor ymm1, ymm1, ymm5
+    vpor ymm2, ymm2, ymm5
 ; x10 -= x3
-    vpsubq ymm2, ymm2, ymm1
+    vpsubq ymm9, ymm9, ymm2
 ; x7 ^= x12
-    vpxor ymm9, ymm9, [rsp + 896]
+    vpxor ymm0, ymm0, [rsp + 96]
 ; x7 >>>= 20
-    vmovdqa ymm5, ymm9
-    vpsllq ymm9, ymm9, 44
+    vmovdqa ymm5, ymm0
+    vpsllq ymm0, ymm0, 44
     vpsrlq ymm5, ymm5, 20
-    vpor ymm9, ymm9, ymm5
+    vpor ymm0, ymm0, ymm5
 ; x12 -= x7
-    vmovdqu ymm5, [rsp + 896]
-    vpsubq ymm5, ymm5, ymm9
-; inverse round 24*c' + 22
+    vmovdqu ymm5, [rsp + 96]
+    vpsubq ymm5, ymm5, ymm0
+; inverse round 16*c' + 6
 ; x7 ^= x0
-    vpxor ymm9, ymm9, ymm8
-    vmovdqu [rsp + 0], ymm2
+    vpxor ymm0, ymm0, ymm8
+    vmovdqu [rsp + 0], ymm9
 ; x7 >>>= 31
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 33
-    vpsrlq ymm2, ymm2, 31
-    vpor ymm9, ymm9, ymm2
+    vmovdqa ymm9, ymm0
+    vpsllq ymm0, ymm0, 33
+    vpsrlq ymm9, ymm9, 31
+    vpor ymm0, ymm0, ymm9
 ; x0 -= x7
-    vpsubq ymm8, ymm8, ymm9
+    vpsubq ymm8, ymm8, ymm0
 ; x5 ^= x2
     vpxor ymm7, ymm7, ymm3
 ; x5 >>>= 44
-    vmovdqa ymm2, ymm7
+    vmovdqa ymm9, ymm7
     vpsllq ymm7, ymm7, 20
-    vpsrlq ymm2, ymm2, 44
-    vpor ymm7, ymm7, ymm2
+    vpsrlq ymm9, ymm9, 44
+    vpor ymm7, ymm7, ymm9
 ; x2 -= x5
     vpsubq ymm3, ymm3, ymm7
 ; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
+    vpxor ymm2, ymm2, ymm12
 ; x3 >>>= 47
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 17
-    vpsrlq ymm2, ymm2, 47
-    vpor ymm1, ymm1, ymm2
+    vmovdqa ymm9, ymm2
+    vpsllq ymm2, ymm2, 17
+    vpsrlq ymm9, ymm9, 47
+    vpor ymm2, ymm2, ymm9
 ; x4 -= x3
-    vpsubq ymm12, ymm12, ymm1
+    vpsubq ymm12, ymm12, ymm2
 ; x1 ^= x6
     vpxor ymm4, ymm4, ymm6
 ; x1 >>>= 46
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm9, ymm4
     vpsllq ymm4, ymm4, 18
-    vpsrlq ymm2, ymm2, 46
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm9, ymm9, 46
+    vpor ymm4, ymm4, ymm9
 ; x6 -= x1
     vpsubq ymm6, ymm6, ymm4
 ; x15 ^= x12
     vpxor ymm13, ymm13, ymm5
 ; x15 >>>= 19
-    vmovdqa ymm2, ymm13
+    vmovdqa ymm9, ymm13
     vpsllq ymm13, ymm13, 45
-    vpsrlq ymm2, ymm2, 19
-    vpor ymm13, ymm13, ymm2
+    vpsrlq ymm9, ymm9, 19
+    vpor ymm13, ymm13, ymm9
 ; x12 -= x15
     vpsubq ymm5, ymm5, ymm13
 ; x13 ^= x14
     vpxor ymm15, ymm15, ymm10
 ; x13 >>>= 42
-    vmovdqa ymm2, ymm15
+    vmovdqa ymm9, ymm15
     vpsllq ymm15, ymm15, 22
-    vpsrlq ymm2, ymm2, 42
-    vpor ymm15, ymm15, ymm2
+    vpsrlq ymm9, ymm9, 42
+    vpor ymm15, ymm15, ymm9
 ; x14 -= x13
     vpsubq ymm10, ymm10, ymm15
 ; x11 ^= x8
-    vpxor ymm11, ymm11, ymm14
+    vpxor ymm1, ymm1, ymm14
 ; x11 >>>= 44
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 20
-    vpsrlq ymm2, ymm2, 44
-    vpor ymm11, ymm11, ymm2
+    vmovdqa ymm9, ymm1
+    vpsllq ymm1, ymm1, 20
+    vpsrlq ymm9, ymm9, 44
+    vpor ymm1, ymm1, ymm9
 ; x8 -= x11
-    vpsubq ymm14, ymm14, ymm11
+    vpsubq ymm14, ymm14, ymm1
 ; x9 ^= x10
-    vpxor ymm0, ymm0, [rsp + 0]
+    vpxor ymm11, ymm11, [rsp + 0]
 ; x9 >>>= 25
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm0, ymm0, ymm2
+    vmovdqa ymm9, ymm11
+    vpsllq ymm11, ymm11, 39
+    vpsrlq ymm9, ymm9, 25
+    vpor ymm11, ymm11, ymm9
 ; x10 -= x9
-    vmovdqu ymm2, [rsp + 0]
-    vpsubq ymm2, ymm2, ymm0
-; inverse round 24*c' + 21
+    vmovdqu ymm9, [rsp + 0]
+    vpsubq ymm9, ymm9, ymm11
+; inverse round 16*c' + 5
 ; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-    vmovdqu [rsp + 96], ymm4
+    vpxor ymm11, ymm11, ymm8
+    vmovdqu [rsp + 128], ymm4
 ; x9 >>>= 16
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 48
+    vmovdqa ymm4, ymm11
+    vpsllq ymm11, ymm11, 48
     vpsrlq ymm4, ymm4, 16
-    vpor ymm0, ymm0, ymm4
+    vpor ymm11, ymm11, ymm4
 ; x0 -= x9
-    vpsubq ymm8, ymm8, ymm0
+    vpsubq ymm8, ymm8, ymm11
 ; x13 ^= x2
     vpxor ymm15, ymm15, ymm3
 ; x13 >>>= 34
@@ -10711,14 +9295,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x2 -= x13
     vpsubq ymm3, ymm3, ymm15
 ; x11 ^= x6
-    vpxor ymm11, ymm11, ymm6
+    vpxor ymm1, ymm1, ymm6
 ; x11 >>>= 56
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 8
+    vmovdqa ymm4, ymm1
+    vpsllq ymm1, ymm1, 8
     vpsrlq ymm4, ymm4, 56
-    vpor ymm11, ymm11, ymm4
+    vpor ymm1, ymm1, ymm4
 ; x6 -= x11
-    vpsubq ymm6, ymm6, ymm11
+    vpsubq ymm6, ymm6, ymm1
 ; x15 ^= x4
     vpxor ymm13, ymm13, ymm12
 ; x15 >>>= 51
@@ -10729,23 +9313,23 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x4 -= x15
     vpsubq ymm12, ymm12, ymm13
 ; x7 ^= x10
-    vpxor ymm9, ymm9, ymm2
+    vpxor ymm0, ymm0, ymm9
 ; x7 >>>= 4
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 60
+    vmovdqa ymm4, ymm0
+    vpsllq ymm0, ymm0, 60
     vpsrlq ymm4, ymm4, 4
-    vpor ymm9, ymm9, ymm4
+    vpor ymm0, ymm0, ymm4
 ; x10 -= x7
-    vpsubq ymm2, ymm2, ymm9
+    vpsubq ymm9, ymm9, ymm0
 ; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
+    vpxor ymm2, ymm2, ymm5
 ; x3 >>>= 53
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 11
+    vmovdqa ymm4, ymm2
+    vpsllq ymm2, ymm2, 11
     vpsrlq ymm4, ymm4, 53
-    vpor ymm1, ymm1, ymm4
+    vpor ymm2, ymm2, ymm4
 ; x12 -= x3
-    vpsubq ymm5, ymm5, ymm1
+    vpsubq ymm5, ymm5, ymm2
 ; x5 ^= x14
     vpxor ymm7, ymm7, ymm10
 ; x5 >>>= 42
@@ -10756,7 +9340,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x14 -= x5
     vpsubq ymm10, ymm10, ymm7
 ; x1 ^= x8
-    vmovdqu ymm4, [rsp + 96]
+    vmovdqu ymm4, [rsp + 128]
     vpxor ymm4, ymm4, ymm14
     vmovdqu [rsp + 32], ymm13
 ; x1 >>>= 41
@@ -10766,7 +9350,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm4, ymm4, ymm13
 ; x8 -= x1
     vpsubq ymm14, ymm14, ymm4
-; inverse round 24*c' + 20
+; inverse round 16*c' + 4
 ; x1 ^= x0
     vpxor ymm4, ymm4, ymm8
 ; x1 >>>= 41
@@ -10777,14 +9361,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x0 -= x1
     vpsubq ymm8, ymm8, ymm4
 ; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
+    vpxor ymm2, ymm2, ymm3
 ; x3 >>>= 9
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 55
+    vmovdqa ymm13, ymm2
+    vpsllq ymm2, ymm2, 55
     vpsrlq ymm13, ymm13, 9
-    vpor ymm1, ymm1, ymm13
+    vpor ymm2, ymm2, ymm13
 ; x2 -= x3
-    vpsubq ymm3, ymm3, ymm1
+    vpsubq ymm3, ymm3, ymm2
 ; x5 ^= x4
     vpxor ymm7, ymm7, ymm12
 ; x5 >>>= 37
@@ -10795,32 +9379,32 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x4 -= x5
     vpsubq ymm12, ymm12, ymm7
 ; x7 ^= x6
-    vpxor ymm9, ymm9, ymm6
+    vpxor ymm0, ymm0, ymm6
 ; x7 >>>= 31
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 33
-    vpsrlq ymm13, ymm13, 31
-    vpor ymm9, ymm9, ymm13
-; x6 -= x7
-    vpsubq ymm6, ymm6, ymm9
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x9 >>>= 12
     vmovdqa ymm13, ymm0
-    vpsllq ymm0, ymm0, 52
-    vpsrlq ymm13, ymm13, 12
+    vpsllq ymm0, ymm0, 33
+    vpsrlq ymm13, ymm13, 31
     vpor ymm0, ymm0, ymm13
-; x8 -= x9
-    vpsubq ymm14, ymm14, ymm0
-; x11 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x11 >>>= 47
+; x6 -= x7
+    vpsubq ymm6, ymm6, ymm0
+; x9 ^= x8
+    vpxor ymm11, ymm11, ymm14
+; x9 >>>= 12
     vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 17
-    vpsrlq ymm13, ymm13, 47
+    vpsllq ymm11, ymm11, 52
+    vpsrlq ymm13, ymm13, 12
     vpor ymm11, ymm11, ymm13
+; x8 -= x9
+    vpsubq ymm14, ymm14, ymm11
+; x11 ^= x10
+    vpxor ymm1, ymm1, ymm9
+; x11 >>>= 47
+    vmovdqa ymm13, ymm1
+    vpsllq ymm1, ymm1, 17
+    vpsrlq ymm13, ymm13, 47
+    vpor ymm1, ymm1, ymm13
 ; x10 -= x11
-    vpsubq ymm2, ymm2, ymm11
+    vpsubq ymm9, ymm9, ymm1
 ; x13 ^= x12
     vpxor ymm15, ymm15, ymm5
 ; x13 >>>= 44
@@ -10833,7 +9417,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x15 ^= x14
     vmovdqu ymm13, [rsp + 32]
     vpxor ymm13, ymm13, ymm10
-    vmovdqu [rsp + 128], ymm15
+    vmovdqu [rsp + 64], ymm15
 ; x15 >>>= 30
     vmovdqa ymm15, ymm13
     vpsllq ymm13, ymm13, 34
@@ -10841,1561 +9425,205 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm13, ymm13, ymm15
 ; x14 -= x15
     vpsubq ymm10, ymm10, ymm13
-; subtract subkey 17 - 6*c
-; x0 -= kr[17 - 6*c]
+; subtract subkey 17 - 4*c
+; x0 -= kr[17 - 4*c]
     vpsubq ymm8, ymm8, [rsp + rax + 3040]
-; x1 -= kr[18 - 6*c]
+; x1 -= kr[18 - 4*c]
     vpsubq ymm4, ymm4, [rsp + rax + 3072]
-; x2 -= kr[19 - 6*c]
+; x2 -= kr[19 - 4*c]
     vpsubq ymm3, ymm3, [rsp + rax + 3104]
-; x3 -= kr[20 - 6*c]
-    vpsubq ymm1, ymm1, [rsp + rax + 3136]
-; x4 -= kr[21 - 6*c]
+; x3 -= kr[20 - 4*c]
+    vpsubq ymm2, ymm2, [rsp + rax + 3136]
+; x4 -= kr[21 - 4*c]
     vpsubq ymm12, ymm12, [rsp + rax + 3168]
-; x5 -= kr[22 - 6*c]
+; x5 -= kr[22 - 4*c]
     vpsubq ymm7, ymm7, [rsp + rax + 3200]
-; x6 -= kr[23 - 6*c]
+; x6 -= kr[23 - 4*c]
     vpsubq ymm6, ymm6, [rsp + rax + 3232]
-; x7 -= kr[24 - 6*c]
-    vpsubq ymm9, ymm9, [rsp + rax + 3264]
-; x8 -= kr[25 - 6*c]
-    vpsubq ymm14, ymm14, [rsp + rax + 3296]
-; x9 -= kr[26 - 6*c]
-    vpsubq ymm0, ymm0, [rsp + rax + 3328]
-; x10 -= kr[27 - 6*c]
-    vpsubq ymm2, ymm2, [rsp + rax + 3360]
-; x11 -= kr[28 - 6*c]
-    vpsubq ymm11, ymm11, [rsp + rax + 3392]
-; x12 -= kr[29 - 6*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 3424]
-; x13 -= kr[30 - 6*c]
-    vmovdqu ymm15, [rsp + 128]
-    vpsubq ymm15, ymm15, [rsp + rax + 3456]
-; x14 -= kr[31 - 6*c]
-    vpsubq ymm10, ymm10, [rsp + rax + 3488]
-; x15 -= kc[17 - 6*c]
-    vpsubq ymm13, ymm13, [rsp + rax + 2368]
-; x13 -= t2
-    vpsubq ymm15, ymm15, [rsp + 256]
-; x14 -= t0
-    vpsubq ymm10, ymm10, [rsp + 224]
-; inverse round 24*c' + 19
-; x15 ^= x0
-    vpxor ymm13, ymm13, ymm8
-    vmovdqu [rsp + 64], ymm9
-; x15 >>>= 5
-    vmovdqa ymm9, ymm13
-    vpsllq ymm13, ymm13, 59
-    vpsrlq ymm9, ymm9, 5
-    vpor ymm13, ymm13, ymm9
-; x0 -= x15
-    vpsubq ymm8, ymm8, ymm13
-; x11 ^= x2
-    vpxor ymm11, ymm11, ymm3
-; x11 >>>= 20
-    vmovdqa ymm9, ymm11
-    vpsllq ymm11, ymm11, 44
-    vpsrlq ymm9, ymm9, 20
-    vpor ymm11, ymm11, ymm9
-; x2 -= x11
-    vpsubq ymm3, ymm3, ymm11
-; x13 ^= x6
-    vpxor ymm15, ymm15, ymm6
-; x13 >>>= 48
-    vmovdqa ymm9, ymm15
-    vpsllq ymm15, ymm15, 16
-    vpsrlq ymm9, ymm9, 48
-    vpor ymm15, ymm15, ymm9
-; x6 -= x13
-    vpsubq ymm6, ymm6, ymm15
-; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
-; x9 >>>= 41
-    vmovdqa ymm9, ymm0
-    vpsllq ymm0, ymm0, 23
-    vpsrlq ymm9, ymm9, 41
-    vpor ymm0, ymm0, ymm9
-; x4 -= x9
-    vpsubq ymm12, ymm12, ymm0
-; x1 ^= x14
-    vpxor ymm4, ymm4, ymm10
-; x1 >>>= 47
-    vmovdqa ymm9, ymm4
-    vpsllq ymm4, ymm4, 17
-    vpsrlq ymm9, ymm9, 47
-    vpor ymm4, ymm4, ymm9
-; x14 -= x1
-    vpsubq ymm10, ymm10, ymm4
-; x5 ^= x8
-    vpxor ymm7, ymm7, ymm14
-; x5 >>>= 28
-    vmovdqa ymm9, ymm7
-    vpsllq ymm7, ymm7, 36
-    vpsrlq ymm9, ymm9, 28
-    vpor ymm7, ymm7, ymm9
-; x8 -= x5
-    vpsubq ymm14, ymm14, ymm7
-; x3 ^= x10
-    vpxor ymm1, ymm1, ymm2
-; x3 >>>= 16
-    vmovdqa ymm9, ymm1
-    vpsllq ymm1, ymm1, 48
-    vpsrlq ymm9, ymm9, 16
-    vpor ymm1, ymm1, ymm9
-; x10 -= x3
-    vpsubq ymm2, ymm2, ymm1
-; x7 ^= x12
-    vmovdqu ymm9, [rsp + 64]
-    vpxor ymm9, ymm9, ymm5
-    vmovdqu [rsp + 0], ymm2
-; x7 >>>= 25
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm9, ymm9, ymm2
-; x12 -= x7
-    vpsubq ymm5, ymm5, ymm9
-; inverse round 24*c' + 18
-; x7 ^= x0
-    vpxor ymm9, ymm9, ymm8
-; x7 >>>= 33
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 31
-    vpsrlq ymm2, ymm2, 33
-    vpor ymm9, ymm9, ymm2
-; x0 -= x7
-    vpsubq ymm8, ymm8, ymm9
-; x5 ^= x2
-    vpxor ymm7, ymm7, ymm3
-; x5 >>>= 4
-    vmovdqa ymm2, ymm7
-    vpsllq ymm7, ymm7, 60
-    vpsrlq ymm2, ymm2, 4
-    vpor ymm7, ymm7, ymm2
-; x2 -= x5
-    vpsubq ymm3, ymm3, ymm7
-; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
-; x3 >>>= 51
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 13
-    vpsrlq ymm2, ymm2, 51
-    vpor ymm1, ymm1, ymm2
-; x4 -= x3
-    vpsubq ymm12, ymm12, ymm1
-; x1 ^= x6
-    vpxor ymm4, ymm4, ymm6
-; x1 >>>= 13
-    vmovdqa ymm2, ymm4
-    vpsllq ymm4, ymm4, 51
-    vpsrlq ymm2, ymm2, 13
-    vpor ymm4, ymm4, ymm2
-; x6 -= x1
-    vpsubq ymm6, ymm6, ymm4
-; x15 ^= x12
-    vpxor ymm13, ymm13, ymm5
-; x15 >>>= 34
-    vmovdqa ymm2, ymm13
-    vpsllq ymm13, ymm13, 30
-    vpsrlq ymm2, ymm2, 34
-    vpor ymm13, ymm13, ymm2
-; x12 -= x15
-    vpsubq ymm5, ymm5, ymm13
-; x13 ^= x14
-    vpxor ymm15, ymm15, ymm10
-; x13 >>>= 41
-    vmovdqa ymm2, ymm15
-    vpsllq ymm15, ymm15, 23
-    vpsrlq ymm2, ymm2, 41
-    vpor ymm15, ymm15, ymm2
-; x14 -= x13
-    vpsubq ymm10, ymm10, ymm15
-; x11 ^= x8
-    vpxor ymm11, ymm11, ymm14
-; x11 >>>= 59
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 5
-    vpsrlq ymm2, ymm2, 59
-    vpor ymm11, ymm11, ymm2
-; x8 -= x11
-    vpsubq ymm14, ymm14, ymm11
-; x9 ^= x10
-    vpxor ymm0, ymm0, [rsp + 0]
-; x9 >>>= 17
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 47
-    vpsrlq ymm2, ymm2, 17
-    vpor ymm0, ymm0, ymm2
-; x10 -= x9
-    vmovdqu ymm2, [rsp + 0]
-    vpsubq ymm2, ymm2, ymm0
-; inverse round 24*c' + 17
-; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-    vmovdqu [rsp + 96], ymm4
-; x9 >>>= 38
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 26
-    vpsrlq ymm4, ymm4, 38
-    vpor ymm0, ymm0, ymm4
-; x0 -= x9
-    vpsubq ymm8, ymm8, ymm0
-; x13 ^= x2
-    vpxor ymm15, ymm15, ymm3
-; x13 >>>= 19
-    vmovdqa ymm4, ymm15
-    vpsllq ymm15, ymm15, 45
-    vpsrlq ymm4, ymm4, 19
-    vpor ymm15, ymm15, ymm4
-; x2 -= x13
-    vpsubq ymm3, ymm3, ymm15
-; x11 ^= x6
-    vpxor ymm11, ymm11, ymm6
-; x11 >>>= 10
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 54
-    vpsrlq ymm4, ymm4, 10
-    vpor ymm11, ymm11, ymm4
-; x6 -= x11
-    vpsubq ymm6, ymm6, ymm11
-; x15 ^= x4
-    vpxor ymm13, ymm13, ymm12
-; x15 >>>= 55
-    vmovdqa ymm4, ymm13
-    vpsllq ymm13, ymm13, 9
-    vpsrlq ymm4, ymm4, 55
-    vpor ymm13, ymm13, ymm4
-; x4 -= x15
-    vpsubq ymm12, ymm12, ymm13
-; x7 ^= x10
-    vpxor ymm9, ymm9, ymm2
-; x7 >>>= 49
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 15
-    vpsrlq ymm4, ymm4, 49
-    vpor ymm9, ymm9, ymm4
-; x10 -= x7
-    vpsubq ymm2, ymm2, ymm9
-; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
-; x3 >>>= 18
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 46
-    vpsrlq ymm4, ymm4, 18
-    vpor ymm1, ymm1, ymm4
-; x12 -= x3
-    vpsubq ymm5, ymm5, ymm1
-; x5 ^= x14
-    vpxor ymm7, ymm7, ymm10
-; x5 >>>= 23
-    vmovdqa ymm4, ymm7
-    vpsllq ymm7, ymm7, 41
-    vpsrlq ymm4, ymm4, 23
-    vpor ymm7, ymm7, ymm4
-; x14 -= x5
-    vpsubq ymm10, ymm10, ymm7
-; x1 ^= x8
-    vmovdqu ymm4, [rsp + 96]
-    vpxor ymm4, ymm4, ymm14
-    vmovdqu [rsp + 32], ymm13
-; x1 >>>= 52
-    vmovdqa ymm13, ymm4
-    vpsllq ymm4, ymm4, 12
-    vpsrlq ymm13, ymm13, 52
-    vpor ymm4, ymm4, ymm13
-; x8 -= x1
-    vpsubq ymm14, ymm14, ymm4
-; inverse round 24*c' + 16
-; x1 ^= x0
-    vpxor ymm4, ymm4, ymm8
-; x1 >>>= 24
-    vmovdqa ymm13, ymm4
-    vpsllq ymm4, ymm4, 40
-    vpsrlq ymm13, ymm13, 24
-    vpor ymm4, ymm4, ymm13
-; x0 -= x1
-    vpsubq ymm8, ymm8, ymm4
-; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
-; x3 >>>= 13
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 51
-    vpsrlq ymm13, ymm13, 13
-    vpor ymm1, ymm1, ymm13
-; x2 -= x3
-    vpsubq ymm3, ymm3, ymm1
-; x5 ^= x4
-    vpxor ymm7, ymm7, ymm12
-; x5 >>>= 8
-    vmovdqa ymm13, ymm7
-    vpsllq ymm7, ymm7, 56
-    vpsrlq ymm13, ymm13, 8
-    vpor ymm7, ymm7, ymm13
-; x4 -= x5
-    vpsubq ymm12, ymm12, ymm7
-; x7 ^= x6
-    vpxor ymm9, ymm9, ymm6
-; x7 >>>= 47
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 17
-    vpsrlq ymm13, ymm13, 47
-    vpor ymm9, ymm9, ymm13
-; x6 -= x7
-    vpsubq ymm6, ymm6, ymm9
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x9 >>>= 8
-    vmovdqa ymm13, ymm0
-    vpsllq ymm0, ymm0, 56
-    vpsrlq ymm13, ymm13, 8
-    vpor ymm0, ymm0, ymm13
-; x8 -= x9
-    vpsubq ymm14, ymm14, ymm0
-; x11 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x11 >>>= 17
-    vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 47
-    vpsrlq ymm13, ymm13, 17
-    vpor ymm11, ymm11, ymm13
-; x10 -= x11
-    vpsubq ymm2, ymm2, ymm11
-; x13 ^= x12
-    vpxor ymm15, ymm15, ymm5
-; x13 >>>= 22
-    vmovdqa ymm13, ymm15
-    vpsllq ymm15, ymm15, 42
-    vpsrlq ymm13, ymm13, 22
-    vpor ymm15, ymm15, ymm13
-; x12 -= x13
-    vpsubq ymm5, ymm5, ymm15
-; x15 ^= x14
-    vmovdqu ymm13, [rsp + 32]
-    vpxor ymm13, ymm13, ymm10
-    vmovdqu [rsp + 128], ymm15
-; x15 >>>= 37
-    vmovdqa ymm15, ymm13
-    vpsllq ymm13, ymm13, 27
-    vpsrlq ymm15, ymm15, 37
-    vpor ymm13, ymm13, ymm15
-; x14 -= x15
-    vpsubq ymm10, ymm10, ymm13
-; subtract subkey 16 - 6*c
-; x0 -= kr[16 - 6*c]
-    vpsubq ymm8, ymm8, [rsp + rax + 3008]
-; x1 -= kr[17 - 6*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 3040]
-; x2 -= kr[18 - 6*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 3072]
-; x3 -= kr[19 - 6*c]
-    vpsubq ymm1, ymm1, [rsp + rax + 3104]
-; x4 -= kr[20 - 6*c]
-    vpsubq ymm12, ymm12, [rsp + rax + 3136]
-; x5 -= kr[21 - 6*c]
-    vpsubq ymm7, ymm7, [rsp + rax + 3168]
-; x6 -= kr[22 - 6*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 3200]
-; x7 -= kr[23 - 6*c]
-    vpsubq ymm9, ymm9, [rsp + rax + 3232]
-; x8 -= kr[24 - 6*c]
-    vpsubq ymm14, ymm14, [rsp + rax + 3264]
-; x9 -= kr[25 - 6*c]
-    vpsubq ymm0, ymm0, [rsp + rax + 3296]
-; x10 -= kr[26 - 6*c]
-    vpsubq ymm2, ymm2, [rsp + rax + 3328]
-; x11 -= kr[27 - 6*c]
-    vpsubq ymm11, ymm11, [rsp + rax + 3360]
-; x12 -= kr[28 - 6*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 3392]
-; x13 -= kr[29 - 6*c]
-    vmovdqu ymm15, [rsp + 128]
-    vpsubq ymm15, ymm15, [rsp + rax + 3424]
-; x14 -= kr[30 - 6*c]
-    vpsubq ymm10, ymm10, [rsp + rax + 3456]
-; x15 -= kc[16 - 6*c]
-    vpsubq ymm13, ymm13, [rsp + rax + 2336]
-; x13 -= t1
-    vpsubq ymm15, ymm15, [rsp + 192]
-; x14 -= t2
-    vpsubq ymm10, ymm10, [rsp + 256]
-; inverse round 24*c' + 15
-; x15 ^= x0
-    vpxor ymm13, ymm13, ymm8
-    vmovdqu [rsp + 64], ymm9
-; x15 >>>= 9
-    vmovdqa ymm9, ymm13
-    vpsllq ymm13, ymm13, 55
-    vpsrlq ymm9, ymm9, 9
-    vpor ymm13, ymm13, ymm9
-; x0 -= x15
-    vpsubq ymm8, ymm8, ymm13
-; x11 ^= x2
-    vpxor ymm11, ymm11, ymm3
-; x11 >>>= 48
-    vmovdqa ymm9, ymm11
-    vpsllq ymm11, ymm11, 16
-    vpsrlq ymm9, ymm9, 48
-    vpor ymm11, ymm11, ymm9
-; x2 -= x11
-    vpsubq ymm3, ymm3, ymm11
-; x13 ^= x6
-    vpxor ymm15, ymm15, ymm6
-; x13 >>>= 35
-    vmovdqa ymm9, ymm15
-    vpsllq ymm15, ymm15, 29
-    vpsrlq ymm9, ymm9, 35
-    vpor ymm15, ymm15, ymm9
-; x6 -= x13
-    vpsubq ymm6, ymm6, ymm15
-; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
-; x9 >>>= 52
-    vmovdqa ymm9, ymm0
-    vpsllq ymm0, ymm0, 12
-    vpsrlq ymm9, ymm9, 52
-    vpor ymm0, ymm0, ymm9
-; x4 -= x9
-    vpsubq ymm12, ymm12, ymm0
-; x1 ^= x14
-    vpxor ymm4, ymm4, ymm10
-; x1 >>>= 23
-    vmovdqa ymm9, ymm4
-    vpsllq ymm4, ymm4, 41
-    vpsrlq ymm9, ymm9, 23
-    vpor ymm4, ymm4, ymm9
-; x14 -= x1
-    vpsubq ymm10, ymm10, ymm4
-; x5 ^= x8
-    vpxor ymm7, ymm7, ymm14
-; x5 >>>= 31
-    vmovdqa ymm9, ymm7
-    vpsllq ymm7, ymm7, 33
-    vpsrlq ymm9, ymm9, 31
-    vpor ymm7, ymm7, ymm9
-; x8 -= x5
-    vpsubq ymm14, ymm14, ymm7
-; x3 ^= x10
-    vpxor ymm1, ymm1, ymm2
-; x3 >>>= 37
-    vmovdqa ymm9, ymm1
-    vpsllq ymm1, ymm1, 27
-    vpsrlq ymm9, ymm9, 37
-    vpor ymm1, ymm1, ymm9
-; x10 -= x3
-    vpsubq ymm2, ymm2, ymm1
-; x7 ^= x12
-    vmovdqu ymm9, [rsp + 64]
-    vpxor ymm9, ymm9, ymm5
-    vmovdqu [rsp + 0], ymm2
-; x7 >>>= 20
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 44
-    vpsrlq ymm2, ymm2, 20
-    vpor ymm9, ymm9, ymm2
-; x12 -= x7
-    vpsubq ymm5, ymm5, ymm9
-; inverse round 24*c' + 14
-; x7 ^= x0
-    vpxor ymm9, ymm9, ymm8
-; x7 >>>= 31
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 33
-    vpsrlq ymm2, ymm2, 31
-    vpor ymm9, ymm9, ymm2
-; x0 -= x7
-    vpsubq ymm8, ymm8, ymm9
-; x5 ^= x2
-    vpxor ymm7, ymm7, ymm3
-; x5 >>>= 44
-    vmovdqa ymm2, ymm7
-    vpsllq ymm7, ymm7, 20
-    vpsrlq ymm2, ymm2, 44
-    vpor ymm7, ymm7, ymm2
-; x2 -= x5
-    vpsubq ymm3, ymm3, ymm7
-; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
-; x3 >>>= 47
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 17
-    vpsrlq ymm2, ymm2, 47
-    vpor ymm1, ymm1, ymm2
-; x4 -= x3
-    vpsubq ymm12, ymm12, ymm1
-; x1 ^= x6
-    vpxor ymm4, ymm4, ymm6
-; x1 >>>= 46
-    vmovdqa ymm2, ymm4
-    vpsllq ymm4, ymm4, 18
-    vpsrlq ymm2, ymm2, 46
-    vpor ymm4, ymm4, ymm2
-; x6 -= x1
-    vpsubq ymm6, ymm6, ymm4
-; x15 ^= x12
-    vpxor ymm13, ymm13, ymm5
-; x15 >>>= 19
-    vmovdqa ymm2, ymm13
-    vpsllq ymm13, ymm13, 45
-    vpsrlq ymm2, ymm2, 19
-    vpor ymm13, ymm13, ymm2
-; x12 -= x15
-    vpsubq ymm5, ymm5, ymm13
-; x13 ^= x14
-    vpxor ymm15, ymm15, ymm10
-; x13 >>>= 42
-    vmovdqa ymm2, ymm15
-    vpsllq ymm15, ymm15, 22
-    vpsrlq ymm2, ymm2, 42
-    vpor ymm15, ymm15, ymm2
-; x14 -= x13
-    vpsubq ymm10, ymm10, ymm15
-; x11 ^= x8
-    vpxor ymm11, ymm11, ymm14
-; x11 >>>= 44
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 20
-    vpsrlq ymm2, ymm2, 44
-    vpor ymm11, ymm11, ymm2
-; x8 -= x11
-    vpsubq ymm14, ymm14, ymm11
-; x9 ^= x10
-    vpxor ymm0, ymm0, [rsp + 0]
-; x9 >>>= 25
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm0, ymm0, ymm2
-; x10 -= x9
-    vmovdqu ymm2, [rsp + 0]
-    vpsubq ymm2, ymm2, ymm0
-; inverse round 24*c' + 13
-; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-    vmovdqu [rsp + 96], ymm4
-; x9 >>>= 16
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 48
-    vpsrlq ymm4, ymm4, 16
-    vpor ymm0, ymm0, ymm4
-; x0 -= x9
-    vpsubq ymm8, ymm8, ymm0
-; x13 ^= x2
-    vpxor ymm15, ymm15, ymm3
-; x13 >>>= 34
-    vmovdqa ymm4, ymm15
-    vpsllq ymm15, ymm15, 30
-    vpsrlq ymm4, ymm4, 34
-    vpor ymm15, ymm15, ymm4
-; x2 -= x13
-    vpsubq ymm3, ymm3, ymm15
-; x11 ^= x6
-    vpxor ymm11, ymm11, ymm6
-; x11 >>>= 56
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 8
-    vpsrlq ymm4, ymm4, 56
-    vpor ymm11, ymm11, ymm4
-; x6 -= x11
-    vpsubq ymm6, ymm6, ymm11
-; x15 ^= x4
-    vpxor ymm13, ymm13, ymm12
-; x15 >>>= 51
-    vmovdqa ymm4, ymm13
-    vpsllq ymm13, ymm13, 13
-    vpsrlq ymm4, ymm4, 51
-    vpor ymm13, ymm13, ymm4
-; x4 -= x15
-    vpsubq ymm12, ymm12, ymm13
-; x7 ^= x10
-    vpxor ymm9, ymm9, ymm2
-; x7 >>>= 4
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 60
-    vpsrlq ymm4, ymm4, 4
-    vpor ymm9, ymm9, ymm4
-; x10 -= x7
-    vpsubq ymm2, ymm2, ymm9
-; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
-; x3 >>>= 53
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 11
-    vpsrlq ymm4, ymm4, 53
-    vpor ymm1, ymm1, ymm4
-; x12 -= x3
-    vpsubq ymm5, ymm5, ymm1
-; x5 ^= x14
-    vpxor ymm7, ymm7, ymm10
-; x5 >>>= 42
-    vmovdqa ymm4, ymm7
-    vpsllq ymm7, ymm7, 22
-    vpsrlq ymm4, ymm4, 42
-    vpor ymm7, ymm7, ymm4
-; x14 -= x5
-    vpsubq ymm10, ymm10, ymm7
-; x1 ^= x8
-    vmovdqu ymm4, [rsp + 96]
-    vpxor ymm4, ymm4, ymm14
-    vmovdqu [rsp + 32], ymm13
-; x1 >>>= 41
-    vmovdqa ymm13, ymm4
-    vpsllq ymm4, ymm4, 23
-    vpsrlq ymm13, ymm13, 41
-    vpor ymm4, ymm4, ymm13
-; x8 -= x1
-    vpsubq ymm14, ymm14, ymm4
-; inverse round 24*c' + 12
-; x1 ^= x0
-    vpxor ymm4, ymm4, ymm8
-; x1 >>>= 41
-    vmovdqa ymm13, ymm4
-    vpsllq ymm4, ymm4, 23
-    vpsrlq ymm13, ymm13, 41
-    vpor ymm4, ymm4, ymm13
-; x0 -= x1
-    vpsubq ymm8, ymm8, ymm4
-; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
-; x3 >>>= 9
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 55
-    vpsrlq ymm13, ymm13, 9
-    vpor ymm1, ymm1, ymm13
-; x2 -= x3
-    vpsubq ymm3, ymm3, ymm1
-; x5 ^= x4
-    vpxor ymm7, ymm7, ymm12
-; x5 >>>= 37
-    vmovdqa ymm13, ymm7
-    vpsllq ymm7, ymm7, 27
-    vpsrlq ymm13, ymm13, 37
-    vpor ymm7, ymm7, ymm13
-; x4 -= x5
-    vpsubq ymm12, ymm12, ymm7
-; x7 ^= x6
-    vpxor ymm9, ymm9, ymm6
-; x7 >>>= 31
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 33
-    vpsrlq ymm13, ymm13, 31
-    vpor ymm9, ymm9, ymm13
-; x6 -= x7
-    vpsubq ymm6, ymm6, ymm9
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x9 >>>= 12
-    vmovdqa ymm13, ymm0
-    vpsllq ymm0, ymm0, 52
-    vpsrlq ymm13, ymm13, 12
-    vpor ymm0, ymm0, ymm13
-; x8 -= x9
-    vpsubq ymm14, ymm14, ymm0
-; x11 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x11 >>>= 47
-    vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 17
-    vpsrlq ymm13, ymm13, 47
-    vpor ymm11, ymm11, ymm13
-; x10 -= x11
-    vpsubq ymm2, ymm2, ymm11
-; x13 ^= x12
-    vpxor ymm15, ymm15, ymm5
-; x13 >>>= 44
-    vmovdqa ymm13, ymm15
-    vpsllq ymm15, ymm15, 20
-    vpsrlq ymm13, ymm13, 44
-    vpor ymm15, ymm15, ymm13
-; x12 -= x13
-    vpsubq ymm5, ymm5, ymm15
-; x15 ^= x14
-    vmovdqu ymm13, [rsp + 32]
-    vpxor ymm13, ymm13, ymm10
-    vmovdqu [rsp + 128], ymm15
-; x15 >>>= 30
-    vmovdqa ymm15, ymm13
-    vpsllq ymm13, ymm13, 34
-    vpsrlq ymm15, ymm15, 30
-    vpor ymm13, ymm13, ymm15
-; x14 -= x15
-    vpsubq ymm10, ymm10, ymm13
-; subtract subkey 15 - 6*c
-; x0 -= kr[15 - 6*c]
-    vpsubq ymm8, ymm8, [rsp + rax + 2976]
-; x1 -= kr[16 - 6*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 3008]
-; x2 -= kr[17 - 6*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 3040]
-; x3 -= kr[18 - 6*c]
-    vpsubq ymm1, ymm1, [rsp + rax + 3072]
-; x4 -= kr[19 - 6*c]
-    vpsubq ymm12, ymm12, [rsp + rax + 3104]
-; x5 -= kr[20 - 6*c]
-    vpsubq ymm7, ymm7, [rsp + rax + 3136]
-; x6 -= kr[21 - 6*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 3168]
-; x7 -= kr[22 - 6*c]
-    vpsubq ymm9, ymm9, [rsp + rax + 3200]
-; x8 -= kr[23 - 6*c]
-    vpsubq ymm14, ymm14, [rsp + rax + 3232]
-; x9 -= kr[24 - 6*c]
+; x7 -= kr[24 - 4*c]
     vpsubq ymm0, ymm0, [rsp + rax + 3264]
-; x10 -= kr[25 - 6*c]
-    vpsubq ymm2, ymm2, [rsp + rax + 3296]
-; x11 -= kr[26 - 6*c]
+; x8 -= kr[25 - 4*c]
+    vpsubq ymm14, ymm14, [rsp + rax + 3296]
+; x9 -= kr[26 - 4*c]
     vpsubq ymm11, ymm11, [rsp + rax + 3328]
-; x12 -= kr[27 - 6*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 3360]
-; x13 -= kr[28 - 6*c]
-    vmovdqu ymm15, [rsp + 128]
-    vpsubq ymm15, ymm15, [rsp + rax + 3392]
-; x14 -= kr[29 - 6*c]
-    vpsubq ymm10, ymm10, [rsp + rax + 3424]
-; x15 -= kc[15 - 6*c]
-    vpsubq ymm13, ymm13, [rsp + rax + 2304]
-; x13 -= t0
-    vpsubq ymm15, ymm15, [rsp + 224]
-; x14 -= t1
-    vpsubq ymm10, ymm10, [rsp + 192]
-; inverse round 24*c' + 11
-; x15 ^= x0
-    vpxor ymm13, ymm13, ymm8
-    vmovdqu [rsp + 64], ymm9
-; x15 >>>= 5
-    vmovdqa ymm9, ymm13
-    vpsllq ymm13, ymm13, 59
-    vpsrlq ymm9, ymm9, 5
-    vpor ymm13, ymm13, ymm9
-; x0 -= x15
-    vpsubq ymm8, ymm8, ymm13
-; x11 ^= x2
-    vpxor ymm11, ymm11, ymm3
-; x11 >>>= 20
-    vmovdqa ymm9, ymm11
-    vpsllq ymm11, ymm11, 44
-    vpsrlq ymm9, ymm9, 20
-    vpor ymm11, ymm11, ymm9
-; x2 -= x11
-    vpsubq ymm3, ymm3, ymm11
-; x13 ^= x6
-    vpxor ymm15, ymm15, ymm6
-; x13 >>>= 48
-    vmovdqa ymm9, ymm15
-    vpsllq ymm15, ymm15, 16
-    vpsrlq ymm9, ymm9, 48
-    vpor ymm15, ymm15, ymm9
-; x6 -= x13
-    vpsubq ymm6, ymm6, ymm15
-; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
-; x9 >>>= 41
-    vmovdqa ymm9, ymm0
-    vpsllq ymm0, ymm0, 23
-    vpsrlq ymm9, ymm9, 41
-    vpor ymm0, ymm0, ymm9
-; x4 -= x9
-    vpsubq ymm12, ymm12, ymm0
-; x1 ^= x14
-    vpxor ymm4, ymm4, ymm10
-; x1 >>>= 47
-    vmovdqa ymm9, ymm4
-    vpsllq ymm4, ymm4, 17
-    vpsrlq ymm9, ymm9, 47
-    vpor ymm4, ymm4, ymm9
-; x14 -= x1
-    vpsubq ymm10, ymm10, ymm4
-; x5 ^= x8
-    vpxor ymm7, ymm7, ymm14
-; x5 >>>= 28
-    vmovdqa ymm9, ymm7
-    vpsllq ymm7, ymm7, 36
-    vpsrlq ymm9, ymm9, 28
-    vpor ymm7, ymm7, ymm9
-; x8 -= x5
-    vpsubq ymm14, ymm14, ymm7
-; x3 ^= x10
-    vpxor ymm1, ymm1, ymm2
-; x3 >>>= 16
-    vmovdqa ymm9, ymm1
-    vpsllq ymm1, ymm1, 48
-    vpsrlq ymm9, ymm9, 16
-    vpor ymm1, ymm1, ymm9
-; x10 -= x3
-    vpsubq ymm2, ymm2, ymm1
-; x7 ^= x12
-    vmovdqu ymm9, [rsp + 64]
-    vpxor ymm9, ymm9, ymm5
-    vmovdqu [rsp + 0], ymm2
-; x7 >>>= 25
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm9, ymm9, ymm2
-; x12 -= x7
-    vpsubq ymm5, ymm5, ymm9
-; inverse round 24*c' + 10
-; x7 ^= x0
-    vpxor ymm9, ymm9, ymm8
-; x7 >>>= 33
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 31
-    vpsrlq ymm2, ymm2, 33
-    vpor ymm9, ymm9, ymm2
-; x0 -= x7
-    vpsubq ymm8, ymm8, ymm9
-; x5 ^= x2
-    vpxor ymm7, ymm7, ymm3
-; x5 >>>= 4
-    vmovdqa ymm2, ymm7
-    vpsllq ymm7, ymm7, 60
-    vpsrlq ymm2, ymm2, 4
-    vpor ymm7, ymm7, ymm2
-; x2 -= x5
-    vpsubq ymm3, ymm3, ymm7
-; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
-; x3 >>>= 51
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 13
-    vpsrlq ymm2, ymm2, 51
-    vpor ymm1, ymm1, ymm2
-; x4 -= x3
-    vpsubq ymm12, ymm12, ymm1
-; x1 ^= x6
-    vpxor ymm4, ymm4, ymm6
-; x1 >>>= 13
-    vmovdqa ymm2, ymm4
-    vpsllq ymm4, ymm4, 51
-    vpsrlq ymm2, ymm2, 13
-    vpor ymm4, ymm4, ymm2
-; x6 -= x1
-    vpsubq ymm6, ymm6, ymm4
-; x15 ^= x12
-    vpxor ymm13, ymm13, ymm5
-; x15 >>>= 34
-    vmovdqa ymm2, ymm13
-    vpsllq ymm13, ymm13, 30
-    vpsrlq ymm2, ymm2, 34
-    vpor ymm13, ymm13, ymm2
-; x12 -= x15
-    vpsubq ymm5, ymm5, ymm13
-; x13 ^= x14
-    vpxor ymm15, ymm15, ymm10
-; x13 >>>= 41
-    vmovdqa ymm2, ymm15
-    vpsllq ymm15, ymm15, 23
-    vpsrlq ymm2, ymm2, 41
-    vpor ymm15, ymm15, ymm2
-; x14 -= x13
-    vpsubq ymm10, ymm10, ymm15
-; x11 ^= x8
-    vpxor ymm11, ymm11, ymm14
-; x11 >>>= 59
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 5
-    vpsrlq ymm2, ymm2, 59
-    vpor ymm11, ymm11, ymm2
-; x8 -= x11
-    vpsubq ymm14, ymm14, ymm11
-; x9 ^= x10
-    vpxor ymm0, ymm0, [rsp + 0]
-; x9 >>>= 17
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 47
-    vpsrlq ymm2, ymm2, 17
-    vpor ymm0, ymm0, ymm2
-; x10 -= x9
-    vmovdqu ymm2, [rsp + 0]
-    vpsubq ymm2, ymm2, ymm0
-; inverse round 24*c' + 9
-; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-    vmovdqu [rsp + 96], ymm4
-; x9 >>>= 38
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 26
-    vpsrlq ymm4, ymm4, 38
-    vpor ymm0, ymm0, ymm4
-; x0 -= x9
-    vpsubq ymm8, ymm8, ymm0
-; x13 ^= x2
-    vpxor ymm15, ymm15, ymm3
-; x13 >>>= 19
-    vmovdqa ymm4, ymm15
-    vpsllq ymm15, ymm15, 45
-    vpsrlq ymm4, ymm4, 19
-    vpor ymm15, ymm15, ymm4
-; x2 -= x13
-    vpsubq ymm3, ymm3, ymm15
-; x11 ^= x6
-    vpxor ymm11, ymm11, ymm6
-; x11 >>>= 10
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 54
-    vpsrlq ymm4, ymm4, 10
-    vpor ymm11, ymm11, ymm4
-; x6 -= x11
-    vpsubq ymm6, ymm6, ymm11
-; x15 ^= x4
-    vpxor ymm13, ymm13, ymm12
-; x15 >>>= 55
-    vmovdqa ymm4, ymm13
-    vpsllq ymm13, ymm13, 9
-    vpsrlq ymm4, ymm4, 55
-    vpor ymm13, ymm13, ymm4
-; x4 -= x15
-    vpsubq ymm12, ymm12, ymm13
-; x7 ^= x10
-    vpxor ymm9, ymm9, ymm2
-; x7 >>>= 49
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 15
-    vpsrlq ymm4, ymm4, 49
-    vpor ymm9, ymm9, ymm4
-; x10 -= x7
-    vpsubq ymm2, ymm2, ymm9
-; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
-; x3 >>>= 18
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 46
-    vpsrlq ymm4, ymm4, 18
-    vpor ymm1, ymm1, ymm4
-; x12 -= x3
-    vpsubq ymm5, ymm5, ymm1
-; x5 ^= x14
-    vpxor ymm7, ymm7, ymm10
-; x5 >>>= 23
-    vmovdqa ymm4, ymm7
-    vpsllq ymm7, ymm7, 41
-    vpsrlq ymm4, ymm4, 23
-    vpor ymm7, ymm7, ymm4
-; x14 -= x5
-    vpsubq ymm10, ymm10, ymm7
-; x1 ^= x8
-    vmovdqu ymm4, [rsp + 96]
-    vpxor ymm4, ymm4, ymm14
-    vmovdqu [rsp + 32], ymm13
-; x1 >>>= 52
-    vmovdqa ymm13, ymm4
-    vpsllq ymm4, ymm4, 12
-    vpsrlq ymm13, ymm13, 52
-    vpor ymm4, ymm4, ymm13
-; x8 -= x1
-    vpsubq ymm14, ymm14, ymm4
-; inverse round 24*c' + 8
-; x1 ^= x0
-    vpxor ymm4, ymm4, ymm8
-; x1 >>>= 24
-    vmovdqa ymm13, ymm4
-    vpsllq ymm4, ymm4, 40
-    vpsrlq ymm13, ymm13, 24
-    vpor ymm4, ymm4, ymm13
-; x0 -= x1
-    vpsubq ymm8, ymm8, ymm4
-; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
-; x3 >>>= 13
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 51
-    vpsrlq ymm13, ymm13, 13
-    vpor ymm1, ymm1, ymm13
-; x2 -= x3
-    vpsubq ymm3, ymm3, ymm1
-; x5 ^= x4
-    vpxor ymm7, ymm7, ymm12
-; x5 >>>= 8
-    vmovdqa ymm13, ymm7
-    vpsllq ymm7, ymm7, 56
-    vpsrlq ymm13, ymm13, 8
-    vpor ymm7, ymm7, ymm13
-; x4 -= x5
-    vpsubq ymm12, ymm12, ymm7
-; x7 ^= x6
-    vpxor ymm9, ymm9, ymm6
-; x7 >>>= 47
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 17
-    vpsrlq ymm13, ymm13, 47
-    vpor ymm9, ymm9, ymm13
-; x6 -= x7
-    vpsubq ymm6, ymm6, ymm9
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x9 >>>= 8
-    vmovdqa ymm13, ymm0
-    vpsllq ymm0, ymm0, 56
-    vpsrlq ymm13, ymm13, 8
-    vpor ymm0, ymm0, ymm13
-; x8 -= x9
-    vpsubq ymm14, ymm14, ymm0
-; x11 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x11 >>>= 17
-    vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 47
-    vpsrlq ymm13, ymm13, 17
-    vpor ymm11, ymm11, ymm13
-; x10 -= x11
-    vpsubq ymm2, ymm2, ymm11
-; x13 ^= x12
-    vpxor ymm15, ymm15, ymm5
-; x13 >>>= 22
-    vmovdqa ymm13, ymm15
-    vpsllq ymm15, ymm15, 42
-    vpsrlq ymm13, ymm13, 22
-    vpor ymm15, ymm15, ymm13
-; x12 -= x13
-    vpsubq ymm5, ymm5, ymm15
-; x15 ^= x14
-    vmovdqu ymm13, [rsp + 32]
-    vpxor ymm13, ymm13, ymm10
-    vmovdqu [rsp + 128], ymm15
-; x15 >>>= 37
-    vmovdqa ymm15, ymm13
-    vpsllq ymm13, ymm13, 27
-    vpsrlq ymm15, ymm15, 37
-    vpor ymm13, ymm13, ymm15
-; x14 -= x15
-    vpsubq ymm10, ymm10, ymm13
-; subtract subkey 14 - 6*c
-; x0 -= kr[14 - 6*c]
-    vpsubq ymm8, ymm8, [rsp + rax + 2944]
-; x1 -= kr[15 - 6*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 2976]
-; x2 -= kr[16 - 6*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 3008]
-; x3 -= kr[17 - 6*c]
-    vpsubq ymm1, ymm1, [rsp + rax + 3040]
-; x4 -= kr[18 - 6*c]
-    vpsubq ymm12, ymm12, [rsp + rax + 3072]
-; x5 -= kr[19 - 6*c]
-    vpsubq ymm7, ymm7, [rsp + rax + 3104]
-; x6 -= kr[20 - 6*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 3136]
-; x7 -= kr[21 - 6*c]
-    vpsubq ymm9, ymm9, [rsp + rax + 3168]
-; x8 -= kr[22 - 6*c]
-    vpsubq ymm14, ymm14, [rsp + rax + 3200]
-; x9 -= kr[23 - 6*c]
-    vpsubq ymm0, ymm0, [rsp + rax + 3232]
-; x10 -= kr[24 - 6*c]
-    vpsubq ymm2, ymm2, [rsp + rax + 3264]
-; x11 -= kr[25 - 6*c]
-    vpsubq ymm11, ymm11, [rsp + rax + 3296]
-; x12 -= kr[26 - 6*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 3328]
-; x13 -= kr[27 - 6*c]
-    vmovdqu ymm15, [rsp + 128]
-    vpsubq ymm15, ymm15, [rsp + rax + 3360]
-; x14 -= kr[28 - 6*c]
-    vpsubq ymm10, ymm10, [rsp + rax + 3392]
-; x15 -= kc[14 - 6*c]
-    vpsubq ymm13, ymm13, [rsp + rax + 2272]
-; x13 -= t2
-    vpsubq ymm15, ymm15, [rsp + 256]
-; x14 -= t0
-    vpsubq ymm10, ymm10, [rsp + 224]
-; inverse round 24*c' + 7
-; x15 ^= x0
-    vpxor ymm13, ymm13, ymm8
-    vmovdqu [rsp + 64], ymm9
-; x15 >>>= 9
-    vmovdqa ymm9, ymm13
-    vpsllq ymm13, ymm13, 55
-    vpsrlq ymm9, ymm9, 9
-    vpor ymm13, ymm13, ymm9
-; x0 -= x15
-    vpsubq ymm8, ymm8, ymm13
-; x11 ^= x2
-    vpxor ymm11, ymm11, ymm3
-; x11 >>>= 48
-    vmovdqa ymm9, ymm11
-    vpsllq ymm11, ymm11, 16
-    vpsrlq ymm9, ymm9, 48
-    vpor ymm11, ymm11, ymm9
-; x2 -= x11
-    vpsubq ymm3, ymm3, ymm11
-; x13 ^= x6
-    vpxor ymm15, ymm15, ymm6
-; x13 >>>= 35
-    vmovdqa ymm9, ymm15
-    vpsllq ymm15, ymm15, 29
-    vpsrlq ymm9, ymm9, 35
-    vpor ymm15, ymm15, ymm9
-; x6 -= x13
-    vpsubq ymm6, ymm6, ymm15
-; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
-; x9 >>>= 52
-    vmovdqa ymm9, ymm0
-    vpsllq ymm0, ymm0, 12
-    vpsrlq ymm9, ymm9, 52
-    vpor ymm0, ymm0, ymm9
-; x4 -= x9
-    vpsubq ymm12, ymm12, ymm0
-; x1 ^= x14
-    vpxor ymm4, ymm4, ymm10
-; x1 >>>= 23
-    vmovdqa ymm9, ymm4
-    vpsllq ymm4, ymm4, 41
-    vpsrlq ymm9, ymm9, 23
-    vpor ymm4, ymm4, ymm9
-; x14 -= x1
-    vpsubq ymm10, ymm10, ymm4
-; x5 ^= x8
-    vpxor ymm7, ymm7, ymm14
-; x5 >>>= 31
-    vmovdqa ymm9, ymm7
-    vpsllq ymm7, ymm7, 33
-    vpsrlq ymm9, ymm9, 31
-    vpor ymm7, ymm7, ymm9
-; x8 -= x5
-    vpsubq ymm14, ymm14, ymm7
-; x3 ^= x10
-    vpxor ymm1, ymm1, ymm2
-; x3 >>>= 37
-    vmovdqa ymm9, ymm1
-    vpsllq ymm1, ymm1, 27
-    vpsrlq ymm9, ymm9, 37
-    vpor ymm1, ymm1, ymm9
-; x10 -= x3
-    vpsubq ymm2, ymm2, ymm1
-; x7 ^= x12
-    vmovdqu ymm9, [rsp + 64]
-    vpxor ymm9, ymm9, ymm5
-    vmovdqu [rsp + 0], ymm2
-; x7 >>>= 20
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 44
-    vpsrlq ymm2, ymm2, 20
-    vpor ymm9, ymm9, ymm2
-; x12 -= x7
-    vpsubq ymm5, ymm5, ymm9
-; inverse round 24*c' + 6
-; x7 ^= x0
-    vpxor ymm9, ymm9, ymm8
-; x7 >>>= 31
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 33
-    vpsrlq ymm2, ymm2, 31
-    vpor ymm9, ymm9, ymm2
-; x0 -= x7
-    vpsubq ymm8, ymm8, ymm9
-; x5 ^= x2
-    vpxor ymm7, ymm7, ymm3
-; x5 >>>= 44
-    vmovdqa ymm2, ymm7
-    vpsllq ymm7, ymm7, 20
-    vpsrlq ymm2, ymm2, 44
-    vpor ymm7, ymm7, ymm2
-; x2 -= x5
-    vpsubq ymm3, ymm3, ymm7
-; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
-; x3 >>>= 47
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 17
-    vpsrlq ymm2, ymm2, 47
-    vpor ymm1, ymm1, ymm2
-; x4 -= x3
-    vpsubq ymm12, ymm12, ymm1
-; x1 ^= x6
-    vpxor ymm4, ymm4, ymm6
-; x1 >>>= 46
-    vmovdqa ymm2, ymm4
-    vpsllq ymm4, ymm4, 18
-    vpsrlq ymm2, ymm2, 46
-    vpor ymm4, ymm4, ymm2
-; x6 -= x1
-    vpsubq ymm6, ymm6, ymm4
-; x15 ^= x12
-    vpxor ymm13, ymm13, ymm5
-; x15 >>>= 19
-    vmovdqa ymm2, ymm13
-    vpsllq ymm13, ymm13, 45
-    vpsrlq ymm2, ymm2, 19
-    vpor ymm13, ymm13, ymm2
-; x12 -= x15
-    vpsubq ymm5, ymm5, ymm13
-; x13 ^= x14
-    vpxor ymm15, ymm15, ymm10
-; x13 >>>= 42
-    vmovdqa ymm2, ymm15
-    vpsllq ymm15, ymm15, 22
-    vpsrlq ymm2, ymm2, 42
-    vpor ymm15, ymm15, ymm2
-; x14 -= x13
-    vpsubq ymm10, ymm10, ymm15
-; x11 ^= x8
-    vpxor ymm11, ymm11, ymm14
-; x11 >>>= 44
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 20
-    vpsrlq ymm2, ymm2, 44
-    vpor ymm11, ymm11, ymm2
-; x8 -= x11
-    vpsubq ymm14, ymm14, ymm11
-; x9 ^= x10
-    vpxor ymm0, ymm0, [rsp + 0]
-; x9 >>>= 25
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm0, ymm0, ymm2
-; x10 -= x9
-    vmovdqu ymm2, [rsp + 0]
-    vpsubq ymm2, ymm2, ymm0
-; inverse round 24*c' + 5
-; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-    vmovdqu [rsp + 96], ymm4
-; x9 >>>= 16
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 48
-    vpsrlq ymm4, ymm4, 16
-    vpor ymm0, ymm0, ymm4
-; x0 -= x9
-    vpsubq ymm8, ymm8, ymm0
-; x13 ^= x2
-    vpxor ymm15, ymm15, ymm3
-; x13 >>>= 34
-    vmovdqa ymm4, ymm15
-    vpsllq ymm15, ymm15, 30
-    vpsrlq ymm4, ymm4, 34
-    vpor ymm15, ymm15, ymm4
-; x2 -= x13
-    vpsubq ymm3, ymm3, ymm15
-; x11 ^= x6
-    vpxor ymm11, ymm11, ymm6
-; x11 >>>= 56
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 8
-    vpsrlq ymm4, ymm4, 56
-    vpor ymm11, ymm11, ymm4
-; x6 -= x11
-    vpsubq ymm6, ymm6, ymm11
-; x15 ^= x4
-    vpxor ymm13, ymm13, ymm12
-; x15 >>>= 51
-    vmovdqa ymm4, ymm13
-    vpsllq ymm13, ymm13, 13
-    vpsrlq ymm4, ymm4, 51
-    vpor ymm13, ymm13, ymm4
-; x4 -= x15
-    vpsubq ymm12, ymm12, ymm13
-; x7 ^= x10
-    vpxor ymm9, ymm9, ymm2
-; x7 >>>= 4
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 60
-    vpsrlq ymm4, ymm4, 4
-    vpor ymm9, ymm9, ymm4
-; x10 -= x7
-    vpsubq ymm2, ymm2, ymm9
-; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
-; x3 >>>= 53
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 11
-    vpsrlq ymm4, ymm4, 53
-    vpor ymm1, ymm1, ymm4
-; x12 -= x3
-    vpsubq ymm5, ymm5, ymm1
-; x5 ^= x14
-    vpxor ymm7, ymm7, ymm10
-; x5 >>>= 42
-    vmovdqa ymm4, ymm7
-    vpsllq ymm7, ymm7, 22
-    vpsrlq ymm4, ymm4, 42
-    vpor ymm7, ymm7, ymm4
-; x14 -= x5
-    vpsubq ymm10, ymm10, ymm7
-; x1 ^= x8
-    vmovdqu ymm4, [rsp + 96]
-    vpxor ymm4, ymm4, ymm14
-    vmovdqu [rsp + 32], ymm13
-; x1 >>>= 41
-    vmovdqa ymm13, ymm4
-    vpsllq ymm4, ymm4, 23
-    vpsrlq ymm13, ymm13, 41
-    vpor ymm4, ymm4, ymm13
-; x8 -= x1
-    vpsubq ymm14, ymm14, ymm4
-; inverse round 24*c' + 4
-; x1 ^= x0
-    vpxor ymm4, ymm4, ymm8
-; x1 >>>= 41
-    vmovdqa ymm13, ymm4
-    vpsllq ymm4, ymm4, 23
-    vpsrlq ymm13, ymm13, 41
-    vpor ymm4, ymm4, ymm13
-; x0 -= x1
-    vpsubq ymm8, ymm8, ymm4
-; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
-; x3 >>>= 9
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 55
-    vpsrlq ymm13, ymm13, 9
-    vpor ymm1, ymm1, ymm13
-; x2 -= x3
-    vpsubq ymm3, ymm3, ymm1
-; x5 ^= x4
-    vpxor ymm7, ymm7, ymm12
-; x5 >>>= 37
-    vmovdqa ymm13, ymm7
-    vpsllq ymm7, ymm7, 27
-    vpsrlq ymm13, ymm13, 37
-    vpor ymm7, ymm7, ymm13
-; x4 -= x5
-    vpsubq ymm12, ymm12, ymm7
-; x7 ^= x6
-    vpxor ymm9, ymm9, ymm6
-; x7 >>>= 31
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 33
-    vpsrlq ymm13, ymm13, 31
-    vpor ymm9, ymm9, ymm13
-; x6 -= x7
-    vpsubq ymm6, ymm6, ymm9
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x9 >>>= 12
-    vmovdqa ymm13, ymm0
-    vpsllq ymm0, ymm0, 52
-    vpsrlq ymm13, ymm13, 12
-    vpor ymm0, ymm0, ymm13
-; x8 -= x9
-    vpsubq ymm14, ymm14, ymm0
-; x11 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x11 >>>= 47
-    vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 17
-    vpsrlq ymm13, ymm13, 47
-    vpor ymm11, ymm11, ymm13
-; x10 -= x11
-    vpsubq ymm2, ymm2, ymm11
-; x13 ^= x12
-    vpxor ymm15, ymm15, ymm5
-; x13 >>>= 44
-    vmovdqa ymm13, ymm15
-    vpsllq ymm15, ymm15, 20
-    vpsrlq ymm13, ymm13, 44
-    vpor ymm15, ymm15, ymm13
-; x12 -= x13
-    vpsubq ymm5, ymm5, ymm15
-; x15 ^= x14
-    vmovdqu ymm13, [rsp + 32]
-    vpxor ymm13, ymm13, ymm10
-    vmovdqu [rsp + 128], ymm15
-; x15 >>>= 30
-    vmovdqa ymm15, ymm13
-    vpsllq ymm13, ymm13, 34
-    vpsrlq ymm15, ymm15, 30
-    vpor ymm13, ymm13, ymm15
-; x14 -= x15
-    vpsubq ymm10, ymm10, ymm13
-; subtract subkey 13 - 6*c
-; x0 -= kr[13 - 6*c]
-    vpsubq ymm8, ymm8, [rsp + rax + 2912]
-; x1 -= kr[14 - 6*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 2944]
-; x2 -= kr[15 - 6*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 2976]
-; x3 -= kr[16 - 6*c]
-    vpsubq ymm1, ymm1, [rsp + rax + 3008]
-; x4 -= kr[17 - 6*c]
-    vpsubq ymm12, ymm12, [rsp + rax + 3040]
-; x5 -= kr[18 - 6*c]
-    vpsubq ymm7, ymm7, [rsp + rax + 3072]
-; x6 -= kr[19 - 6*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 3104]
-; x7 -= kr[20 - 6*c]
-    vpsubq ymm9, ymm9, [rsp + rax + 3136]
-; x8 -= kr[21 - 6*c]
-    vpsubq ymm14, ymm14, [rsp + rax + 3168]
-; x9 -= kr[22 - 6*c]
-    vpsubq ymm0, ymm0, [rsp + rax + 3200]
-; x10 -= kr[23 - 6*c]
-    vpsubq ymm2, ymm2, [rsp + rax + 3232]
-; x11 -= kr[24 - 6*c]
-    vpsubq ymm11, ymm11, [rsp + rax + 3264]
-; x12 -= kr[25 - 6*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 3296]
-; x13 -= kr[26 - 6*c]
-    vmovdqu ymm15, [rsp + 128]
-    vpsubq ymm15, ymm15, [rsp + rax + 3328]
-; x14 -= kr[27 - 6*c]
-    vpsubq ymm10, ymm10, [rsp + rax + 3360]
-; x15 -= kc[13 - 6*c]
-    vpsubq ymm13, ymm13, [rsp + rax + 2240]
+; x10 -= kr[27 - 4*c]
+    vpsubq ymm9, ymm9, [rsp + rax + 3360]
+; x11 -= kr[28 - 4*c]
+    vpsubq ymm1, ymm1, [rsp + rax + 3392]
+; x12 -= kr[29 - 4*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 3424]
+; x13 -= kr[30 - 4*c]
+    vmovdqu ymm15, [rsp + 64]
+    vpsubq ymm15, ymm15, [rsp + rax + 3456]
+; x14 -= kr[31 - 4*c]
+    vpsubq ymm10, ymm10, [rsp + rax + 3488]
+; x15 -= kc[17 - 4*c]
+    vpsubq ymm13, ymm13, [rsp + rax + 2368]
 ; x13 -= t1
-    vpsubq ymm15, ymm15, [rsp + 192]
+    vpsubq ymm15, ymm15, [rsp + 224]
 ; x14 -= t2
-    vpsubq ymm10, ymm10, [rsp + 256]
-; inverse round 24*c' + 3
+    vpsubq ymm10, ymm10, [rsp + 384]
+; inverse round 16*c' + 3
 ; x15 ^= x0
     vpxor ymm13, ymm13, ymm8
-    vmovdqu [rsp + 64], ymm9
+    vmovdqu [rsp + 96], ymm5
 ; x15 >>>= 5
-    vmovdqa ymm9, ymm13
+    vmovdqa ymm5, ymm13
     vpsllq ymm13, ymm13, 59
-    vpsrlq ymm9, ymm9, 5
-    vpor ymm13, ymm13, ymm9
+    vpsrlq ymm5, ymm5, 5
+    vpor ymm13, ymm13, ymm5
 ; x0 -= x15
     vpsubq ymm8, ymm8, ymm13
 ; x11 ^= x2
-    vpxor ymm11, ymm11, ymm3
+    vpxor ymm1, ymm1, ymm3
 ; x11 >>>= 20
-    vmovdqa ymm9, ymm11
-    vpsllq ymm11, ymm11, 44
-    vpsrlq ymm9, ymm9, 20
-    vpor ymm11, ymm11, ymm9
+    vmovdqa ymm5, ymm1
+    vpsllq ymm1, ymm1, 44
+    vpsrlq ymm5, ymm5, 20
+    vpor ymm1, ymm1, ymm5
 ; x2 -= x11
-    vpsubq ymm3, ymm3, ymm11
+    vpsubq ymm3, ymm3, ymm1
 ; x13 ^= x6
     vpxor ymm15, ymm15, ymm6
 ; x13 >>>= 48
-    vmovdqa ymm9, ymm15
+    vmovdqa ymm5, ymm15
     vpsllq ymm15, ymm15, 16
-    vpsrlq ymm9, ymm9, 48
-    vpor ymm15, ymm15, ymm9
+    vpsrlq ymm5, ymm5, 48
+    vpor ymm15, ymm15, ymm5
 ; x6 -= x13
     vpsubq ymm6, ymm6, ymm15
 ; x9 ^= x4
-    vpxor ymm0, ymm0, ymm12
+    vpxor ymm11, ymm11, ymm12
 ; x9 >>>= 41
-    vmovdqa ymm9, ymm0
-    vpsllq ymm0, ymm0, 23
-    vpsrlq ymm9, ymm9, 41
-    vpor ymm0, ymm0, ymm9
+    vmovdqa ymm5, ymm11
+    vpsllq ymm11, ymm11, 23
+    vpsrlq ymm5, ymm5, 41
+    vpor ymm11, ymm11, ymm5
 ; x4 -= x9
-    vpsubq ymm12, ymm12, ymm0
+    vpsubq ymm12, ymm12, ymm11
 ; x1 ^= x14
     vpxor ymm4, ymm4, ymm10
 ; x1 >>>= 47
-    vmovdqa ymm9, ymm4
+    vmovdqa ymm5, ymm4
     vpsllq ymm4, ymm4, 17
-    vpsrlq ymm9, ymm9, 47
-    vpor ymm4, ymm4, ymm9
+    vpsrlq ymm5, ymm5, 47
+    vpor ymm4, ymm4, ymm5
 ; x14 -= x1
     vpsubq ymm10, ymm10, ymm4
 ; x5 ^= x8
     vpxor ymm7, ymm7, ymm14
 ; x5 >>>= 28
-    vmovdqa ymm9, ymm7
+    vmovdqa ymm5, ymm7
     vpsllq ymm7, ymm7, 36
-    vpsrlq ymm9, ymm9, 28
-    vpor ymm7, ymm7, ymm9
+    vpsrlq ymm5, ymm5, 28
+    vpor ymm7, ymm7, ymm5
 ; x8 -= x5
     vpsubq ymm14, ymm14, ymm7
 ; x3 ^= x10
-    vpxor ymm1, ymm1, ymm2
+    vpxor ymm2, ymm2, ymm9
 ; x3 >>>= 16
-    vmovdqa ymm9, ymm1
-    vpsllq ymm1, ymm1, 48
-    vpsrlq ymm9, ymm9, 16
-    vpor ymm1, ymm1, ymm9
+    vmovdqa ymm5, ymm2
+    vpsllq ymm2, ymm2, 48
+    vpsrlq ymm5, ymm5, 16
+    vpor ymm2, ymm2, ymm5
 ; x10 -= x3
-    vpsubq ymm2, ymm2, ymm1
+    vpsubq ymm9, ymm9, ymm2
 ; x7 ^= x12
-    vmovdqu ymm9, [rsp + 64]
-    vpxor ymm9, ymm9, ymm5
-    vmovdqu [rsp + 0], ymm2
+    vpxor ymm0, ymm0, [rsp + 96]
 ; x7 >>>= 25
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 39
-    vpsrlq ymm2, ymm2, 25
-    vpor ymm9, ymm9, ymm2
+    vmovdqa ymm5, ymm0
+    vpsllq ymm0, ymm0, 39
+    vpsrlq ymm5, ymm5, 25
+    vpor ymm0, ymm0, ymm5
 ; x12 -= x7
-    vpsubq ymm5, ymm5, ymm9
-; inverse round 24*c' + 2
+    vmovdqu ymm5, [rsp + 96]
+    vpsubq ymm5, ymm5, ymm0
+; inverse round 16*c' + 2
 ; x7 ^= x0
-    vpxor ymm9, ymm9, ymm8
+    vpxor ymm0, ymm0, ymm8
+    vmovdqu [rsp + 0], ymm9
 ; x7 >>>= 33
-    vmovdqa ymm2, ymm9
-    vpsllq ymm9, ymm9, 31
-    vpsrlq ymm2, ymm2, 33
-    vpor ymm9, ymm9, ymm2
+    vmovdqa ymm9, ymm0
+    vpsllq ymm0, ymm0, 31
+    vpsrlq ymm9, ymm9, 33
+    vpor ymm0, ymm0, ymm9
 ; x0 -= x7
-    vpsubq ymm8, ymm8, ymm9
+    vpsubq ymm8, ymm8, ymm0
 ; x5 ^= x2
     vpxor ymm7, ymm7, ymm3
 ; x5 >>>= 4
-    vmovdqa ymm2, ymm7
+    vmovdqa ymm9, ymm7
     vpsllq ymm7, ymm7, 60
-    vpsrlq ymm2, ymm2, 4
-    vpor ymm7, ymm7, ymm2
+    vpsrlq ymm9, ymm9, 4
+    vpor ymm7, ymm7, ymm9
 ; x2 -= x5
     vpsubq ymm3, ymm3, ymm7
 ; x3 ^= x4
-    vpxor ymm1, ymm1, ymm12
+    vpxor ymm2, ymm2, ymm12
 ; x3 >>>= 51
-    vmovdqa ymm2, ymm1
-    vpsllq ymm1, ymm1, 13
-    vpsrlq ymm2, ymm2, 51
-    vpor ymm1, ymm1, ymm2
+    vmovdqa ymm9, ymm2
+    vpsllq ymm2, ymm2, 13
+    vpsrlq ymm9, ymm9, 51
+    vpor ymm2, ymm2, ymm9
 ; x4 -= x3
-    vpsubq ymm12, ymm12, ymm1
+    vpsubq ymm12, ymm12, ymm2
 ; x1 ^= x6
     vpxor ymm4, ymm4, ymm6
 ; x1 >>>= 13
-    vmovdqa ymm2, ymm4
+    vmovdqa ymm9, ymm4
     vpsllq ymm4, ymm4, 51
-    vpsrlq ymm2, ymm2, 13
-    vpor ymm4, ymm4, ymm2
+    vpsrlq ymm9, ymm9, 13
+    vpor ymm4, ymm4, ymm9
 ; x6 -= x1
     vpsubq ymm6, ymm6, ymm4
 ; x15 ^= x12
     vpxor ymm13, ymm13, ymm5
 ; x15 >>>= 34
-    vmovdqa ymm2, ymm13
+    vmovdqa ymm9, ymm13
     vpsllq ymm13, ymm13, 30
-    vpsrlq ymm2, ymm2, 34
-    vpor ymm13, ymm13, ymm2
+    vpsrlq ymm9, ymm9, 34
+    vpor ymm13, ymm13, ymm9
 ; x12 -= x15
     vpsubq ymm5, ymm5, ymm13
 ; x13 ^= x14
     vpxor ymm15, ymm15, ymm10
 ; x13 >>>= 41
-    vmovdqa ymm2, ymm15
+    vmovdqa ymm9, ymm15
     vpsllq ymm15, ymm15, 23
-    vpsrlq ymm2, ymm2, 41
-    vpor ymm15, ymm15, ymm2
+    vpsrlq ymm9, ymm9, 41
+    vpor ymm15, ymm15, ymm9
 ; x14 -= x13
     vpsubq ymm10, ymm10, ymm15
 ; x11 ^= x8
-    vpxor ymm11, ymm11, ymm14
+    vpxor ymm1, ymm1, ymm14
 ; x11 >>>= 59
-    vmovdqa ymm2, ymm11
-    vpsllq ymm11, ymm11, 5
-    vpsrlq ymm2, ymm2, 59
-    vpor ymm11, ymm11, ymm2
+    vmovdqa ymm9, ymm1
+    vpsllq ymm1, ymm1, 5
+    vpsrlq ymm9, ymm9, 59
+    vpor ymm1, ymm1, ymm9
 ; x8 -= x11
-    vpsubq ymm14, ymm14, ymm11
+    vpsubq ymm14, ymm14, ymm1
 ; x9 ^= x10
-    vpxor ymm0, ymm0, [rsp + 0]
+    vpxor ymm11, ymm11, [rsp + 0]
 ; x9 >>>= 17
-    vmovdqa ymm2, ymm0
-    vpsllq ymm0, ymm0, 47
-    vpsrlq ymm2, ymm2, 17
-    vpor ymm0, ymm0, ymm2
+    vmovdqa ymm9, ymm11
+    vpsllq ymm11, ymm11, 47
+    vpsrlq ymm9, ymm9, 17
+    vpor ymm11, ymm11, ymm9
 ; x10 -= x9
-    vmovdqu ymm2, [rsp + 0]
-    vpsubq ymm2, ymm2, ymm0
-; inverse round 24*c' + 1
+    vmovdqu ymm9, [rsp + 0]
+    vpsubq ymm9, ymm9, ymm11
+; inverse round 16*c' + 1
 ; x9 ^= x0
-    vpxor ymm0, ymm0, ymm8
-    vmovdqu [rsp + 96], ymm4
+    vpxor ymm11, ymm11, ymm8
+    vmovdqu [rsp + 128], ymm4
 ; x9 >>>= 38
-    vmovdqa ymm4, ymm0
-    vpsllq ymm0, ymm0, 26
+    vmovdqa ymm4, ymm11
+    vpsllq ymm11, ymm11, 26
     vpsrlq ymm4, ymm4, 38
-    vpor ymm0, ymm0, ymm4
+    vpor ymm11, ymm11, ymm4
 ; x0 -= x9
-    vpsubq ymm8, ymm8, ymm0
+    vpsubq ymm8, ymm8, ymm11
 ; x13 ^= x2
     vpxor ymm15, ymm15, ymm3
 ; x13 >>>= 19
@@ -12406,14 +9634,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x2 -= x13
     vpsubq ymm3, ymm3, ymm15
 ; x11 ^= x6
-    vpxor ymm11, ymm11, ymm6
+    vpxor ymm1, ymm1, ymm6
 ; x11 >>>= 10
-    vmovdqa ymm4, ymm11
-    vpsllq ymm11, ymm11, 54
+    vmovdqa ymm4, ymm1
+    vpsllq ymm1, ymm1, 54
     vpsrlq ymm4, ymm4, 10
-    vpor ymm11, ymm11, ymm4
+    vpor ymm1, ymm1, ymm4
 ; x6 -= x11
-    vpsubq ymm6, ymm6, ymm11
+    vpsubq ymm6, ymm6, ymm1
 ; x15 ^= x4
     vpxor ymm13, ymm13, ymm12
 ; x15 >>>= 55
@@ -12424,23 +9652,23 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x4 -= x15
     vpsubq ymm12, ymm12, ymm13
 ; x7 ^= x10
-    vpxor ymm9, ymm9, ymm2
+    vpxor ymm0, ymm0, ymm9
 ; x7 >>>= 49
-    vmovdqa ymm4, ymm9
-    vpsllq ymm9, ymm9, 15
+    vmovdqa ymm4, ymm0
+    vpsllq ymm0, ymm0, 15
     vpsrlq ymm4, ymm4, 49
-    vpor ymm9, ymm9, ymm4
+    vpor ymm0, ymm0, ymm4
 ; x10 -= x7
-    vpsubq ymm2, ymm2, ymm9
+    vpsubq ymm9, ymm9, ymm0
 ; x3 ^= x12
-    vpxor ymm1, ymm1, ymm5
+    vpxor ymm2, ymm2, ymm5
 ; x3 >>>= 18
-    vmovdqa ymm4, ymm1
-    vpsllq ymm1, ymm1, 46
+    vmovdqa ymm4, ymm2
+    vpsllq ymm2, ymm2, 46
     vpsrlq ymm4, ymm4, 18
-    vpor ymm1, ymm1, ymm4
+    vpor ymm2, ymm2, ymm4
 ; x12 -= x3
-    vpsubq ymm5, ymm5, ymm1
+    vpsubq ymm5, ymm5, ymm2
 ; x5 ^= x14
     vpxor ymm7, ymm7, ymm10
 ; x5 >>>= 23
@@ -12451,7 +9679,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x14 -= x5
     vpsubq ymm10, ymm10, ymm7
 ; x1 ^= x8
-    vmovdqu ymm4, [rsp + 96]
+    vmovdqu ymm4, [rsp + 128]
     vpxor ymm4, ymm4, ymm14
     vmovdqu [rsp + 32], ymm13
 ; x1 >>>= 52
@@ -12461,7 +9689,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm4, ymm4, ymm13
 ; x8 -= x1
     vpsubq ymm14, ymm14, ymm4
-; inverse round 24*c' + 0
+; inverse round 16*c' + 0
 ; x1 ^= x0
     vpxor ymm4, ymm4, ymm8
 ; x1 >>>= 24
@@ -12472,14 +9700,14 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x0 -= x1
     vpsubq ymm8, ymm8, ymm4
 ; x3 ^= x2
-    vpxor ymm1, ymm1, ymm3
+    vpxor ymm2, ymm2, ymm3
 ; x3 >>>= 13
-    vmovdqa ymm13, ymm1
-    vpsllq ymm1, ymm1, 51
+    vmovdqa ymm13, ymm2
+    vpsllq ymm2, ymm2, 51
     vpsrlq ymm13, ymm13, 13
-    vpor ymm1, ymm1, ymm13
+    vpor ymm2, ymm2, ymm13
 ; x2 -= x3
-    vpsubq ymm3, ymm3, ymm1
+    vpsubq ymm3, ymm3, ymm2
 ; x5 ^= x4
     vpxor ymm7, ymm7, ymm12
 ; x5 >>>= 8
@@ -12490,32 +9718,32 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x4 -= x5
     vpsubq ymm12, ymm12, ymm7
 ; x7 ^= x6
-    vpxor ymm9, ymm9, ymm6
+    vpxor ymm0, ymm0, ymm6
 ; x7 >>>= 47
-    vmovdqa ymm13, ymm9
-    vpsllq ymm9, ymm9, 17
-    vpsrlq ymm13, ymm13, 47
-    vpor ymm9, ymm9, ymm13
-; x6 -= x7
-    vpsubq ymm6, ymm6, ymm9
-; x9 ^= x8
-    vpxor ymm0, ymm0, ymm14
-; x9 >>>= 8
     vmovdqa ymm13, ymm0
-    vpsllq ymm0, ymm0, 56
-    vpsrlq ymm13, ymm13, 8
+    vpsllq ymm0, ymm0, 17
+    vpsrlq ymm13, ymm13, 47
     vpor ymm0, ymm0, ymm13
-; x8 -= x9
-    vpsubq ymm14, ymm14, ymm0
-; x11 ^= x10
-    vpxor ymm11, ymm11, ymm2
-; x11 >>>= 17
+; x6 -= x7
+    vpsubq ymm6, ymm6, ymm0
+; x9 ^= x8
+    vpxor ymm11, ymm11, ymm14
+; x9 >>>= 8
     vmovdqa ymm13, ymm11
-    vpsllq ymm11, ymm11, 47
-    vpsrlq ymm13, ymm13, 17
+    vpsllq ymm11, ymm11, 56
+    vpsrlq ymm13, ymm13, 8
     vpor ymm11, ymm11, ymm13
+; x8 -= x9
+    vpsubq ymm14, ymm14, ymm11
+; x11 ^= x10
+    vpxor ymm1, ymm1, ymm9
+; x11 >>>= 17
+    vmovdqa ymm13, ymm1
+    vpsllq ymm1, ymm1, 47
+    vpsrlq ymm13, ymm13, 17
+    vpor ymm1, ymm1, ymm13
 ; x10 -= x11
-    vpsubq ymm2, ymm2, ymm11
+    vpsubq ymm9, ymm9, ymm1
 ; x13 ^= x12
     vpxor ymm15, ymm15, ymm5
 ; x13 >>>= 22
@@ -12528,7 +9756,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
 ; x15 ^= x14
     vmovdqu ymm13, [rsp + 32]
     vpxor ymm13, ymm13, ymm10
-    vmovdqu [rsp + 128], ymm15
+    vmovdqu [rsp + 64], ymm15
 ; x15 >>>= 37
     vmovdqa ymm15, ymm13
     vpsllq ymm13, ymm13, 27
@@ -12536,180 +9764,195 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes:
     vpor ymm13, ymm13, ymm15
 ; x14 -= x15
     vpsubq ymm10, ymm10, ymm13
-; subtract subkey 12 - 6*c
-; x0 -= kr[12 - 6*c]
-    vpsubq ymm8, ymm8, [rsp + rax + 2880]
-; x1 -= kr[13 - 6*c]
-    vpsubq ymm4, ymm4, [rsp + rax + 2912]
-; x2 -= kr[14 - 6*c]
-    vpsubq ymm3, ymm3, [rsp + rax + 2944]
-; x3 -= kr[15 - 6*c]
-    vpsubq ymm1, ymm1, [rsp + rax + 2976]
-; x4 -= kr[16 - 6*c]
-    vpsubq ymm12, ymm12, [rsp + rax + 3008]
-; x5 -= kr[17 - 6*c]
-    vpsubq ymm7, ymm7, [rsp + rax + 3040]
-; x6 -= kr[18 - 6*c]
-    vpsubq ymm6, ymm6, [rsp + rax + 3072]
-; x7 -= kr[19 - 6*c]
-    vpsubq ymm9, ymm9, [rsp + rax + 3104]
-; x8 -= kr[20 - 6*c]
-    vpsubq ymm14, ymm14, [rsp + rax + 3136]
-; x9 -= kr[21 - 6*c]
-    vpsubq ymm0, ymm0, [rsp + rax + 3168]
-; x10 -= kr[22 - 6*c]
-    vpsubq ymm2, ymm2, [rsp + rax + 3200]
-; x11 -= kr[23 - 6*c]
-    vpsubq ymm11, ymm11, [rsp + rax + 3232]
-; x12 -= kr[24 - 6*c]
-    vpsubq ymm5, ymm5, [rsp + rax + 3264]
-; x13 -= kr[25 - 6*c]
-    vmovdqu ymm15, [rsp + 128]
-    vpsubq ymm15, ymm15, [rsp + rax + 3296]
-; x14 -= kr[26 - 6*c]
-    vpsubq ymm10, ymm10, [rsp + rax + 3328]
-; x15 -= kc[12 - 6*c]
-    vpsubq ymm13, ymm13, [rsp + rax + 2208]
+; subtract subkey 16 - 4*c
+; x0 -= kr[16 - 4*c]
+    vpsubq ymm8, ymm8, [rsp + rax + 3008]
+; x1 -= kr[17 - 4*c]
+    vpsubq ymm4, ymm4, [rsp + rax + 3040]
+; x2 -= kr[18 - 4*c]
+    vpsubq ymm3, ymm3, [rsp + rax + 3072]
+; x3 -= kr[19 - 4*c]
+    vpsubq ymm2, ymm2, [rsp + rax + 3104]
+; x4 -= kr[20 - 4*c]
+    vpsubq ymm12, ymm12, [rsp + rax + 3136]
+; x5 -= kr[21 - 4*c]
+    vpsubq ymm7, ymm7, [rsp + rax + 3168]
+; x6 -= kr[22 - 4*c]
+    vpsubq ymm6, ymm6, [rsp + rax + 3200]
+; x7 -= kr[23 - 4*c]
+    vpsubq ymm0, ymm0, [rsp + rax + 3232]
+; x8 -= kr[24 - 4*c]
+    vpsubq ymm14, ymm14, [rsp + rax + 3264]
+; x9 -= kr[25 - 4*c]
+    vpsubq ymm11, ymm11, [rsp + rax + 3296]
+; x10 -= kr[26 - 4*c]
+    vpsubq ymm9, ymm9, [rsp + rax + 3328]
+; x11 -= kr[27 - 4*c]
+    vpsubq ymm1, ymm1, [rsp + rax + 3360]
+; x12 -= kr[28 - 4*c]
+    vpsubq ymm5, ymm5, [rsp + rax + 3392]
+; x13 -= kr[29 - 4*c]
+    vmovdqu ymm15, [rsp + 64]
+    vpsubq ymm15, ymm15, [rsp + rax + 3424]
+; x14 -= kr[30 - 4*c]
+    vpsubq ymm10, ymm10, [rsp + rax + 3456]
+; x15 -= kc[16 - 4*c]
+    vpsubq ymm13, ymm13, [rsp + rax + 2336]
 ; x13 -= t0
-    vpsubq ymm15, ymm15, [rsp + 224]
+    vpsubq ymm15, ymm15, [rsp + 192]
 ; x14 -= t1
-    vpsubq ymm10, ymm10, [rsp + 192]
-; ctr += -192
-    add rax, -192
-    vmovdqu [rsp + 896], ymm5
-; while ctr != -576
-    cmp rax, -576
+    vpsubq ymm10, ymm10, [rsp + 224]
+; previous pass's tweak words: t[i] <- t[i+2 mod 3]
+; x14 -= t1
+    vmovdqu [rsp + 0], ymm9
+; ts = t0
+    vmovdqu ymm9, [rsp + 192]
+    vmovdqu [rsp + 1088], ymm8
+; t0 = t2
+    vmovdqu ymm8, [rsp + 384]
+    vmovdqu [rsp + 192], ymm8
+; t2 = t1
+    vmovdqu ymm8, [rsp + 224]
+    vmovdqu [rsp + 384], ymm8
+; ctr += -128
+    vmovdqa ymm8, ymm9
+    add rax, -128
+    vmovdqu [rsp + 224], ymm8
+    vmovdqu [rsp + 512], ymm2
+    vmovdqu [rsp + 160], ymm0
+; while ctr != -640
+    vmovdqu ymm0, [rsp + 192]
+    vmovdqu ymm8, [rsp + 1088]
+    cmp rax, -640
     jne .cycle
 ; store the block(s)
 ; transpose back to stream order and store 4 blocks
-; while ctr != -576
-    vmovdqu [rsp + 32], ymm13
 ; t1_0 = unpcklo(x0, x1)
-    vpunpcklqdq ymm13, ymm8, ymm4
-    vmovdqu [rsp + 96], ymm4
+    vpunpcklqdq ymm9, ymm8, ymm4
 ; t1_8 = unpcklo(x2, x3)
-    vpunpcklqdq ymm4, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm1
+    vpunpcklqdq ymm0, ymm3, ymm2
 ; o0 = lo128(t1_0, t1_8)
-    vperm2i128 ymm1, ymm13, ymm4, 0x20
+    vperm2i128 ymm2, ymm9, ymm0, 0x20
 ; out[0] = o0
-    mov rax, qword [rsp + 384]
-    vmovdqu [rax], ymm1
+    mov rax, qword [rsp + 320]
+    vmovdqu [rax], ymm2
 ; t1_4 = unpcklo(x4, x5)
-    vpunpcklqdq ymm1, ymm12, ymm7
-    vmovdqu [rsp + 1184], ymm7
+    vpunpcklqdq ymm2, ymm12, ymm7
+    vmovdqu [rsp + 1120], ymm7
 ; t1_12 = unpcklo(x6, x7)
-    vpunpcklqdq ymm7, ymm6, ymm9
-    vmovdqu [rsp + 64], ymm9
+    vpunpcklqdq ymm7, ymm6, [rsp + 160]
+    vmovdqu [rsp + 1152], ymm6
 ; o1 = lo128(t1_4, t1_12)
-    vperm2i128 ymm9, ymm1, ymm7, 0x20
+    vperm2i128 ymm6, ymm2, ymm7, 0x20
 ; out[4] = o1
-    vmovdqu [rax + 32], ymm9
+    vmovdqu [rax + 32], ymm6
 ; t1_2 = unpcklo(x8, x9)
-    vpunpcklqdq ymm9, ymm14, ymm0
-    vmovdqu [rsp + 864], ymm0
+    vpunpcklqdq ymm6, ymm14, ymm11
+    vmovdqu [rsp + 480], ymm11
 ; t1_10 = unpcklo(x10, x11)
-    vpunpcklqdq ymm0, ymm2, ymm11
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu ymm11, [rsp + 0]
+    vpunpcklqdq ymm11, ymm11, ymm1
+    vmovdqu [rsp + 448], ymm1
 ; o2 = lo128(t1_2, t1_10)
-    vperm2i128 ymm11, ymm9, ymm0, 0x20
+    vperm2i128 ymm1, ymm6, ymm11, 0x20
 ; out[8] = o2
-    vmovdqu [rax + 64], ymm11
+    vmovdqu [rax + 64], ymm1
 ; t1_6 = unpcklo(x12, x13)
-    vpunpcklqdq ymm11, ymm5, ymm15
-    vmovdqu [rsp + 128], ymm15
+    vpunpcklqdq ymm1, ymm5, ymm15
+    vmovdqu [rsp + 64], ymm15
 ; t1_14 = unpcklo(x14, x15)
-    vpunpcklqdq ymm15, ymm10, [rsp + 32]
-    vmovdqu [rsp + 1216], ymm10
+    vpunpcklqdq ymm15, ymm10, ymm13
+    vmovdqu [rsp + 32], ymm13
 ; o3 = lo128(t1_6, t1_14)
-    vperm2i128 ymm10, ymm11, ymm15, 0x20
+    vperm2i128 ymm13, ymm1, ymm15, 0x20
 ; out[12] = o3
-    vmovdqu [rax + 96], ymm10
+    vmovdqu [rax + 96], ymm13
 ; o4 = hi128(t1_0, t1_8)
-    vperm2i128 ymm13, ymm13, ymm4, 0x31
-; out[16] = o4
-    vmovdqu [rax + 128], ymm13
-; o5 = hi128(t1_4, t1_12)
-    vperm2i128 ymm1, ymm1, ymm7, 0x31
-; out[20] = o5
-    vmovdqu [rax + 160], ymm1
-; o6 = hi128(t1_2, t1_10)
     vperm2i128 ymm9, ymm9, ymm0, 0x31
+; out[16] = o4
+    vmovdqu [rax + 128], ymm9
+; o5 = hi128(t1_4, t1_12)
+    vperm2i128 ymm2, ymm2, ymm7, 0x31
+; out[20] = o5
+    vmovdqu [rax + 160], ymm2
+; o6 = hi128(t1_2, t1_10)
+    vperm2i128 ymm6, ymm6, ymm11, 0x31
 ; out[24] = o6
-    vmovdqu [rax + 192], ymm9
+    vmovdqu [rax + 192], ymm6
 ; o7 = hi128(t1_6, t1_14)
-    vperm2i128 ymm11, ymm11, ymm15, 0x31
+    vperm2i128 ymm1, ymm1, ymm15, 0x31
 ; out[28] = o7
-    vmovdqu [rax + 224], ymm11
+    vmovdqu [rax + 224], ymm1
 ; t1_1 = unpckhi(x0, x1)
-    vpunpckhqdq ymm8, ymm8, [rsp + 96]
+    vpunpckhqdq ymm8, ymm8, ymm4
 ; t1_9 = unpckhi(x2, x3)
-    vpunpckhqdq ymm3, ymm3, [rsp + 1152]
+    vpunpckhqdq ymm3, ymm3, [rsp + 512]
 ; o8 = lo128(t1_1, t1_9)
     vperm2i128 ymm0, ymm8, ymm3, 0x20
 ; out[32] = o8
     vmovdqu [rax + 256], ymm0
 ; t1_5 = unpckhi(x4, x5)
-    vpunpckhqdq ymm12, ymm12, [rsp + 1184]
+    vpunpckhqdq ymm12, ymm12, [rsp + 1120]
 ; t1_13 = unpckhi(x6, x7)
-    vpunpckhqdq ymm6, ymm6, [rsp + 64]
+    vmovdqu ymm0, [rsp + 1152]
+    vpunpckhqdq ymm0, ymm0, [rsp + 160]
 ; o9 = lo128(t1_5, t1_13)
-    vperm2i128 ymm0, ymm12, ymm6, 0x20
+    vperm2i128 ymm1, ymm12, ymm0, 0x20
 ; out[36] = o9
-    vmovdqu [rax + 288], ymm0
+    vmovdqu [rax + 288], ymm1
 ; t1_3 = unpckhi(x8, x9)
-    vpunpckhqdq ymm14, ymm14, [rsp + 864]
+    vpunpckhqdq ymm14, ymm14, [rsp + 480]
 ; t1_11 = unpckhi(x10, x11)
-    vpunpckhqdq ymm2, ymm2, [rsp + 832]
+    vmovdqu ymm1, [rsp + 0]
+    vpunpckhqdq ymm1, ymm1, [rsp + 448]
 ; o10 = lo128(t1_3, t1_11)
-    vperm2i128 ymm0, ymm14, ymm2, 0x20
+    vperm2i128 ymm2, ymm14, ymm1, 0x20
 ; out[40] = o10
-    vmovdqu [rax + 320], ymm0
+    vmovdqu [rax + 320], ymm2
 ; t1_7 = unpckhi(x12, x13)
-    vpunpckhqdq ymm5, ymm5, [rsp + 128]
+    vpunpckhqdq ymm5, ymm5, [rsp + 64]
 ; t1_15 = unpckhi(x14, x15)
-    vmovdqu ymm0, [rsp + 1216]
-    vpunpckhqdq ymm0, ymm0, [rsp + 32]
+    vpunpckhqdq ymm10, ymm10, [rsp + 32]
 ; o11 = lo128(t1_7, t1_15)
-    vperm2i128 ymm1, ymm5, ymm0, 0x20
+    vperm2i128 ymm2, ymm5, ymm10, 0x20
 ; out[44] = o11
-    vmovdqu [rax + 352], ymm1
+    vmovdqu [rax + 352], ymm2
 ; o12 = hi128(t1_1, t1_9)
     vperm2i128 ymm8, ymm8, ymm3, 0x31
 ; out[48] = o12
     vmovdqu [rax + 384], ymm8
 ; o13 = hi128(t1_5, t1_13)
-    vperm2i128 ymm12, ymm12, ymm6, 0x31
+    vperm2i128 ymm12, ymm12, ymm0, 0x31
 ; out[52] = o13
     vmovdqu [rax + 416], ymm12
 ; o14 = hi128(t1_3, t1_11)
-    vperm2i128 ymm14, ymm14, ymm2, 0x31
+    vperm2i128 ymm14, ymm14, ymm1, 0x31
 ; out[56] = o14
     vmovdqu [rax + 448], ymm14
 ; o15 = hi128(t1_7, t1_15)
-    vperm2i128 ymm5, ymm5, ymm0, 0x31
+    vperm2i128 ymm5, ymm5, ymm10, 0x31
 ; out[60] = o15
     vmovdqu [rax + 480], ymm5
 ; next block
 ; tweak += 64
-    mov rcx, qword [rsp + 416]
+    mov rcx, qword [rsp + 352]
     add rcx, 0x40
 ; in += 512
-    mov rdx, qword [rsp + 448]
+    mov rdx, qword [rsp + 416]
     add rdx, 0x200
 ; out += 512
     add rax, 0x200
 ; n -= 1
-    mov rsi, qword [rsp + 352]
+    mov rsi, qword [rsp + 288]
     sub rsi, 1
-    mov qword [rsp + 448], rdx
-    mov qword [rsp + 352], rsi
-    mov qword [rsp + 384], rax
-    mov qword [rsp + 416], rcx
+    mov qword [rsp + 416], rdx
+    mov qword [rsp + 288], rsi
+    mov qword [rsp + 320], rax
+    mov qword [rsp + 352], rcx
 ; while n != 0
-    mov r8, qword [rsp + 352]
-    mov rcx, qword [rsp + 384]
-    mov rsi, qword [rsp + 416]
+    mov r8, qword [rsp + 288]
+    mov rcx, qword [rsp + 320]
+    mov rsi, qword [rsp + 352]
     jnz .loop
 .done:
     vpxor xmm0, xmm0, xmm0 ; wipe: zero the 3624 bytes of stack slots (spilled key, tweak and state words)

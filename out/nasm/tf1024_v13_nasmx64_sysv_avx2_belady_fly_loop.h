@@ -4,9 +4,9 @@
  * Threefish-1024, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa avx2, abi sysv, strategy belady, rotate rol, schedule description): assemble tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop.asm with nasm -f elf64
- * tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 22, spills 94, reloads 64, memory operands 101, moves 262, instructions 2098
+ * tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_lanes: belady: registers 22, spills 76, reloads 44, memory operands 53, moves 141, instructions 1224
  * tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_encrypt_blocks_scalar: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
- * tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 22, spills 88, reloads 55, memory operands 87, moves 275, instructions 2083
+ * tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_lanes: belady: registers 22, spills 71, reloads 38, memory operands 49, moves 148, instructions 1213
  * tf1024_v13_nasmx64_sysv_avx2_belady_fly_loop_decrypt_blocks_scalar: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
  */
 #ifndef TF1024_V13_NASMX64_SYSV_AVX2_BELADY_FLY_LOOP_H

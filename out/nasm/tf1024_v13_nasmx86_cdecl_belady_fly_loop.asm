@@ -1346,7 +1346,7 @@ tf1024_v13_nasmx86_cdecl_belady_fly_loop_encrypt_blocks:
     por xmm5, xmm7
 ; x7 ^= x12
     pxor xmm5, xmm6
-; next cycle's tweak words: t[i] <- t[i-1 mod 3]
+; next pass's tweak words: t[i] <- t[i+2 mod 3]
 ; ts = t0
     movq xmm7, [esp + 384]
     movq [esp + 64], xmm6
@@ -2919,7 +2919,7 @@ tf1024_v13_nasmx86_cdecl_belady_fly_loop_decrypt_blocks:
     psubq xmm7, [esp + 496]
 ; x15 -= kc[18 - 2*c]
     psubq xmm4, [esp + edx + 1152]
-; previous cycle's tweak words: t[i] <- t[i+1 mod 3]
+; previous pass's tweak words: t[i] <- t[i+1 mod 3]
 ; ts = t0
     movq xmm6, [esp + 352]
     movq [esp + 48], xmm7

@@ -725,7 +725,7 @@ tf512_v13_nasmx86_cdecl_belady_fly_loop_encrypt_blocks:
     por xmm6, xmm5
 ; x3 ^= x4
     pxor xmm6, xmm7
-; next cycle's tweak words: t[i] <- t[i-1 mod 3]
+; next pass's tweak words: t[i] <- t[i+2 mod 3]
 ; ts = t0
     movq xmm5, [esp + 96]
     movq [esp + 16], xmm7
@@ -1589,7 +1589,7 @@ tf512_v13_nasmx86_cdecl_belady_fly_loop_decrypt_blocks:
     psubq xmm6, [esp + 272]
 ; x7 -= kc[16 - 2*c]
     psubq xmm1, [esp + edx + 848]
-; previous cycle's tweak words: t[i] <- t[i+1 mod 3]
+; previous pass's tweak words: t[i] <- t[i+1 mod 3]
 ; ts = t0
     movq xmm7, [esp + 128]
     movq [esp + 0], xmm6

@@ -11,13 +11,13 @@ Options (see :class:`Options`):
   words (k[(s+i) mod (Nw+1)] + t[..] + s), ``table`` precomputes the whole
   subkey table first and adds table words.
 * ``unroll``: ``full`` unrolls every round (the permutation is free renaming),
-  ``loop`` loops over passes of ``cycles`` 8-round cycles, by default LOOP_CYCLES =
-  3, 24 rounds (six subkey injections per pass, key-ring indices affine in the loop
-  counter; after six subkeys the tweak words are back in their places, so a pass
-  reads them where they are: no tweak ring, no moves); the cycles a pass does not
-  fill (Threefish-1024's tenth) follow the loop unrolled.  Passes of one cycle (a
-  target's choice: describe's ``cycles``) rotate the three tweak words through
-  their values once per pass (moves).
+  ``loop`` loops over passes of ``cycles`` 8-round cycles (key-ring indices affine in the
+  loop counter); by default 3 (24 rounds, six subkey injections), so that a pass starts at a
+  subkey index s = 0 mod 3 and reads the tweak words where they are (no moves); targets ask
+  :func:`loop_cycles` per kernel: Threefish-1024's vector kernels take 2 (10 cycles: five
+  passes of 16 rounds, nothing unrolled after the loop).
+  A pass whose subkey count is not a multiple of three rotates the three tweak words through
+  their values once per pass (moves); cycles a pass does not fill follow the loop unrolled.
 * ``interleave``: how many independent blocks ``encrypt_blocks`` processes per
   pass (their rounds interleaved for instruction-level parallelism).
 """
@@ -31,13 +31,30 @@ from .spec import Spec
 
 KEYS = ("fly", "table")
 UNROLL = ("full", "loop")
-# 8-round cycles per pass of the loop form, by default: 3, so that the tweak index s mod 3 of every
-# subkey is the same in every pass (docs/bench.md, "Compact kernels": passes of one cycle rotate
-# the tweak words through moves at every pass, 2-19% slower than passes of three, except where a
-# target's allocator spills more over the longer pass: NASM's words in XMM, which keep passes of one,
-# gen/targets/nasm.py loop_cycles).
+# 8-round cycles per pass of the loop form, by default (loop_cycles): three where the cycle count
+# is a multiple of three, so that the tweak index s mod 3 of every subkey is the same in every pass
+# (docs/bench.md, "Compact kernels": passes of one cycle rotate the tweak words through moves at
+# every pass, 2-19% slower than passes of three, except where a target's allocator spills more over
+# the longer pass: NASM's words in XMM, which keep passes of one, gen/targets/nasm.py loop_cycles);
+# Threefish-1024's vector kernels (10 cycles) take five passes of two: two thirds of the source of
+# passes of three and an unrolled tenth cycle (loop_cycles; docs/bench.md, "Passes of two").
 LOOP_CYCLES = 3
-CYCLES = (1, 3)
+CYCLES = (1, 2, 3)
+
+
+def loop_cycles(spec: Spec, vector: bool = False) -> int:
+    """The pass length of the loop form (8-round cycles): LOOP_CYCLES; for vector kernels
+    (``vector``: the words of a block in vector registers) a pass that divides the cycle count,
+    where one does (Threefish-1024: 2).  Scalar kernels keep three: their tweak words share the
+    general registers with the state, and rotating them cost gcc 6% (scalar C Threefish-1024,
+    Zen 4), NASM's GPR kernels 2%; the vector kernels ran as fast with passes of two (AVX2 and
+    NASM, gcc and clang; AVX-512 lanes: gcc -2.5%, clang +1.8%; docs/bench.md)."""
+    n = spec.rounds // 8
+    if not vector:
+        return LOOP_CYCLES
+    return next(c for c in (LOOP_CYCLES, 2, 1) if n % c == 0)
+
+
 DIRECTIONS = ("encrypt", "decrypt")
 
 
@@ -106,10 +123,17 @@ class _Schedule:
                         tmp += s
                     b.store(Mem(self.table, s * nw + i), tmp)
 
+    def advance(self, k: int) -> None:
+        """The tweak words moved k subkeys on: t[i] <- t[i+k mod 3] (k = 2 * cycles, negative
+        backwards; nothing where k = 0 mod 3)."""
+        if k % 3 == 1:
+            self.rotate(-1)
+        elif k % 3 == 2:
+            self.rotate(+1)
+
     def rotate(self, step: int) -> None:
-        """A one-cycle pass's tweak words, rotated by one place through a spare value (moves, no
-        arithmetic): step +1, t[i] <- t[i-1 mod 3] (the next cycle of encrypt), step -1,
-        t[i] <- t[i+1 mod 3] (decrypt's cycles run backwards)."""
+        """The tweak words, rotated by one place through a spare value (moves, no arithmetic):
+        step +1, t[i] <- t[i-1 mod 3], step -1, t[i] <- t[i+1 mod 3]."""
         t, b, spare = self.tweak, self.b, self.spare
         b.emit(Op("mov", spare.name, t[0].name))
         dst = 0
@@ -121,7 +145,7 @@ class _Schedule:
     def inject(self, x: list[Val], s: int | Idx, sign: int, pos: int | None = None) -> None:
         """x += subkey s (sign = +1) or x -= subkey s (sign = -1).  pos (the loop form): the
         subkey's place in its pass; the tweak words then hold t[s-pos mod 3], t[s-pos+1 mod 3],
-        t[s-pos+2 mod 3] (a pass of three cycles is 6 subkeys: s = pos mod 3; passes of one
+        t[s-pos+2 mod 3] (a pass of three cycles is 6 subkeys: s = pos mod 3; shorter passes
         rotate them once per pass), so the subkey adds tweak words pos and pos + 1 mod 3."""
         nw = self.spec.nw
 
@@ -154,12 +178,14 @@ class _Schedule:
 
 
 def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt",
-             blocks: int = 1, cycles: int = LOOP_CYCLES) -> Program:
+             blocks: int = 1, cycles: int | None = None) -> Program:
     """The Threefish program for one spec, option set, direction and block count (``cycles``:
-    8-round cycles per pass of the loop form, 1 or 3)."""
+    8-round cycles per pass of the loop form, 1, 2 or 3; default :func:`loop_cycles`: 3)."""
     options.check()
+    if cycles is None:
+        cycles = loop_cycles(spec)
     if cycles not in CYCLES:
-        raise GenError(f"loop passes of {cycles} cycles: 1 or 3")
+        raise GenError(f"loop passes of {cycles} cycles: 1, 2 or 3")
     if direction not in DIRECTIONS:
         raise GenError(f"unknown direction {direction!r}")
     nw, rounds, rot, perm = spec.nw, spec.rounds, spec.rot, spec.perm
@@ -259,15 +285,18 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
                         mix_round(f"{8 * per}c+{8 * cyc + d}", d)
                 _check_identity(state, names_before)
                 if rotating:
-                    b.note("next cycle's tweak words: t[i] <- t[i-1 mod 3]")
+                    b.note(f"next pass's tweak words: t[i] <- t[i+{2 * per % 3} mod 3]")
                     for sc in sched:
-                        sc.rotate(+1)
+                        sc.advance(2 * per)
+            # after the loop the tweak words hold t[base+i mod 3]: a subkey s adds words s - base
+            base = 2 * per * passes if rotating else 0
             for cyc in range(per * passes, cycles):
                 for d in range(8):
                     if d % 4 == 0:
-                        inject(2 * cyc + d // 4, +1)
+                        s = 2 * cyc + d // 4
+                        inject(s, +1, s - base if rotating else None)
                     mix_round(8 * cyc + d, d)
-        inject(rounds // 4, +1, 0 if rotating else None)
+        inject(rounds // 4, +1, rounds // 4 - 2 * per * passes if rotating else None)
     else:
         inject(rounds // 4, -1)
         if options.unroll == "full":
@@ -283,10 +312,9 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
                         inject(2 * cyc + d // 4, -1)
             names_before = [[v.name for v in st] for st in state]
             if rotating:
-                # the last cycle's tweak words: t[i] <- t[(2*(cycles-1) + i) mod 3]
-                for _ in range(2 * (cycles - 1) % 3):
-                    for sc in sched:
-                        sc.rotate(-1)
+                # the last pass's tweak words: t[i] <- t[(2*per*(passes-1) + i) mod 3]
+                for sc in sched:
+                    sc.advance(2 * per * (passes - 1))
             with b.loop(passes):
                 # counter c' = 0.. runs the passes backwards: pass = passes-1-c'
                 for cyc in reversed(range(per)):
@@ -297,9 +325,9 @@ def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt
                             inject(Idx(2 * per * (passes - 1) + p, -2 * per), -1, p)
                 _check_identity(state, names_before)
                 if rotating:
-                    b.note("previous cycle's tweak words: t[i] <- t[i+1 mod 3]")
+                    b.note(f"previous pass's tweak words: t[i] <- t[i+{-2 * per % 3} mod 3]")
                     for sc in sched:
-                        sc.rotate(-1)
+                        sc.advance(-2 * per)
 
     b.note("store the block(s)")
     for blk, st in enumerate(state):

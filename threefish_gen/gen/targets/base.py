@@ -14,7 +14,7 @@ from .. import skein
 from ..errors import GenError
 from ..layouts import scalar
 from ..spec import Spec
-from ..threefish import KEYS, LOOP_CYCLES, UNROLL, Options, describe
+from ..threefish import KEYS, UNROLL, Options, describe
 from ..variant import Variant
 
 SETS = ("recommended", "all")
@@ -114,10 +114,10 @@ def run_passes(passes: list[Pass], v: Variant):
 def describe_pass(needs: Callable, what: str = "Program (gen/threefish.py)", cycles: Callable | None = None) -> Pass:
     """The first pass of every target: the description, for the (direction, options, blocks)
     shapes the target's layouts ask for (``needs(variant)``); makes {shape: Program}.
-    ``cycles(variant)``: 8-round cycles per pass of the loop form (default gen/threefish.py
-    LOOP_CYCLES)."""
+    ``cycles(variant)``: 8-round cycles per pass of the loop form (default 3; gen/threefish.py
+    loop_cycles: vector kernels of Threefish-1024 2)."""
     def run(v, _):
-        c = cycles(v) if cycles else LOOP_CYCLES
+        c = cycles(v) if cycles else None
         return {shape: describe(v.spec, shape[1], shape[0], shape[2], c) for shape in needs(v)}
     return Pass("describe", "spec + options", what, run)
 

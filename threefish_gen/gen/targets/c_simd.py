@@ -16,7 +16,7 @@ from ..layouts.lay_out import lay_out
 from ..printers.c_simd.driver import (ENV_VAR, FAMILY_MACROS, GUARDS, ISAS, LAYOUTS, family_name,
                                       render_c_simd, skein_lanes_kernel)
 from ..printers.c_simd.printer import packed_width
-from ..threefish import Options
+from ..threefish import Options, loop_cycles
 from ..variant import Variant
 from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target,
                    describe_pass, is_skein, run_passes, ubi_pass, without_default_annotate)
@@ -301,7 +301,9 @@ class CSimd(Target):
         return paths + list(dict.fromkeys(rv for _, rv in self.single_rule_paths(v.spec) if rv not in paths))
 
     def describe(self, v) -> Pass:
-        return describe_pass(lambda v: needs(v, self.subs(v)))
+        # vector kernels: Threefish-1024's loop passes of two cycles (gen/threefish.py loop_cycles)
+        return describe_pass(lambda v: needs(v, self.subs(v)),
+                             cycles=lambda v: loop_cycles(v.spec, vector=v.get("layout", "lanes") != "scalar"))
 
     def layout_pass(self, v, progs) -> dict:
         """The layout pass: {((direction, options, blocks), layout, lanes): VProgram}, every

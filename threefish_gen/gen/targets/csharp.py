@@ -15,7 +15,7 @@ from ..layouts import packed as packed_layout
 from ..layouts import scalar as scalar_layout
 from ..printers import csharp as printer
 from ..spec import Spec
-from ..threefish import Options
+from ..threefish import Options, loop_cycles
 from ..variant import Variant
 from .base import DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein, ubi_pass
 
@@ -132,7 +132,8 @@ class CSharp(Target):
                          ".cs (templates/csharp/skein.cs.j2)", printer.skein_render)]
         o, so = v.options, scalar_options(v)
         shapes = [(d, x, n) for x in dict.fromkeys((o, so)) for d in DIRECTIONS for n in sorted({1, o.interleave})]
-        return [describe_pass(lambda v: shapes),
+        vector = v.get("layout", "scalar") != "scalar"   # lanes/packed classes: vector loop kernels
+        return [describe_pass(lambda v: shapes, cycles=lambda v: loop_cycles(v.spec, vector=vector)),
                 Pass(f"layout {v.get('layout')} (gen/layouts/)", "Program",
                      "VProgram (W = 1) + lanes VPrograms per vector kind | packed VProgram", layout_pass),
                 Pass("print C# (gen/printers/csharp.py)", "laid-out programs", ".cs (templates/csharp/)",

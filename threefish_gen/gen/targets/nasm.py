@@ -12,7 +12,7 @@ from ..asm.abi import ABIS
 from ..errors import GenError
 from ..printers import nasm as printer
 from ..spec import Spec
-from ..threefish import LOOP_CYCLES, Options
+from ..threefish import Options, loop_cycles
 from .base import ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass, is_skein
 from .c import render_skein, skein_context
 
@@ -192,11 +192,13 @@ class Nasm(Target):
         return ("lanes", "scalar") if no.lanes else ("interleave", "scalar") if no.split else ("scalar",)
 
     def loop_cycles(self, v) -> int:
-        """8-round cycles per pass of --unroll loop: 3 (gen/threefish.py LOOP_CYCLES), except
+        """8-round cycles per pass of --unroll loop: gen/threefish.py loop_cycles (3; the vector
+        kernels of Threefish-1024 2), except
         for the words in XMM (nasm-x86, nasm-x64 --isa sse2), whose allocation spills more over a
         longer pass: one cycle per pass (Threefish-1024 in 64-bit mode, Zen 4: 5.8 c/B with passes
         of one, 8.3 with passes of three, 8.4 unrolled; docs/bench.md, "Compact kernels")."""
-        return 1 if self.options(v).words == "sse2" else LOOP_CYCLES
+        words = self.options(v).words
+        return 1 if words == "sse2" else loop_cycles(v.spec, vector=words != "gpr")
 
     def main_part(self, v) -> str:
         return self.parts(v)[0]

@@ -26,7 +26,7 @@ from ..printers import render_template
 from ..printers import rust as printer
 from ..printers.c_simd.driver import ENV_VAR
 from ..spec import Spec
-from ..threefish import KEYS, UNROLL, Options
+from ..threefish import KEYS, UNROLL, Options, loop_cycles
 from .c_simd import RECOMMENDED as C_SIMD_PATHS
 from .c_simd import RECOMMENDED_NEON as C_SIMD_NEON_PATHS
 from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target,
@@ -157,7 +157,7 @@ class Rust(Target):
 
     def passes(self, v):
         if simd_paths(v):
-            return [describe_pass(simd_needs),
+            return [describe_pass(simd_needs, cycles=lambda v: loop_cycles(v.spec, vector=True)),
                     Pass("layout scalar (gen/layouts/scalar.py) + lanes per SIMD path (gen/layouts/lanes.py)",
                          "Program", "VPrograms (W = 1: scalar methods; lanes and W = 1: SIMD paths) + op counts",
                          layout_simd),
