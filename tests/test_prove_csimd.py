@@ -209,3 +209,41 @@ def test_verify_prove_row_covers_c_simd(tmp_path):
     skein = [v for v in targets.variants("all", "c-simd", [get_spec("1.3", 256)]) if v.primitive != "threefish"][0]
     row = vprove.check(skein, vprove.BUILD, tmp_path)       # Skein: scalar UBI + lanes kernels
     assert row.status == "PASS" and "not proved: the glue" in row.detail, row
+
+
+def _fresh_variant():
+    spec = get_spec("1.3", 1024)
+    return next(v for v in targets.variants("all", "c-simd", [spec]) if v.primitive == "threefish"
+                and v.get("isa") == "avx512" and v.get("layout") == "lanes" and v.options.unroll == "loop"
+                and v.options.keys == "fly")
+
+
+def test_fresh_ring_pointers_prove_and_their_misuse_is_caught():
+    """Threefish-1024's x86 lanes loops read the rings through pointers an empty asm renews at every
+    subkey (gen/printers/c_simd/printer.py FRESH_ISAS): the file proves equivalent; a FRESH macro
+    that does something is refused, and a pointer to the other ring differs."""
+    v = _fresh_variant()
+    text = _source(v)
+    assert f"{v.prefix}FRESH(krf);" in text and "const uint64_t *krf = kr;" in text
+    rep = prove(v, text)
+    assert not rep.failed and len(rep.lines) == 4, "\n".join(rep.lines)
+    assert all(": equivalent (" in line for line in rep.lines), rep.lines
+    busy = text.replace(f'#define {v.prefix}FRESH(p) __asm__("" : "+r"(p))', f"#define {v.prefix}FRESH(p) ((p) += 1)")
+    assert busy != text
+    with pytest.raises(Exception, match="FRESH is not the file's empty barrier"):
+        prove(v, busy)
+    wrong, _ = edit_line(text, "const uint64_t *krf = kr;", "const uint64_t *krf = kc;")
+    rep = prove(v, wrong)
+    assert rep.failed and any("DIFFERS" in line for line in rep.lines), rep.lines
+
+
+def test_fresh_ring_pointers_only_in_the_1024_bit_x86_lanes_loops():
+    """The barrier is printed where it was measured to help (Threefish-1024 AVX2/AVX-512 lanes
+    loops); Threefish-256/512 loops, NEON and the unrolled kernels read the rings directly."""
+    for bits in (256, 512, 1024):
+        for v in targets.variants("all", "c-simd", [get_spec("1.3", bits)]):
+            if v.primitive != "threefish" or v.get("isa") == "auto":
+                continue
+            want = (bits == 1024 and v.get("isa") in ("avx2", "avx512") and v.get("layout") in ("lanes", "hybrid")
+                    and v.options.unroll == "loop" and v.options.keys == "fly")
+            assert ("FRESH(krf)" in _source(v)) == want, v.stem

@@ -64,6 +64,16 @@ static inline uint64_t tf1024_v13_csimd_auto_fly_full_load64(const uint8_t *p)
 #endif
 }
 
+/* Marks a ring pointer as changed and emits nothing: Threefish-1024's lanes loops read the key
+   rings through such pointers, renewed at every subkey, so that the compiler loads each
+   broadcast where it is used instead of keeping it in a register from one subkey to the next
+   (gcc spilled the state for it; docs/bench.md, "Fresh ring pointers"). */
+#if defined(__GNUC__) || defined(__clang__)
+#define tf1024_v13_csimd_auto_fly_full_FRESH(p) __asm__("" : "+r"(p))
+#else
+#define tf1024_v13_csimd_auto_fly_full_FRESH(p) ((void)0)
+#endif
+
 /* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills).
@@ -5431,6 +5441,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
             __m512i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3, vx4, vx5;
             __m512i vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             unsigned c;
+            const uint64_t *kcf = kc;
+            const uint64_t *krf = kr;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -5547,22 +5559,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
             }
             for (c = 0; c < 5; c++) {
                 /* add subkey 4*c */
-                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[4 * c])));
-                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[1 + 4 * c])));
-                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[2 + 4 * c])));
-                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[3 + 4 * c])));
-                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[4 + 4 * c])));
-                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[5 + 4 * c])));
-                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[6 + 4 * c])));
-                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[7 + 4 * c])));
-                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[8 + 4 * c])));
-                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[9 + 4 * c])));
-                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[10 + 4 * c])));
-                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[11 + 4 * c])));
-                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[12 + 4 * c])));
-                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[13 + 4 * c])));
-                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[14 + 4 * c])));
-                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(krf[4 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(krf[1 + 4 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(krf[2 + 4 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(krf[3 + 4 * c])));
+                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(krf[4 + 4 * c])));
+                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(krf[5 + 4 * c])));
+                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(krf[6 + 4 * c])));
+                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(krf[7 + 4 * c])));
+                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(krf[8 + 4 * c])));
+                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(krf[9 + 4 * c])));
+                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(krf[10 + 4 * c])));
+                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(krf[11 + 4 * c])));
+                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(krf[12 + 4 * c])));
+                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(krf[13 + 4 * c])));
+                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(krf[14 + 4 * c])));
+                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kcf[4 * c])));
                 vx13 = _mm512_add_epi64(vx13, vt0);
                 vx14 = _mm512_add_epi64(vx14, vt1);
                 /* round 16*c + 0 */
@@ -5666,22 +5680,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx7 = _mm512_rol_epi64(vx7, 25);
                 vx7 = _mm512_xor_si512(vx7, vx12);
                 /* add subkey 1 + 4*c */
-                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[1 + 4 * c])));
-                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[2 + 4 * c])));
-                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[3 + 4 * c])));
-                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[4 + 4 * c])));
-                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[5 + 4 * c])));
-                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[6 + 4 * c])));
-                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[7 + 4 * c])));
-                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[8 + 4 * c])));
-                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[9 + 4 * c])));
-                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[10 + 4 * c])));
-                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[11 + 4 * c])));
-                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[12 + 4 * c])));
-                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[13 + 4 * c])));
-                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[14 + 4 * c])));
-                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[15 + 4 * c])));
-                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[1 + 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(krf[1 + 4 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(krf[2 + 4 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(krf[3 + 4 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(krf[4 + 4 * c])));
+                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(krf[5 + 4 * c])));
+                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(krf[6 + 4 * c])));
+                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(krf[7 + 4 * c])));
+                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(krf[8 + 4 * c])));
+                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(krf[9 + 4 * c])));
+                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(krf[10 + 4 * c])));
+                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(krf[11 + 4 * c])));
+                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(krf[12 + 4 * c])));
+                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(krf[13 + 4 * c])));
+                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(krf[14 + 4 * c])));
+                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(krf[15 + 4 * c])));
+                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kcf[1 + 4 * c])));
                 vx13 = _mm512_add_epi64(vx13, vt1);
                 vx14 = _mm512_add_epi64(vx14, vt2);
                 /* round 16*c + 4 */
@@ -5785,22 +5801,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx7 = _mm512_rol_epi64(vx7, 20);
                 vx7 = _mm512_xor_si512(vx7, vx12);
                 /* add subkey 2 + 4*c */
-                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[2 + 4 * c])));
-                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[3 + 4 * c])));
-                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[4 + 4 * c])));
-                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[5 + 4 * c])));
-                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[6 + 4 * c])));
-                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[7 + 4 * c])));
-                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[8 + 4 * c])));
-                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[9 + 4 * c])));
-                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[10 + 4 * c])));
-                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[11 + 4 * c])));
-                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[12 + 4 * c])));
-                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[13 + 4 * c])));
-                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[14 + 4 * c])));
-                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[15 + 4 * c])));
-                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[16 + 4 * c])));
-                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[2 + 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(krf[2 + 4 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(krf[3 + 4 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(krf[4 + 4 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(krf[5 + 4 * c])));
+                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(krf[6 + 4 * c])));
+                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(krf[7 + 4 * c])));
+                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(krf[8 + 4 * c])));
+                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(krf[9 + 4 * c])));
+                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(krf[10 + 4 * c])));
+                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(krf[11 + 4 * c])));
+                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(krf[12 + 4 * c])));
+                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(krf[13 + 4 * c])));
+                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(krf[14 + 4 * c])));
+                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(krf[15 + 4 * c])));
+                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(krf[16 + 4 * c])));
+                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kcf[2 + 4 * c])));
                 vx13 = _mm512_add_epi64(vx13, vt2);
                 vx14 = _mm512_add_epi64(vx14, vt0);
                 /* round 16*c + 8 */
@@ -5904,22 +5922,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
                 vx7 = _mm512_rol_epi64(vx7, 25);
                 vx7 = _mm512_xor_si512(vx7, vx12);
                 /* add subkey 3 + 4*c */
-                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(kr[3 + 4 * c])));
-                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(kr[4 + 4 * c])));
-                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(kr[5 + 4 * c])));
-                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(kr[6 + 4 * c])));
-                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(kr[7 + 4 * c])));
-                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(kr[8 + 4 * c])));
-                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(kr[9 + 4 * c])));
-                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(kr[10 + 4 * c])));
-                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(kr[11 + 4 * c])));
-                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(kr[12 + 4 * c])));
-                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(kr[13 + 4 * c])));
-                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(kr[14 + 4 * c])));
-                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(kr[15 + 4 * c])));
-                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(kr[16 + 4 * c])));
-                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(kr[17 + 4 * c])));
-                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kc[3 + 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm512_add_epi64(vx0, _mm512_set1_epi64((long long)(krf[3 + 4 * c])));
+                vx1 = _mm512_add_epi64(vx1, _mm512_set1_epi64((long long)(krf[4 + 4 * c])));
+                vx2 = _mm512_add_epi64(vx2, _mm512_set1_epi64((long long)(krf[5 + 4 * c])));
+                vx3 = _mm512_add_epi64(vx3, _mm512_set1_epi64((long long)(krf[6 + 4 * c])));
+                vx4 = _mm512_add_epi64(vx4, _mm512_set1_epi64((long long)(krf[7 + 4 * c])));
+                vx5 = _mm512_add_epi64(vx5, _mm512_set1_epi64((long long)(krf[8 + 4 * c])));
+                vx6 = _mm512_add_epi64(vx6, _mm512_set1_epi64((long long)(krf[9 + 4 * c])));
+                vx7 = _mm512_add_epi64(vx7, _mm512_set1_epi64((long long)(krf[10 + 4 * c])));
+                vx8 = _mm512_add_epi64(vx8, _mm512_set1_epi64((long long)(krf[11 + 4 * c])));
+                vx9 = _mm512_add_epi64(vx9, _mm512_set1_epi64((long long)(krf[12 + 4 * c])));
+                vx10 = _mm512_add_epi64(vx10, _mm512_set1_epi64((long long)(krf[13 + 4 * c])));
+                vx11 = _mm512_add_epi64(vx11, _mm512_set1_epi64((long long)(krf[14 + 4 * c])));
+                vx12 = _mm512_add_epi64(vx12, _mm512_set1_epi64((long long)(krf[15 + 4 * c])));
+                vx13 = _mm512_add_epi64(vx13, _mm512_set1_epi64((long long)(krf[16 + 4 * c])));
+                vx14 = _mm512_add_epi64(vx14, _mm512_set1_epi64((long long)(krf[17 + 4 * c])));
+                vx15 = _mm512_add_epi64(vx15, _mm512_set1_epi64((long long)(kcf[3 + 4 * c])));
                 vx13 = _mm512_add_epi64(vx13, vt0);
                 vx14 = _mm512_add_epi64(vx14, vt1);
                 /* round 16*c + 12 */
@@ -6286,6 +6306,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
             __m512i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3, vx4, vx5;
             __m512i vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             unsigned c;
+            const uint64_t *kcf = kc;
+            const uint64_t *krf = kr;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -6526,22 +6548,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx15 = _mm512_rol_epi64(vx15, 34);
                 vx14 = _mm512_sub_epi64(vx14, vx15);
                 /* subtract subkey 19 - 4*c */
-                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[19 - 4 * c])));
-                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[20 - 4 * c])));
-                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[21 - 4 * c])));
-                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[22 - 4 * c])));
-                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[23 - 4 * c])));
-                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[24 - 4 * c])));
-                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[25 - 4 * c])));
-                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[26 - 4 * c])));
-                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[27 - 4 * c])));
-                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[28 - 4 * c])));
-                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[29 - 4 * c])));
-                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[30 - 4 * c])));
-                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[31 - 4 * c])));
-                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[32 - 4 * c])));
-                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[33 - 4 * c])));
-                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[19 - 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(krf[19 - 4 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(krf[20 - 4 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(krf[21 - 4 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(krf[22 - 4 * c])));
+                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(krf[23 - 4 * c])));
+                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(krf[24 - 4 * c])));
+                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(krf[25 - 4 * c])));
+                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(krf[26 - 4 * c])));
+                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(krf[27 - 4 * c])));
+                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(krf[28 - 4 * c])));
+                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(krf[29 - 4 * c])));
+                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(krf[30 - 4 * c])));
+                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(krf[31 - 4 * c])));
+                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(krf[32 - 4 * c])));
+                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(krf[33 - 4 * c])));
+                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kcf[19 - 4 * c])));
                 vx13 = _mm512_sub_epi64(vx13, vt0);
                 vx14 = _mm512_sub_epi64(vx14, vt1);
                 /* inverse round 16*c' + 11 */
@@ -6645,22 +6669,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx15 = _mm512_rol_epi64(vx15, 27);
                 vx14 = _mm512_sub_epi64(vx14, vx15);
                 /* subtract subkey 18 - 4*c */
-                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[18 - 4 * c])));
-                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[19 - 4 * c])));
-                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[20 - 4 * c])));
-                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[21 - 4 * c])));
-                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[22 - 4 * c])));
-                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[23 - 4 * c])));
-                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[24 - 4 * c])));
-                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[25 - 4 * c])));
-                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[26 - 4 * c])));
-                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[27 - 4 * c])));
-                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[28 - 4 * c])));
-                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[29 - 4 * c])));
-                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[30 - 4 * c])));
-                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[31 - 4 * c])));
-                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[32 - 4 * c])));
-                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[18 - 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(krf[18 - 4 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(krf[19 - 4 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(krf[20 - 4 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(krf[21 - 4 * c])));
+                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(krf[22 - 4 * c])));
+                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(krf[23 - 4 * c])));
+                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(krf[24 - 4 * c])));
+                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(krf[25 - 4 * c])));
+                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(krf[26 - 4 * c])));
+                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(krf[27 - 4 * c])));
+                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(krf[28 - 4 * c])));
+                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(krf[29 - 4 * c])));
+                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(krf[30 - 4 * c])));
+                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(krf[31 - 4 * c])));
+                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(krf[32 - 4 * c])));
+                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kcf[18 - 4 * c])));
                 vx13 = _mm512_sub_epi64(vx13, vt2);
                 vx14 = _mm512_sub_epi64(vx14, vt0);
                 /* inverse round 16*c' + 7 */
@@ -6764,22 +6790,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx15 = _mm512_rol_epi64(vx15, 34);
                 vx14 = _mm512_sub_epi64(vx14, vx15);
                 /* subtract subkey 17 - 4*c */
-                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[17 - 4 * c])));
-                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[18 - 4 * c])));
-                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[19 - 4 * c])));
-                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[20 - 4 * c])));
-                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[21 - 4 * c])));
-                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[22 - 4 * c])));
-                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[23 - 4 * c])));
-                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[24 - 4 * c])));
-                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[25 - 4 * c])));
-                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[26 - 4 * c])));
-                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[27 - 4 * c])));
-                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[28 - 4 * c])));
-                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[29 - 4 * c])));
-                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[30 - 4 * c])));
-                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[31 - 4 * c])));
-                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[17 - 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(krf[17 - 4 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(krf[18 - 4 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(krf[19 - 4 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(krf[20 - 4 * c])));
+                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(krf[21 - 4 * c])));
+                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(krf[22 - 4 * c])));
+                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(krf[23 - 4 * c])));
+                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(krf[24 - 4 * c])));
+                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(krf[25 - 4 * c])));
+                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(krf[26 - 4 * c])));
+                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(krf[27 - 4 * c])));
+                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(krf[28 - 4 * c])));
+                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(krf[29 - 4 * c])));
+                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(krf[30 - 4 * c])));
+                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(krf[31 - 4 * c])));
+                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kcf[17 - 4 * c])));
                 vx13 = _mm512_sub_epi64(vx13, vt1);
                 vx14 = _mm512_sub_epi64(vx14, vt2);
                 /* inverse round 16*c' + 3 */
@@ -6883,22 +6911,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
                 vx15 = _mm512_rol_epi64(vx15, 27);
                 vx14 = _mm512_sub_epi64(vx14, vx15);
                 /* subtract subkey 16 - 4*c */
-                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(kr[16 - 4 * c])));
-                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(kr[17 - 4 * c])));
-                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(kr[18 - 4 * c])));
-                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(kr[19 - 4 * c])));
-                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(kr[20 - 4 * c])));
-                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(kr[21 - 4 * c])));
-                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(kr[22 - 4 * c])));
-                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(kr[23 - 4 * c])));
-                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(kr[24 - 4 * c])));
-                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(kr[25 - 4 * c])));
-                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(kr[26 - 4 * c])));
-                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(kr[27 - 4 * c])));
-                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(kr[28 - 4 * c])));
-                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(kr[29 - 4 * c])));
-                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(kr[30 - 4 * c])));
-                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kc[16 - 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm512_sub_epi64(vx0, _mm512_set1_epi64((long long)(krf[16 - 4 * c])));
+                vx1 = _mm512_sub_epi64(vx1, _mm512_set1_epi64((long long)(krf[17 - 4 * c])));
+                vx2 = _mm512_sub_epi64(vx2, _mm512_set1_epi64((long long)(krf[18 - 4 * c])));
+                vx3 = _mm512_sub_epi64(vx3, _mm512_set1_epi64((long long)(krf[19 - 4 * c])));
+                vx4 = _mm512_sub_epi64(vx4, _mm512_set1_epi64((long long)(krf[20 - 4 * c])));
+                vx5 = _mm512_sub_epi64(vx5, _mm512_set1_epi64((long long)(krf[21 - 4 * c])));
+                vx6 = _mm512_sub_epi64(vx6, _mm512_set1_epi64((long long)(krf[22 - 4 * c])));
+                vx7 = _mm512_sub_epi64(vx7, _mm512_set1_epi64((long long)(krf[23 - 4 * c])));
+                vx8 = _mm512_sub_epi64(vx8, _mm512_set1_epi64((long long)(krf[24 - 4 * c])));
+                vx9 = _mm512_sub_epi64(vx9, _mm512_set1_epi64((long long)(krf[25 - 4 * c])));
+                vx10 = _mm512_sub_epi64(vx10, _mm512_set1_epi64((long long)(krf[26 - 4 * c])));
+                vx11 = _mm512_sub_epi64(vx11, _mm512_set1_epi64((long long)(krf[27 - 4 * c])));
+                vx12 = _mm512_sub_epi64(vx12, _mm512_set1_epi64((long long)(krf[28 - 4 * c])));
+                vx13 = _mm512_sub_epi64(vx13, _mm512_set1_epi64((long long)(krf[29 - 4 * c])));
+                vx14 = _mm512_sub_epi64(vx14, _mm512_set1_epi64((long long)(krf[30 - 4 * c])));
+                vx15 = _mm512_sub_epi64(vx15, _mm512_set1_epi64((long long)(kcf[16 - 4 * c])));
                 vx13 = _mm512_sub_epi64(vx13, vt0);
                 vx14 = _mm512_sub_epi64(vx14, vt1);
                 /* previous pass's tweak words: t[i] <- t[i+2 mod 3] */
@@ -7172,6 +7202,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
             __m256i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3, vx4, vx5;
             __m256i vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             unsigned c;
+            const uint64_t *kcf = kc;
+            const uint64_t *krf = kr;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -7264,22 +7296,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
             }
             for (c = 0; c < 5; c++) {
                 /* add subkey 4*c */
-                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[4 * c])));
-                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[1 + 4 * c])));
-                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[2 + 4 * c])));
-                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[3 + 4 * c])));
-                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[4 + 4 * c])));
-                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[5 + 4 * c])));
-                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[6 + 4 * c])));
-                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[7 + 4 * c])));
-                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[8 + 4 * c])));
-                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[9 + 4 * c])));
-                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[10 + 4 * c])));
-                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[11 + 4 * c])));
-                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[12 + 4 * c])));
-                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[13 + 4 * c])));
-                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[14 + 4 * c])));
-                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(krf[4 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(krf[1 + 4 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(krf[2 + 4 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(krf[3 + 4 * c])));
+                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(krf[4 + 4 * c])));
+                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(krf[5 + 4 * c])));
+                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(krf[6 + 4 * c])));
+                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(krf[7 + 4 * c])));
+                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(krf[8 + 4 * c])));
+                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(krf[9 + 4 * c])));
+                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(krf[10 + 4 * c])));
+                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(krf[11 + 4 * c])));
+                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(krf[12 + 4 * c])));
+                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(krf[13 + 4 * c])));
+                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(krf[14 + 4 * c])));
+                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kcf[4 * c])));
                 vx13 = _mm256_add_epi64(vx13, vt0);
                 vx14 = _mm256_add_epi64(vx14, vt1);
                 /* round 16*c + 0 */
@@ -7383,22 +7417,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
                 vx7 = _mm256_xor_si256(vx7, vx12);
                 /* add subkey 1 + 4*c */
-                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[1 + 4 * c])));
-                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[2 + 4 * c])));
-                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[3 + 4 * c])));
-                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[4 + 4 * c])));
-                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[5 + 4 * c])));
-                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[6 + 4 * c])));
-                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[7 + 4 * c])));
-                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[8 + 4 * c])));
-                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[9 + 4 * c])));
-                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[10 + 4 * c])));
-                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[11 + 4 * c])));
-                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[12 + 4 * c])));
-                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[13 + 4 * c])));
-                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[14 + 4 * c])));
-                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[15 + 4 * c])));
-                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[1 + 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(krf[1 + 4 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(krf[2 + 4 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(krf[3 + 4 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(krf[4 + 4 * c])));
+                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(krf[5 + 4 * c])));
+                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(krf[6 + 4 * c])));
+                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(krf[7 + 4 * c])));
+                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(krf[8 + 4 * c])));
+                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(krf[9 + 4 * c])));
+                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(krf[10 + 4 * c])));
+                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(krf[11 + 4 * c])));
+                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(krf[12 + 4 * c])));
+                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(krf[13 + 4 * c])));
+                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(krf[14 + 4 * c])));
+                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(krf[15 + 4 * c])));
+                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kcf[1 + 4 * c])));
                 vx13 = _mm256_add_epi64(vx13, vt1);
                 vx14 = _mm256_add_epi64(vx14, vt2);
                 /* round 16*c + 4 */
@@ -7502,22 +7538,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 20), _mm256_srli_epi64(vx7, 44));
                 vx7 = _mm256_xor_si256(vx7, vx12);
                 /* add subkey 2 + 4*c */
-                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[2 + 4 * c])));
-                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[3 + 4 * c])));
-                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[4 + 4 * c])));
-                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[5 + 4 * c])));
-                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[6 + 4 * c])));
-                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[7 + 4 * c])));
-                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[8 + 4 * c])));
-                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[9 + 4 * c])));
-                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[10 + 4 * c])));
-                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[11 + 4 * c])));
-                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[12 + 4 * c])));
-                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[13 + 4 * c])));
-                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[14 + 4 * c])));
-                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[15 + 4 * c])));
-                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[16 + 4 * c])));
-                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[2 + 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(krf[2 + 4 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(krf[3 + 4 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(krf[4 + 4 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(krf[5 + 4 * c])));
+                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(krf[6 + 4 * c])));
+                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(krf[7 + 4 * c])));
+                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(krf[8 + 4 * c])));
+                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(krf[9 + 4 * c])));
+                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(krf[10 + 4 * c])));
+                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(krf[11 + 4 * c])));
+                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(krf[12 + 4 * c])));
+                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(krf[13 + 4 * c])));
+                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(krf[14 + 4 * c])));
+                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(krf[15 + 4 * c])));
+                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(krf[16 + 4 * c])));
+                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kcf[2 + 4 * c])));
                 vx13 = _mm256_add_epi64(vx13, vt2);
                 vx14 = _mm256_add_epi64(vx14, vt0);
                 /* round 16*c + 8 */
@@ -7621,22 +7659,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
                 vx7 = _mm256_xor_si256(vx7, vx12);
                 /* add subkey 3 + 4*c */
-                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(kr[3 + 4 * c])));
-                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(kr[4 + 4 * c])));
-                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(kr[5 + 4 * c])));
-                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(kr[6 + 4 * c])));
-                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(kr[7 + 4 * c])));
-                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(kr[8 + 4 * c])));
-                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(kr[9 + 4 * c])));
-                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(kr[10 + 4 * c])));
-                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(kr[11 + 4 * c])));
-                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(kr[12 + 4 * c])));
-                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(kr[13 + 4 * c])));
-                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(kr[14 + 4 * c])));
-                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(kr[15 + 4 * c])));
-                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(kr[16 + 4 * c])));
-                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(kr[17 + 4 * c])));
-                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kc[3 + 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm256_add_epi64(vx0, _mm256_set1_epi64x((long long)(krf[3 + 4 * c])));
+                vx1 = _mm256_add_epi64(vx1, _mm256_set1_epi64x((long long)(krf[4 + 4 * c])));
+                vx2 = _mm256_add_epi64(vx2, _mm256_set1_epi64x((long long)(krf[5 + 4 * c])));
+                vx3 = _mm256_add_epi64(vx3, _mm256_set1_epi64x((long long)(krf[6 + 4 * c])));
+                vx4 = _mm256_add_epi64(vx4, _mm256_set1_epi64x((long long)(krf[7 + 4 * c])));
+                vx5 = _mm256_add_epi64(vx5, _mm256_set1_epi64x((long long)(krf[8 + 4 * c])));
+                vx6 = _mm256_add_epi64(vx6, _mm256_set1_epi64x((long long)(krf[9 + 4 * c])));
+                vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(krf[10 + 4 * c])));
+                vx8 = _mm256_add_epi64(vx8, _mm256_set1_epi64x((long long)(krf[11 + 4 * c])));
+                vx9 = _mm256_add_epi64(vx9, _mm256_set1_epi64x((long long)(krf[12 + 4 * c])));
+                vx10 = _mm256_add_epi64(vx10, _mm256_set1_epi64x((long long)(krf[13 + 4 * c])));
+                vx11 = _mm256_add_epi64(vx11, _mm256_set1_epi64x((long long)(krf[14 + 4 * c])));
+                vx12 = _mm256_add_epi64(vx12, _mm256_set1_epi64x((long long)(krf[15 + 4 * c])));
+                vx13 = _mm256_add_epi64(vx13, _mm256_set1_epi64x((long long)(krf[16 + 4 * c])));
+                vx14 = _mm256_add_epi64(vx14, _mm256_set1_epi64x((long long)(krf[17 + 4 * c])));
+                vx15 = _mm256_add_epi64(vx15, _mm256_set1_epi64x((long long)(kcf[3 + 4 * c])));
                 vx13 = _mm256_add_epi64(vx13, vt0);
                 vx14 = _mm256_add_epi64(vx14, vt1);
                 /* round 16*c + 12 */
@@ -7996,6 +8036,8 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
             __m256i vt0, vt1, vt2, vts, vx0, vx1, vx2, vx3, vx4, vx5;
             __m256i vx6, vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             unsigned c;
+            const uint64_t *kcf = kc;
+            const uint64_t *krf = kr;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
                 const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
@@ -8212,22 +8254,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 34), _mm256_srli_epi64(vx15, 30));
                 vx14 = _mm256_sub_epi64(vx14, vx15);
                 /* subtract subkey 19 - 4*c */
-                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[19 - 4 * c])));
-                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[20 - 4 * c])));
-                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[21 - 4 * c])));
-                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[22 - 4 * c])));
-                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[23 - 4 * c])));
-                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[24 - 4 * c])));
-                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[25 - 4 * c])));
-                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[26 - 4 * c])));
-                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[27 - 4 * c])));
-                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[28 - 4 * c])));
-                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[29 - 4 * c])));
-                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[30 - 4 * c])));
-                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[31 - 4 * c])));
-                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[32 - 4 * c])));
-                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[33 - 4 * c])));
-                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[19 - 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(krf[19 - 4 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(krf[20 - 4 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(krf[21 - 4 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(krf[22 - 4 * c])));
+                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(krf[23 - 4 * c])));
+                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(krf[24 - 4 * c])));
+                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(krf[25 - 4 * c])));
+                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(krf[26 - 4 * c])));
+                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(krf[27 - 4 * c])));
+                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(krf[28 - 4 * c])));
+                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(krf[29 - 4 * c])));
+                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(krf[30 - 4 * c])));
+                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(krf[31 - 4 * c])));
+                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(krf[32 - 4 * c])));
+                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(krf[33 - 4 * c])));
+                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kcf[19 - 4 * c])));
                 vx13 = _mm256_sub_epi64(vx13, vt0);
                 vx14 = _mm256_sub_epi64(vx14, vt1);
                 /* inverse round 16*c' + 11 */
@@ -8331,22 +8375,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 27), _mm256_srli_epi64(vx15, 37));
                 vx14 = _mm256_sub_epi64(vx14, vx15);
                 /* subtract subkey 18 - 4*c */
-                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[18 - 4 * c])));
-                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[19 - 4 * c])));
-                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[20 - 4 * c])));
-                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[21 - 4 * c])));
-                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[22 - 4 * c])));
-                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[23 - 4 * c])));
-                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[24 - 4 * c])));
-                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[25 - 4 * c])));
-                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[26 - 4 * c])));
-                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[27 - 4 * c])));
-                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[28 - 4 * c])));
-                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[29 - 4 * c])));
-                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[30 - 4 * c])));
-                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[31 - 4 * c])));
-                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[32 - 4 * c])));
-                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[18 - 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(krf[18 - 4 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(krf[19 - 4 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(krf[20 - 4 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(krf[21 - 4 * c])));
+                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(krf[22 - 4 * c])));
+                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(krf[23 - 4 * c])));
+                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(krf[24 - 4 * c])));
+                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(krf[25 - 4 * c])));
+                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(krf[26 - 4 * c])));
+                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(krf[27 - 4 * c])));
+                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(krf[28 - 4 * c])));
+                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(krf[29 - 4 * c])));
+                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(krf[30 - 4 * c])));
+                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(krf[31 - 4 * c])));
+                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(krf[32 - 4 * c])));
+                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kcf[18 - 4 * c])));
                 vx13 = _mm256_sub_epi64(vx13, vt2);
                 vx14 = _mm256_sub_epi64(vx14, vt0);
                 /* inverse round 16*c' + 7 */
@@ -8450,22 +8496,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 34), _mm256_srli_epi64(vx15, 30));
                 vx14 = _mm256_sub_epi64(vx14, vx15);
                 /* subtract subkey 17 - 4*c */
-                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[17 - 4 * c])));
-                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[18 - 4 * c])));
-                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[19 - 4 * c])));
-                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[20 - 4 * c])));
-                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[21 - 4 * c])));
-                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[22 - 4 * c])));
-                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[23 - 4 * c])));
-                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[24 - 4 * c])));
-                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[25 - 4 * c])));
-                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[26 - 4 * c])));
-                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[27 - 4 * c])));
-                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[28 - 4 * c])));
-                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[29 - 4 * c])));
-                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[30 - 4 * c])));
-                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[31 - 4 * c])));
-                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[17 - 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(krf[17 - 4 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(krf[18 - 4 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(krf[19 - 4 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(krf[20 - 4 * c])));
+                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(krf[21 - 4 * c])));
+                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(krf[22 - 4 * c])));
+                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(krf[23 - 4 * c])));
+                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(krf[24 - 4 * c])));
+                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(krf[25 - 4 * c])));
+                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(krf[26 - 4 * c])));
+                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(krf[27 - 4 * c])));
+                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(krf[28 - 4 * c])));
+                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(krf[29 - 4 * c])));
+                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(krf[30 - 4 * c])));
+                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(krf[31 - 4 * c])));
+                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kcf[17 - 4 * c])));
                 vx13 = _mm256_sub_epi64(vx13, vt1);
                 vx14 = _mm256_sub_epi64(vx14, vt2);
                 /* inverse round 16*c' + 3 */
@@ -8569,22 +8617,24 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx15 = _mm256_or_si256(_mm256_slli_epi64(vx15, 27), _mm256_srli_epi64(vx15, 37));
                 vx14 = _mm256_sub_epi64(vx14, vx15);
                 /* subtract subkey 16 - 4*c */
-                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(kr[16 - 4 * c])));
-                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(kr[17 - 4 * c])));
-                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(kr[18 - 4 * c])));
-                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(kr[19 - 4 * c])));
-                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(kr[20 - 4 * c])));
-                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(kr[21 - 4 * c])));
-                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(kr[22 - 4 * c])));
-                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(kr[23 - 4 * c])));
-                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(kr[24 - 4 * c])));
-                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(kr[25 - 4 * c])));
-                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(kr[26 - 4 * c])));
-                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(kr[27 - 4 * c])));
-                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(kr[28 - 4 * c])));
-                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(kr[29 - 4 * c])));
-                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(kr[30 - 4 * c])));
-                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kc[16 - 4 * c])));
+                tf1024_v13_csimd_auto_fly_full_FRESH(kcf);
+                tf1024_v13_csimd_auto_fly_full_FRESH(krf);
+                vx0 = _mm256_sub_epi64(vx0, _mm256_set1_epi64x((long long)(krf[16 - 4 * c])));
+                vx1 = _mm256_sub_epi64(vx1, _mm256_set1_epi64x((long long)(krf[17 - 4 * c])));
+                vx2 = _mm256_sub_epi64(vx2, _mm256_set1_epi64x((long long)(krf[18 - 4 * c])));
+                vx3 = _mm256_sub_epi64(vx3, _mm256_set1_epi64x((long long)(krf[19 - 4 * c])));
+                vx4 = _mm256_sub_epi64(vx4, _mm256_set1_epi64x((long long)(krf[20 - 4 * c])));
+                vx5 = _mm256_sub_epi64(vx5, _mm256_set1_epi64x((long long)(krf[21 - 4 * c])));
+                vx6 = _mm256_sub_epi64(vx6, _mm256_set1_epi64x((long long)(krf[22 - 4 * c])));
+                vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(krf[23 - 4 * c])));
+                vx8 = _mm256_sub_epi64(vx8, _mm256_set1_epi64x((long long)(krf[24 - 4 * c])));
+                vx9 = _mm256_sub_epi64(vx9, _mm256_set1_epi64x((long long)(krf[25 - 4 * c])));
+                vx10 = _mm256_sub_epi64(vx10, _mm256_set1_epi64x((long long)(krf[26 - 4 * c])));
+                vx11 = _mm256_sub_epi64(vx11, _mm256_set1_epi64x((long long)(krf[27 - 4 * c])));
+                vx12 = _mm256_sub_epi64(vx12, _mm256_set1_epi64x((long long)(krf[28 - 4 * c])));
+                vx13 = _mm256_sub_epi64(vx13, _mm256_set1_epi64x((long long)(krf[29 - 4 * c])));
+                vx14 = _mm256_sub_epi64(vx14, _mm256_set1_epi64x((long long)(krf[30 - 4 * c])));
+                vx15 = _mm256_sub_epi64(vx15, _mm256_set1_epi64x((long long)(kcf[16 - 4 * c])));
                 vx13 = _mm256_sub_epi64(vx13, vt0);
                 vx14 = _mm256_sub_epi64(vx14, vt1);
                 /* previous pass's tweak words: t[i] <- t[i+2 mod 3] */

@@ -186,6 +186,7 @@ class Program:
         """``select``: a predicate on names choosing the functions to read (default: the
         exported encrypt/decrypt functions and their *_work bodies)."""
         self.functions: dict[str, Function] = {}
+        self.text = text
         wanted = select or (lambda name: _kind(name) or name.endswith("_work"))
         lines = strip_comments(text).splitlines()
         i = 0
@@ -258,12 +259,22 @@ class Program:
         for a, size in callee.arrays.items():
             fn.arrays[f(a)] = size
 
-    _parse = staticmethod(_parse)
+    def _parse(self, s: str, no: int):
+        e = _parse(s, no)
+        alias = getattr(self, "_alias", None)
+        return _rename(e, lambda n: alias.get(n, n)) if alias else e
+
+    def _fresh_is_empty(self, prefix: str) -> bool:
+        """The file defines PREFIX_FRESH(p) as an asm statement that emits nothing (or as nothing)."""
+        want = {f"#define {prefix}FRESH(p) __asm__(\"\" : \"+r\"(p))", f"#define {prefix}FRESH(p) ((void)0)"}
+        got = {ln.strip() for ln in self.text.splitlines() if ln.strip().startswith(f"#define {prefix}FRESH(")}
+        return got == want
 
     def _body(self, fn: Function, lines: list[str], i: int) -> int:
         """Compile statements up to the function's closing brace; returns the next line index."""
         blocks = []         # per open brace: None, ("loop", head, steps, test) or ("if", test)
         self._scopes = [set(fn.params)]     # names declared per open brace (a shadowing declaration is refused)
+        self._alias = {}                    # const uint64_t *p = array: p reads as the array (fresh ring pointers)
         pending = []        # braceless for/if waiting for their one statement
         for no, s in body_lines(lines, i):
             if s == "{":
@@ -382,6 +393,20 @@ class Program:
     def _statement(self, fn: Function, s: str, no: int, text: str) -> None:
         if s == "return":
             fn.stmts.append(Stmt(no, text, "ret"))
+            return
+        m = re.fullmatch(r"const uint64_t \*(\w+) = (\w+)", s)
+        if m:               # a fresh ring pointer (gen/printers/c_simd/printer.py FRESH_ISAS): the array
+            if m.group(2) not in fn.arrays or fn.arrays[m.group(2)] != 8:
+                raise Unsupported(f"line {no}: {m.group(1)} points to {m.group(2)}, not a word array of the function")
+            if any(m.group(1) in sc for sc in self._scopes):
+                raise Unsupported(f"line {no}: {m.group(1)} is declared again in an inner scope (shadowing)")
+            self._scopes[-1].add(m.group(1))
+            self._alias[m.group(1)] = m.group(2)
+            return
+        m = re.fullmatch(r"(\w+)FRESH\((\w+)\)", s)
+        if m:               # the empty asm that marks a fresh pointer changed: it changes nothing
+            if m.group(2) not in self._alias or not self._fresh_is_empty(m.group(1)):
+                raise Unsupported(f"line {no}: {m.group(1)}FRESH is not the file's empty barrier on a ring pointer")
             return
         m = _DECL.match(s)
         if m:

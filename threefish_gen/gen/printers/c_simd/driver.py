@@ -123,7 +123,7 @@ def blocks_function(laid, prefix: str, helpers: str, spec, options, direction: s
         vps.append((laid_out(laid, direction, options, 1, "lanes", L), 0))
         loops, consts, bvals, barrs = [], {}, {}, {}
         for vp, scalar_blocks in vps:
-            vpr = LanesPrinter(isa, vp, helpers, nb)
+            vpr = LanesPrinter(isa, vp, helpers, nb, fresh_ok=True)
             decls = vpr.declarations()
             for op in vp.prologue:       # key words broadcast once per call, shared by the loops
                 is_value, name = ir.broadcast_dst(op)
@@ -231,6 +231,8 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 burn_opt=max(f["burn"]["opt"] for r in regions for f in r["functions"]),
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
+                # a lanes loop reads its rings through fresh pointers (printer.py FRESH_ISAS)
+                fresh=any(f"{v.prefix}FRESH(" in ln for r in regions for f in r["functions"] for ln in f["lines"]),
                 # the x86 cpu_level(): its body (gen/isa/x86.py's cpuid table), its top level and
                 # where cpuid can be asked
                 cpu_level=cpu_level_lines(X86_ISAS.values(), _annotate(v)), cpu_top=max(i.level for i in X86_ISAS.values()),

@@ -160,15 +160,31 @@ class _PackedLines:
 
 # --------------------------------------------------------------------------- lanes printer
 
+# Fresh ring pointers (Threefish-1024 lanes loops on x86): the loop body reads the key and counter
+# rings through pointers (krf = kr, kcf = kc) that an empty asm statement, PREFIX_FRESH, marks as
+# changed at each subkey injection, so that gcc cannot merge the broadcast loads of one ring word
+# by two injections of a pass (subkey s word i and subkey s+1 word i-1 read the same word) and keep
+# the broadcast live between them: 17 key words beside 16 state and 3 tweak vectors spilled gcc's
+# AVX-512 loop (1.06-1.08 of the unrolled kernel; with the barrier 1.006-1.012; clang 1.025 ->
+# 1.006; Zen 4, docs/bench.md "Fresh ring pointers").  Threefish-256/512 loops ran 1-1.5% slower
+# with it, so they read the rings directly.  The asm emits nothing; other compilers: no barrier.
+FRESH_ISAS = ("avx2", "avx512")
+FRESH_BLOCK_BYTES = 128
+
+
 class LanesPrinter(LanesState):
     """Prints a lanes layout IR program (layouts/lanes.py) as C statements on vectors of `isa`."""
 
     PTR = {"in": "in", "tweak": "tweaks", "out": "out"}
 
-    def __init__(self, isa: Isa, vp: ir.VProgram, prefix: str, block_bytes: int):
+    def __init__(self, isa: Isa, vp: ir.VProgram, prefix: str, block_bytes: int, fresh_ok: bool = False):
         super().__init__(isa, vp, "width")
         self.prefix, self.bb = prefix, block_bytes
         self.splat = ir.splat_rings(vp, isa)     # rings read by broadcast loads: no prologue loop
+        # the rings read through fresh pointers ({ring: pointer}; FRESH_ISAS above), {} elsewhere
+        self.fresh = {ring: f"{ring}f" for ring in dict.fromkeys(self.splat.values())} if (
+            fresh_ok and self.splat and block_bytes == FRESH_BLOCK_BYTES and isa.name in FRESH_ISAS
+            and any(ir.is_loop(item) for item in vp.body)) else {}
 
     def operand(self, a) -> str:
         if isinstance(a, str):
@@ -176,7 +192,8 @@ class LanesPrinter(LanesState):
         if isinstance(a, Mem):
             index = str(a.index).replace('*', ' * ')
             if a.array in self.splat:
-                return self.w.set1(f"{self.splat[a.array]}[{index}]")
+                ring = self.splat[a.array]
+                return self.w.set1(f"{self.fresh.get(ring, ring)}[{index}]")
             return f"{a.array}[{index}]"
         if a.scale:
             return self.w.set1(str(a).replace("*", " * "))
@@ -230,7 +247,13 @@ class LanesPrinter(LanesState):
             decls.append(decl(T, [(arr, size)], f"{T} {arr}[{size}];"))
         if any(ir.is_loop(item) for item in vp.body):
             decls.append("unsigned c;")
+        for ring, ptr in self.fresh.items():
+            decls.append(decl("uint64_t", [(ptr, 1)], f"const uint64_t *{ptr} = {ring};"))
         return decls
+
+    def barrier(self) -> list[str]:
+        """At a subkey injection in the loop: the fresh pointers marked as changed (FRESH_ISAS)."""
+        return [f"{self.prefix}FRESH({ptr});" for ptr in self.fresh.values()]
 
 
 class _LanesOps:
@@ -243,6 +266,8 @@ class _LanesOps:
         out = [open_line(f"for (c = 0; c < {item.count}; c++) {{")]
         for op in item.body:
             out.extend(indent(ir.visit(op, self)))
+            if isinstance(op, ir.Note) and op.text.startswith(("add subkey", "subtract subkey")):
+                out.extend(indent(self.lp.barrier()))
         return out + [close_line()]
 
     def block(self, op):
