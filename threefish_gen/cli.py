@@ -116,7 +116,8 @@ def list_cmd(passes):
             click.echo(line)
     click.echo("options:")
     click.echo(f"  --keys       {' | '.join(KEYS):<14} subkeys computed on the fly, or a precomputed table")
-    click.echo(f"  --unroll     {' | '.join(UNROLL):<14} every round unrolled, or a loop over 24-round passes")
+    click.echo(f"  --unroll     {' | '.join(UNROLL):<14} every round unrolled, or a loop over 24-round passes "
+               "(Threefish-1024 vector kernels: 16)")
     click.echo("  --interleave 1..4           blocks processed together by encrypt_blocks/decrypt_blocks")
     click.echo("recommended (every constants version; 'make gen' renders the v1.3 ones into out/):")
     for t in registry.TARGETS.values():
@@ -156,8 +157,9 @@ def one_variant(t, size, version, keys, unroll, interleave, prefix, given: dict,
 @constants_option(help="Skein version of the constants: 1.1 (old rotations), 1.2, 1.3 (new C240)")
 @click.option("--keys", default=None, type=_choice(KEYS), help="subkeys on the fly or from a table "
               "(default: the recommended variant's)")
-@click.option("--unroll", default=None, type=_choice(UNROLL), help="every round, or a loop over 24-round passes "
-              "(default: the recommended variant's)")
+@click.option("--unroll", default=None, type=_choice(UNROLL),
+              help="every round, or a loop over 24-round passes (Threefish-1024 vector kernels: 16) "
+                   "(default: the recommended variant's)")
 @click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks, 1..4 (default: recommended)")
 @click.option("--prefix", default=None, help="symbol prefix (default names size, version and variant)")
 @click.option("--set", "which", type=click.Choice(["recommended", "tuned"]), default=None,

@@ -50,9 +50,10 @@ ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
 # (single_rule_paths, gen/cpu_rules.py).
 # Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
 # measurements (docs/bench.md, "Compact kernels"): (isa, layout, options).  Both x86 ISAs take the
-# compact form, the loop over 24-round passes (--unroll loop: a third of the rounds' source),
-# its key and counter rings read by broadcast loads: on Zen 4 (AVX-512) it ran at 0.96-1.05x the
-# unrolled kernel of the same interleave, on Zen 3 and Zen 4 (AVX2) at 0.92-1.02x.  Threefish-256's
+# compact form, the loop over 24-round passes (--unroll loop: a third of the rounds' source;
+# Threefish-1024: five 16-round passes, the rings read through fresh pointers), its key and counter
+# rings read by broadcast loads: on Zen 4 (AVX-512) it ran at 0.96-1.04x the unrolled kernel of the
+# same interleave, on Zen 3 and Zen 4 (AVX2) at 0.88-1.02x.  Threefish-256's
 # AVX-512 path interleaves 4 lane groups, the bulk winner on every AVX-512 CPU measured (Zen 4,
 # Zen 5, Emerald Rapids), so the CPU table's rows and the default share one kernel.
 RECOMMENDED = {

@@ -113,8 +113,8 @@ class CSharp(Target):
                 "              scalar  ulong + BitOperations.RotateLeft; any .NET 10 runtime",
                 "              lanes   scalar one-block + EncryptBlocks/DecryptBlocks over 8 blocks in Vector512",
                 "                      (AVX-512F/VL/BW/DQ/CD) or 4 blocks in Vector256 (AVX2), picked at run time;",
-                "                      --unroll loop loops the vector kernels only (24-round passes): the scalar",
-                "                      Encrypt/Decrypt and the blocks tail stay unrolled",
+                "                      --unroll loop loops the vector kernels only (24-round passes; Threefish-1024:",
+                "                      16): the scalar Encrypt/Decrypt and the blocks tail stay unrolled",
                 "              packed  Encrypt/Decrypt: one block in two vectors (A = even, B = odd words):",
                 "                      Vector128 (256; AVX-512VL vprolvq or AVX2), Vector256 (512; same),",
                 "                      Vector512 (1024; AVX-512F); needs --keys fly --unroll full"]
