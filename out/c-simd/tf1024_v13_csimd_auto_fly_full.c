@@ -121,7 +121,7 @@ static void *(*const volatile tf1024_v13_csimd_auto_fly_full_wipe_memset)(void *
 static tf1024_v13_csimd_auto_fly_full_NOINLINE void tf1024_v13_csimd_auto_fly_full_burn(size_t n)
 {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__) && !defined(THREEFISH_GEN_SIMDE)
-    uint64_t stack[1360]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[1088]; /* its top n bytes lie where the work function's frame was */
     size_t i;
 #if defined(tf1024_v13_csimd_auto_fly_full_WIDE_WIPE)
     if (n != 0 && __atomic_load_n(&tf1024_v13_csimd_auto_fly_full_level_cache, __ATOMIC_RELAXED) >= 2) { /* AVX: 32-byte stores */
@@ -14492,7 +14492,7 @@ void tf1024_v13_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[128], const
     tf1024_v13_csimd_auto_fly_full_burn(389056); /* SIMDe: the emulated intrinsics keep slots of their own */
     tf1024_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__OPTIMIZE__)
-    tf1024_v13_csimd_auto_fly_full_burn(10880);
+    tf1024_v13_csimd_auto_fly_full_burn(8704);
 #elif defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(389056); /* clang -O0 */
     tf1024_v13_csimd_auto_fly_full_burn_top();
@@ -14546,7 +14546,7 @@ void tf1024_v13_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[128], const
     tf1024_v13_csimd_auto_fly_full_burn(389056); /* SIMDe: the emulated intrinsics keep slots of their own */
     tf1024_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__OPTIMIZE__)
-    tf1024_v13_csimd_auto_fly_full_burn(10880);
+    tf1024_v13_csimd_auto_fly_full_burn(8704);
 #elif defined(__clang__)
     tf1024_v13_csimd_auto_fly_full_burn(389056); /* clang -O0 */
     tf1024_v13_csimd_auto_fly_full_burn_top();

@@ -113,7 +113,7 @@ static inline int tf256_v13_csimd_auto_fly_full_i2_level_unknown(void)
 static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_burn(size_t n)
 {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__) && !defined(THREEFISH_GEN_SIMDE)
-    uint64_t stack[1192]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[952]; /* its top n bytes lie where the work function's frame was */
     size_t i;
 #if defined(tf256_v13_csimd_auto_fly_full_i2_WIDE_WIPE)
     if (n != 0 && __atomic_load_n(&tf256_v13_csimd_auto_fly_full_i2_level_cache, __ATOMIC_RELAXED) >= 2) { /* AVX: 32-byte stores */
@@ -10092,7 +10092,7 @@ void tf256_v13_csimd_auto_fly_full_i2_encrypt_blocks(const uint8_t key[32], cons
     tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* SIMDe: the emulated intrinsics keep slots of their own */
     tf256_v13_csimd_auto_fly_full_i2_burn_top();
 #elif defined(__OPTIMIZE__)
-    tf256_v13_csimd_auto_fly_full_i2_burn(9536);
+    tf256_v13_csimd_auto_fly_full_i2_burn(7616);
 #elif defined(__clang__)
     tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* clang -O0 */
     tf256_v13_csimd_auto_fly_full_i2_burn_top();
@@ -10146,7 +10146,7 @@ void tf256_v13_csimd_auto_fly_full_i2_decrypt_blocks(const uint8_t key[32], cons
     tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* SIMDe: the emulated intrinsics keep slots of their own */
     tf256_v13_csimd_auto_fly_full_i2_burn_top();
 #elif defined(__OPTIMIZE__)
-    tf256_v13_csimd_auto_fly_full_i2_burn(9536);
+    tf256_v13_csimd_auto_fly_full_i2_burn(7616);
 #elif defined(__clang__)
     tf256_v13_csimd_auto_fly_full_i2_burn(862976); /* clang -O0 */
     tf256_v13_csimd_auto_fly_full_i2_burn_top();

@@ -113,7 +113,7 @@ static inline int tf512_v13_csimd_auto_fly_full_level_unknown(void)
 static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_burn(size_t n)
 {
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__) && !defined(THREEFISH_GEN_SIMDE)
-    uint64_t stack[1232]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[984]; /* its top n bytes lie where the work function's frame was */
     size_t i;
 #if defined(tf512_v13_csimd_auto_fly_full_WIDE_WIPE)
     if (n != 0 && __atomic_load_n(&tf512_v13_csimd_auto_fly_full_level_cache, __ATOMIC_RELAXED) >= 2) { /* AVX: 32-byte stores */
@@ -8622,7 +8622,7 @@ void tf512_v13_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[64], const u
     tf512_v13_csimd_auto_fly_full_burn(805504); /* SIMDe: the emulated intrinsics keep slots of their own */
     tf512_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__OPTIMIZE__)
-    tf512_v13_csimd_auto_fly_full_burn(9856);
+    tf512_v13_csimd_auto_fly_full_burn(7872);
 #elif defined(__clang__)
     tf512_v13_csimd_auto_fly_full_burn(805504); /* clang -O0 */
     tf512_v13_csimd_auto_fly_full_burn_top();
@@ -8676,7 +8676,7 @@ void tf512_v13_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[64], const u
     tf512_v13_csimd_auto_fly_full_burn(805504); /* SIMDe: the emulated intrinsics keep slots of their own */
     tf512_v13_csimd_auto_fly_full_burn_top();
 #elif defined(__OPTIMIZE__)
-    tf512_v13_csimd_auto_fly_full_burn(9856);
+    tf512_v13_csimd_auto_fly_full_burn(7872);
 #elif defined(__clang__)
     tf512_v13_csimd_auto_fly_full_burn(805504); /* clang -O0 */
     tf512_v13_csimd_auto_fly_full_burn_top();
