@@ -266,7 +266,7 @@ class _LanesOps:
         out = [open_line(f"for (c = 0; c < {item.count}; c++) {{")]
         for op in item.body:
             out.extend(indent(ir.visit(op, self)))
-            if isinstance(op, ir.Note) and op.text.startswith(("add subkey", "subtract subkey")):
+            if ir.is_note(op) and op.text.startswith(("add subkey", "subtract subkey")):
                 out.extend(indent(self.lp.barrier()))
         return out + [close_line()]
 
