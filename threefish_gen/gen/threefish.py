@@ -31,11 +31,12 @@ from .spec import Spec
 
 KEYS = ("fly", "table")
 UNROLL = ("full", "loop")
-# 8-round cycles per pass of the loop form, by default (loop_cycles): three where the cycle count
-# is a multiple of three, so that the tweak index s mod 3 of every subkey is the same in every pass
-# (docs/bench.md, "Compact kernels": passes of one cycle rotate the tweak words through moves at
-# every pass, 2-19% slower than passes of three, except where a target's allocator spills more over
-# the longer pass: NASM's words in XMM, which keep passes of one, gen/targets/nasm.py loop_cycles);
+# 8-round cycles per pass of the loop form, by default three (loop_cycles: every scalar kernel,
+# and the vector kernels of Threefish-256/512), so that the tweak index s mod 3 of every subkey is
+# the same in every pass (docs/bench.md, "Compact kernels": passes of one cycle rotate the tweak
+# words through moves at every pass, 2-19% slower than passes of three, except where a target's
+# allocator spills more over the longer pass: NASM's words in XMM, which keep passes of one,
+# gen/targets/nasm.py loop_cycles);
 # Threefish-1024's vector kernels (10 cycles) take five passes of two: two thirds of the source of
 # passes of three and an unrolled tenth cycle (loop_cycles; docs/bench.md, "Passes of two").
 LOOP_CYCLES = 3

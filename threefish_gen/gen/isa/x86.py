@@ -61,6 +61,11 @@ IMPLIES = {"avx2": ("avx",), "avx512f": ("avx",)}
 # the C preprocessor condition under which cpu_level() can ask the CPU: <cpuid.h> and the xgetbv
 # asm statement (gcc or clang, compiling for x86-64 or i386)
 CPUID_C_CONDITION = "(defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))"
+# the bodies of PREFIX_FRESH(p), the mark that a ring pointer changed (the SIMD C lanes loops'
+# fresh ring pointers, gen/printers/c_simd/printer.py FRESH_ISAS): an empty asm statement for gcc
+# and clang (it emits nothing), nothing for other compilers; gen/prove/c_simd.py accepts a file
+# whose macro is exactly these
+FRESH_C = ('__asm__("" : "+r"(p))', "((void)0)")
 # the name of each ISA's level in cpu_level()'s comments
 TITLES = {"sse2": "SSE2", "avx": "AVX", "avx2": "AVX2", "avx512": "AVX-512F + VL"}
 

@@ -264,9 +264,15 @@ class Program:
         alias = getattr(self, "_alias", None)
         return _rename(e, lambda n: alias.get(n, n)) if alias else e
 
+    def _declare(self, name: str, no: int) -> None:
+        """A local declared in the innermost open scope (a shadowing declaration is refused)."""
+        if any(name in sc for sc in self._scopes):
+            raise Unsupported(f"line {no}: {name} is declared again in an inner scope (shadowing)")
+        self._scopes[-1].add(name)
+
     def _fresh_is_empty(self, prefix: str) -> bool:
         """The file defines PREFIX_FRESH(p) as an asm statement that emits nothing (or as nothing)."""
-        want = {f"#define {prefix}FRESH(p) __asm__(\"\" : \"+r\"(p))", f"#define {prefix}FRESH(p) ((void)0)"}
+        want = {f"#define {prefix}FRESH(p) {body}" for body in x86.FRESH_C}
         got = {ln.strip() for ln in self.text.splitlines() if ln.strip().startswith(f"#define {prefix}FRESH(")}
         return got == want
 
@@ -398,9 +404,7 @@ class Program:
         if m:               # a fresh ring pointer (gen/printers/c_simd/printer.py FRESH_ISAS): the array
             if m.group(2) not in fn.arrays or fn.arrays[m.group(2)] != 8:
                 raise Unsupported(f"line {no}: {m.group(1)} points to {m.group(2)}, not a word array of the function")
-            if any(m.group(1) in sc for sc in self._scopes):
-                raise Unsupported(f"line {no}: {m.group(1)} is declared again in an inner scope (shadowing)")
-            self._scopes[-1].add(m.group(1))
+            self._declare(m.group(1), no)
             self._alias[m.group(1)] = m.group(2)
             return
         m = re.fullmatch(r"(\w+)FRESH\((\w+)\)", s)
@@ -413,9 +417,7 @@ class Program:
             typ = m.group(1)
             rest = m.group(2)
             for name in re.findall(r"(?:^|,)\s*(\w+)", rest.split("=", 1)[0] if "=" in rest else rest):
-                if any(name in sc for sc in self._scopes):
-                    raise Unsupported(f"line {no}: {name} is declared again in an inner scope (shadowing)")
-                self._scopes[-1].add(name)
+                self._declare(name, no)
             if "=" in rest:
                 name, init = rest.split("=", 1)
                 fn.stmts.append(Stmt(no, text, "assign", ("name", name.strip()), "=", self._parse(init, no)))

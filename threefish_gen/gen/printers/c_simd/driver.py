@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...isa.neon import ISAS as NEON_ISAS
-from ...isa.x86 import CPUID_C_CONDITION
+from ...isa.x86 import CPUID_C_CONDITION, FRESH_C
 from ...isa.x86 import ISAS as X86_ISAS
 from ...layouts import ir
 from ...variant import Variant
@@ -111,6 +111,7 @@ def blocks_function(laid, prefix: str, helpers: str, spec, options, direction: s
     lines = setup["decl"] + [f"if (n == 0){comment_gap(9, annotate)}/* before any load: n = 0 touches no pointer */",
                              "    return;"] + setup["code"]
     nb = spec.block_bytes
+    fresh = False                      # a vector loop reads its rings through fresh pointers
     if isa_name is not None:
         isa = ISAS[isa_name]
         L = isa.bits // 64
@@ -124,6 +125,7 @@ def blocks_function(laid, prefix: str, helpers: str, spec, options, direction: s
         loops, consts, bvals, barrs = [], {}, {}, {}
         for vp, scalar_blocks in vps:
             vpr = LanesPrinter(isa, vp, helpers, nb, fresh_ok=True)
+            fresh = fresh or bool(vpr.fresh)
             decls = vpr.declarations()
             for op in vp.prologue:       # key words broadcast once per call, shared by the loops
                 is_value, name = ir.broadcast_dst(op)
@@ -169,7 +171,8 @@ def blocks_function(laid, prefix: str, helpers: str, spec, options, direction: s
     else:   # the tail: the single-block function (scalar body of the same description)
         tail = tail or f"{helpers}{direction}"
         lines += [Line(f"    {tail}(key, tweaks, in, out);", calls=[(tail, 4)]), close_line()]
-    return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False, helpers=used)
+    return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False, helpers=used,
+                fresh=fresh)
 
 
 # The dispatcher's scalar blocks path calls the single-block kernel per block (scalar_blocks) from
@@ -231,8 +234,9 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 burn_opt=max(f["burn"]["opt"] for r in regions for f in r["functions"]),
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
-                # a lanes loop reads its rings through fresh pointers (printer.py FRESH_ISAS)
-                fresh=any(f"{v.prefix}FRESH(" in ln for r in regions for f in r["functions"] for ln in f["lines"]),
+                # a lanes loop reads its rings through fresh pointers (printer.py FRESH_ISAS): the
+                # macro's bodies, else None
+                fresh=FRESH_C if any(f.get("fresh") for r in regions for f in r["functions"]) else None,
                 # the x86 cpu_level(): its body (gen/isa/x86.py's cpuid table), its top level and
                 # where cpuid can be asked
                 cpu_level=cpu_level_lines(X86_ISAS.values(), _annotate(v)), cpu_top=max(i.level for i in X86_ISAS.values()),
